@@ -13,6 +13,6 @@ import (
 	_ "golang.org/x/crypto/argon2"
 	_ "golang.org/x/text/unicode/norm"
 	_ "golang.org/x/time/rate"
-	_ "modernc.org/sqlite"
 	_ "gopkg.in/yaml.v3"
+	_ "modernc.org/sqlite"
 )
