@@ -87,7 +87,7 @@ func TestAESOtherCounters(t *testing.T) {
 				var ikid [8]byte
 				copy(ikid[:], raw[:8])
 				counter := uint32(raw[8])<<24 | uint32(raw[9])<<16 | uint32(raw[10])<<8 | uint32(raw[11])
-				got := aesTransactionKey(aesInitialKey(bdk.b, ikid), ikid, counter)
+				got := aesTransactionKey(aesInitialKey(bdk.raw(), ikid), ikid, counter)
 				wantHex(t, "raw derivation key", got[:], v.DerivationKey)
 				return
 			}
@@ -172,8 +172,8 @@ func TestAESMoovVectors(t *testing.T) {
 				}
 				return k
 			}
-			wantHex(t, "CMAC request", cmac(blockCipher(AES128, key(MACRequest).b), msg), v.CMACRequest)
-			wantHex(t, "CMAC response", cmac(blockCipher(AES128, key(MACResponse).b), msg), v.CMACResponse)
+			wantHex(t, "CMAC request", cmac(blockCipher(AES128, key(MACRequest).raw()), msg), v.CMACRequest)
+			wantHex(t, "CMAC response", cmac(blockCipher(AES128, key(MACResponse).raw()), msg), v.CMACResponse)
 
 			tk, _ := DeriveTransactionKey(bdk, ksn)
 			ikid := aesInitialKeyID(ksn)
@@ -181,7 +181,7 @@ func TestAESMoovVectors(t *testing.T) {
 				usage uint16
 				want  string
 			}{{0x2000, v.HMACRequest}, {0x2001, v.HMACResponse}} {
-				hk := aesWorkingKey(tk.b, ikid, ksn.Counter(), h.usage, aesAlgorithmHMAC)
+				hk := aesWorkingKey(tk.raw(), ikid, ksn.Counter(), h.usage, aesAlgorithmHMAC)
 				mac := hmac.New(sha256.New, hk[:])
 				mac.Write(msg)
 				wantHex(t, "HMAC-SHA256 "+strconv.FormatUint(uint64(h.usage), 16), mac.Sum(nil), h.want)
@@ -199,7 +199,7 @@ func TestAESMoovVectors(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantHex(t, "DecryptData", pt, hexUpper(padded))
-			wantHex(t, "response data", encryptCBC(AES128, key(DataResponse).b, msg), v.AESCBCResponse)
+			wantHex(t, "response data", encryptCBC(AES128, key(DataResponse).raw(), msg), v.AESCBCResponse)
 		})
 	}
 }

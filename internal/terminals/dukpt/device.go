@@ -35,7 +35,7 @@ func NewDevice(initialKey Key, initialKSN KSN) (*Device, error) {
 	d := &Device{ksn: initialKSN}
 	// Every future key of a fresh device is a child of the initial key: register
 	// i holds the key for counter 1<<i.
-	d.fillRegisters(initialKey.b, 0, initialKSN.alg.counterBits())
+	d.fillRegisters(initialKey.raw(), 0, initialKSN.alg.counterBits())
 	d.ksn.setCounter(1)
 	return d, nil
 }
@@ -63,7 +63,7 @@ func ResumeDevice(initialKey Key, next KSN) (*Device, error) {
 		v := uint32(uint64(c)&^(1<<(i+1)-1)) | 1<<i
 		k := next
 		k.setCounter(v)
-		d.registers[i] = transactionKeyFromInitial(initialKey.b, k).b
+		d.registers[i] = transactionKeyFromInitial(initialKey.raw(), k).raw()
 		d.inUse[i] = true
 	}
 	return d, nil
@@ -118,7 +118,7 @@ func (d *Device) EncryptData(plaintext []byte) (KSN, []byte, error) {
 	if err != nil {
 		return KSN{}, nil, err
 	}
-	return ksn, encryptCBC(ksn.alg, dk.b, plaintext), nil
+	return ksn, encryptCBC(ksn.alg, dk.raw(), plaintext), nil
 }
 
 // fillRegisters derives, from the key for counter base, the future key for

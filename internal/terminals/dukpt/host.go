@@ -10,9 +10,9 @@ func DeriveInitialKey(bdk Key, ksn KSN) (Key, error) {
 	}
 	switch ksn.alg {
 	case TDES:
-		return keyOf(tdesInitialKey(bdk.b, ksn)), nil
+		return keyOf(tdesInitialKey(bdk.raw(), ksn)), nil
 	case AES128:
-		return keyOf(aesInitialKey(bdk.b, aesInitialKeyID(ksn))), nil
+		return keyOf(aesInitialKey(bdk.raw(), aesInitialKeyID(ksn))), nil
 	default:
 		return Key{}, fmt.Errorf("%w: zero KSN", ErrInvalidKSN)
 	}
@@ -29,7 +29,7 @@ func DeriveTransactionKey(bdk Key, ksn KSN) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	return transactionKeyFromInitial(ik.b, ksn), nil
+	return transactionKeyFromInitial(ik.raw(), ksn), nil
 }
 
 func transactionKeyFromInitial(ik [KeySize]byte, ksn KSN) Key {
@@ -59,7 +59,7 @@ func WorkingKey(transactionKey Key, ksn KSN, usage KeyUsage) (Key, error) {
 	}
 	switch ksn.alg {
 	case TDES:
-		k, ok := tdesWorkingKey(transactionKey.b, usage)
+		k, ok := tdesWorkingKey(transactionKey.raw(), usage)
 		if !ok {
 			return Key{}, fmt.Errorf("%w: %d", ErrUnsupportedKeyUsage, usage)
 		}
@@ -69,7 +69,7 @@ func WorkingKey(transactionKey Key, ksn KSN, usage KeyUsage) (Key, error) {
 		if !ok {
 			return Key{}, fmt.Errorf("%w: %d", ErrUnsupportedKeyUsage, usage)
 		}
-		return keyOf(aesWorkingKey(transactionKey.b, aesInitialKeyID(ksn), ksn.Counter(), indicator, aesAlgorithmAES128)), nil
+		return keyOf(aesWorkingKey(transactionKey.raw(), aesInitialKeyID(ksn), ksn.Counter(), indicator, aesAlgorithmAES128)), nil
 	}
 }
 
@@ -83,7 +83,7 @@ func EncryptData(bdk Key, ksn KSN, plaintext []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encryptCBC(ksn.alg, dk.b, plaintext), nil
+	return encryptCBC(ksn.alg, dk.raw(), plaintext), nil
 }
 
 // DecryptData decrypts a device payload under the KSN's DataRequest key (CBC,
@@ -96,7 +96,7 @@ func DecryptData(bdk Key, ksn KSN, ciphertext []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decryptCBC(ksn.alg, dk.b, ciphertext), nil
+	return decryptCBC(ksn.alg, dk.raw(), ciphertext), nil
 }
 
 func checkKey(k Key, name string) error {

@@ -16,9 +16,12 @@ const redacted = "dukpt.Key(redacted)"
 
 // Key is secret key material (a BDK, an initial key, a transaction key or a
 // working key) that never reveals its bytes through fmt, slog or encoding/json.
+//
+// The bytes sit behind a pointer so that even a Key inside another struct's
+// unexported field, which fmt prints by reflection, shows only an address.
+// Keys are immutable; compare them with Equal, not ==.
 type Key struct {
-	b   [KeySize]byte
-	set bool
+	m *[KeySize]byte
 }
 
 // NewKey copies 16 bytes of key material into a Key.
@@ -26,10 +29,9 @@ func NewKey(b []byte) (Key, error) {
 	if len(b) != KeySize {
 		return Key{}, fmt.Errorf("%w: want %d bytes, got %d", ErrInvalidKey, KeySize, len(b))
 	}
-	var k Key
-	copy(k.b[:], b)
-	k.set = true
-	return k, nil
+	var m [KeySize]byte
+	copy(m[:], b)
+	return Key{m: &m}, nil
 }
 
 // ParseKey reads a key written as 32 hex digits; the error never repeats the input.
@@ -37,28 +39,36 @@ func ParseKey(s string) (Key, error) {
 	if len(s) != 2*KeySize {
 		return Key{}, fmt.Errorf("%w: want %d hex digits, got %d", ErrInvalidKey, 2*KeySize, len(s))
 	}
-	var k Key
-	if _, err := hex.Decode(k.b[:], []byte(s)); err != nil {
+	var m [KeySize]byte
+	if _, err := hex.Decode(m[:], []byte(s)); err != nil {
 		return Key{}, fmt.Errorf("%w: not hex", ErrInvalidKey)
 	}
-	k.set = true
-	return k, nil
+	return Key{m: &m}, nil
 }
 
-func keyOf(b [KeySize]byte) Key { return Key{b: b, set: true} }
+func keyOf(b [KeySize]byte) Key { return Key{m: &b} }
 
-// Bytes returns a copy of the key material.
+// raw returns the key material; callers check IsZero first.
+func (k Key) raw() [KeySize]byte { return *k.m }
+
+// Bytes returns a copy of the key material, or nil for the zero Key.
 func (k Key) Bytes() []byte {
-	b := k.b
+	if k.m == nil {
+		return nil
+	}
+	b := *k.m
 	return b[:]
 }
 
 // IsZero reports whether the key was never set.
-func (k Key) IsZero() bool { return !k.set }
+func (k Key) IsZero() bool { return k.m == nil }
 
 // Equal reports in constant time whether two keys hold the same material.
 func (k Key) Equal(o Key) bool {
-	return k.set == o.set && subtle.ConstantTimeCompare(k.b[:], o.b[:]) == 1
+	if k.m == nil || o.m == nil {
+		return k.m == o.m
+	}
+	return subtle.ConstantTimeCompare(k.m[:], o.m[:]) == 1
 }
 
 // String returns a fixed placeholder, never the key.

@@ -46,7 +46,7 @@ func iso4PANField(t testing.TB, pan string) []byte {
 
 // iso4EncryptPINBlock enciphers a format 4 PIN block: E(K, E(K, pin) XOR pan).
 func iso4EncryptPINBlock(key Key, pinField, panField []byte) []byte {
-	c, _ := aes.NewCipher(key.b[:])
+	c, _ := aes.NewCipher(key.Bytes())
 	out := make([]byte, 16)
 	c.Encrypt(out, pinField)
 	for i := range out {
@@ -58,7 +58,7 @@ func iso4EncryptPINBlock(key Key, pinField, panField []byte) []byte {
 
 // tdesECB encrypts or decrypts one block under a double-length key.
 func tdesECB(key Key, block []byte, decrypt bool) []byte {
-	c := blockCipher(TDES, key.b)
+	c := blockCipher(TDES, key.raw())
 	out := make([]byte, 8)
 	if decrypt {
 		c.Decrypt(out, block)
@@ -73,8 +73,8 @@ func tdesECB(key Key, block []byte, decrypt bool) []byte {
 func x919MAC(key Key, msg []byte) []byte {
 	data := make([]byte, (len(msg)+7)/8*8)
 	copy(data, msg)
-	left, _ := des.NewCipher(key.b[:8])
-	right, _ := des.NewCipher(key.b[8:])
+	left, _ := des.NewCipher(key.Bytes()[:8])
+	right, _ := des.NewCipher(key.Bytes()[8:])
 	mac := make([]byte, 8)
 	for i := 0; i < len(data); i += 8 {
 		for j := range mac {

@@ -60,7 +60,7 @@ func TestTDESTransactionVectors(t *testing.T) {
 				}
 				wantKey(t, usage.String()+" key", k, want)
 			}
-			variant, _ := tdesVariant(tk.b, DataRequest)
+			variant, _ := tdesVariant(tk.raw(), DataRequest)
 			wantHex(t, "data request variant", variant[:], v.DerivedLocally.DataRequestKeyVariant)
 
 			pinKey, _ := DeriveWorkingKey(bdk, ksn, PINEncryption)
@@ -70,8 +70,8 @@ func TestTDESTransactionVectors(t *testing.T) {
 			macResp, _ := DeriveWorkingKey(bdk, ksn, MACResponse)
 			wantHex(t, "X9.19 request MAC", x919MAC(macReq, msg)[:4], v.MACRequest4)
 			wantHex(t, "X9.19 response MAC", x919MAC(macResp, msg)[:4], v.MACResponse4)
-			wantHex(t, "TDES-CMAC request", cmac(blockCipher(TDES, macReq.b), msg), v.CMACRequest)
-			wantHex(t, "TDES-CMAC response", cmac(blockCipher(TDES, macResp.b), msg), v.CMACResponse)
+			wantHex(t, "TDES-CMAC request", cmac(blockCipher(TDES, macReq.raw()), msg), v.CMACRequest)
+			wantHex(t, "TDES-CMAC response", cmac(blockCipher(TDES, macResp.raw()), msg), v.CMACResponse)
 
 			ct, err := EncryptData(bdk, ksn, msg)
 			if err != nil {
@@ -90,7 +90,7 @@ func TestTDESTransactionVectors(t *testing.T) {
 				wantHex(t, "X9.19 request MAC (8 bytes)", x919MAC(macReq, msg), v.Moov.MACRequest8)
 				wantHex(t, "X9.19 response MAC (8 bytes)", x919MAC(macResp, msg), v.Moov.MACResponse8)
 				respKey, _ := DeriveWorkingKey(bdk, ksn, DataResponse)
-				wantHex(t, "response data", encryptCBC(TDES, respKey.b, msg), v.Moov.EncryptedResponseCBC)
+				wantHex(t, "response data", encryptCBC(TDES, respKey.raw(), msg), v.Moov.EncryptedResponseCBC)
 			}
 		})
 	}
@@ -122,7 +122,7 @@ func TestTDESOtherVectors(t *testing.T) {
 					t.Fatal(err)
 				}
 				wantKey(t, "key used", key, v.KeyUsed)
-				checkTrackPlaintext(t, decryptCBC(TDES, key.b, unhex(t, v.Ciphertext)), v.PlaintextASCII)
+				checkTrackPlaintext(t, decryptCBC(TDES, key.raw(), unhex(t, v.Ciphertext)), v.PlaintextASCII)
 			case v.PlaintextHex != "":
 				pt, err := DecryptData(bdk, ksn, unhex(t, v.Ciphertext))
 				if err != nil {

@@ -194,9 +194,6 @@ func mustKSN(t testing.TB, alg Algorithm, s string) KSN {
 
 func hexUpper(b []byte) string { return strings.ToUpper(hex.EncodeToString(b)) }
 
-// keyHex exposes a key's bytes to test comparisons only.
-func keyHex(k Key) string { return hexUpper(k.b[:]) }
-
 func wantHex(t testing.TB, what string, got []byte, want string) {
 	t.Helper()
 	want = strings.ToUpper(strings.Fields(want)[0])
@@ -207,5 +204,5 @@ func wantHex(t testing.TB, what string, got []byte, want string) {
 
 func wantKey(t testing.TB, what string, got Key, want string) {
 	t.Helper()
-	wantHex(t, what, got.b[:], want)
+	wantHex(t, what, got.Bytes(), want)
 }
