@@ -1,0 +1,182 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/money"
+	"github.com/payd/payd/internal/store"
+)
+
+func (s *Server) registerCore() {
+	s.Handle("GET /healthz", func(w http.ResponseWriter, r *http.Request) error {
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return nil
+	}, Public())
+	s.Handle("GET /readyz", s.readyz, Public())
+	metrics := promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})
+	s.Handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
+		metrics.ServeHTTP(w, r)
+		return nil
+	}, Public())
+	s.Handle("GET /v1/balance", s.getBalance)
+	s.Handle("POST /v1/sandbox/topups", s.createTopup, TestModeOnly())
+	s.Handle("GET /v1/settings", s.getSettings)
+	s.Handle("POST /v1/settings", s.updateSettings)
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.cfg.DB.Ping(ctx); err != nil {
+		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "database unreachable"})
+		return nil
+	}
+	pending, err := s.cfg.DB.Pending(ctx)
+	if err != nil || pending > 0 {
+		WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "reason": "migrations pending"})
+		return nil
+	}
+	WriteJSON(w, http.StatusOK, map[string]string{"status": "ready", "engine": s.cfg.DB.Dialect().String()})
+	return nil
+}
+
+// BalanceResponse is GET /v1/balance.
+type BalanceResponse struct {
+	Object   string           `json:"object"`
+	Livemode bool             `json:"livemode"`
+	Balances []ledger.Balance `json:"balances"`
+}
+
+func (s *Server) balance(ctx context.Context, p auth.Principal) (BalanceResponse, error) {
+	b, err := ledger.Balances(ctx, s.cfg.DB, p.MerchantID, p.Livemode)
+	if err != nil {
+		return BalanceResponse{}, err
+	}
+	if b == nil {
+		b = []ledger.Balance{}
+	}
+	return BalanceResponse{Object: "balance", Livemode: p.Livemode, Balances: b}, nil
+}
+
+func (s *Server) getBalance(w http.ResponseWriter, r *http.Request) error {
+	b, err := s.balance(r.Context(), auth.Must(r.Context()))
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, b)
+	return nil
+}
+
+type topupRequest struct {
+	Currency    string `json:"currency"`
+	AmountMinor *int64 `json:"amount_minor"`
+}
+
+// Topup is the answer of POST /v1/sandbox/topups.
+type Topup struct {
+	ID          string          `json:"id"`
+	Object      string          `json:"object"`
+	Currency    string          `json:"currency"`
+	AmountMinor int64           `json:"amount_minor"`
+	Livemode    bool            `json:"livemode"`
+	CreatedAt   string          `json:"created_at"`
+	Balance     BalanceResponse `json:"balance"`
+}
+
+// createTopup adds sandbox funds: a balanced posting from the sandbox
+// funding account to the merchant's available balance.
+func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
+	var req topupRequest
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Currency == "" {
+		return errs.Missing("currency")
+	}
+	if _, err := money.Exponent(req.Currency); err != nil {
+		return errs.Invalid("currency", "currency_invalid", "currency %q is not an ISO 4217 code", req.Currency)
+	}
+	if req.AmountMinor == nil {
+		return errs.Missing("amount_minor")
+	}
+	if *req.AmountMinor <= 0 {
+		return errs.Invalid("amount_minor", "amount_invalid", "amount_minor must be a positive integer")
+	}
+	p := auth.Must(r.Context())
+	var txID string
+	var at time.Time
+	err := s.cfg.DB.InTx(r.Context(), func(tx *store.Tx) error {
+		var err error
+		at = tx.Now()
+		txID, err = ledger.Post(r.Context(), tx, ledger.Transaction{MerchantID: p.MerchantID, Livemode: p.Livemode, Kind: "sandbox_topup",
+			Entries: []ledger.Entry{
+				{Account: ledger.AccountRef{MerchantID: p.MerchantID, Livemode: p.Livemode, Currency: req.Currency, Kind: ledger.Available}, Amount: *req.AmountMinor},
+				{Account: ledger.AccountRef{MerchantID: p.MerchantID, Livemode: p.Livemode, Currency: req.Currency, Kind: ledger.SandboxFunding}, Amount: -*req.AmountMinor},
+			}})
+		if err != nil {
+			return ledgerError(err, "amount_minor")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b, err := s.balance(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusCreated, Topup{ID: txID, Object: "topup", Currency: req.Currency, AmountMinor: *req.AmountMinor,
+		Livemode: p.Livemode, CreatedAt: at.Format(time.RFC3339), Balance: b})
+	return nil
+}
+
+// ledgerError maps ledger refusals to API errors.
+func ledgerError(err error, param string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errorsIs(err, ledger.ErrInsufficientFunds):
+		return errs.PaymentRequired("insufficient_balance", "the available balance is too low")
+	case errorsIs(err, ledger.ErrInvalidEntry):
+		return errs.Invalid(param, "amount_too_large", "the amount would overflow the balance")
+	}
+	return err
+}
+
+// Settings is GET/POST /v1/settings.
+type Settings struct {
+	Object                 string `json:"object"`
+	Livemode               bool   `json:"livemode"`
+	ApprovalThresholdMinor *int64 `json:"approval_threshold_minor"`
+}
+
+func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
+	p := auth.Must(r.Context())
+	m, err := s.cfg.Merchants.Get(r.Context(), p.MerchantID)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, Settings{Object: "settings", Livemode: p.Livemode, ApprovalThresholdMinor: m.ApprovalThresholdMinor})
+	return nil
+}
+
+func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		ApprovalThresholdMinor *int64 `json:"approval_threshold_minor"`
+	}
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	p := auth.Must(r.Context())
+	if err := s.cfg.Merchants.SetApprovalThreshold(r.Context(), p.MerchantID, req.ApprovalThresholdMinor); err != nil {
+		return err
+	}
+	return s.getSettings(w, r)
+}

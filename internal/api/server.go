@@ -1,0 +1,325 @@
+// Package api is payd's HTTP layer: routing, the middleware every request
+// passes (request id, access log, metrics, authentication, rate limit, body
+// limit, idempotency), the error envelope, and one file per resource whose
+// handlers only decode, call a capability's service and encode.
+package api
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/idempotency"
+	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store"
+)
+
+// HandlerFunc is a handler that returns its error for WriteError to answer.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// DefaultMaxBody is the JSON body limit (CONTRACT: 1 MiB).
+const DefaultMaxBody = 1 << 20
+
+// Options of one route.
+type route struct {
+	public           bool
+	allowPublishable bool
+	testOnly         bool
+	maxBody          int64
+	requireIdemKey   bool
+	skipIdempotency  bool
+}
+
+// RouteOption configures a route.
+type RouteOption func(*route)
+
+// Public routes need no API key.
+func Public() RouteOption { return func(r *route) { r.public = true } }
+
+// AllowPublishable lets a publishable key call the route (OTP confirm).
+func AllowPublishable() RouteOption { return func(r *route) { r.allowPublishable = true } }
+
+// TestModeOnly refuses live keys with 403 (the sandbox endpoints).
+func TestModeOnly() RouteOption { return func(r *route) { r.testOnly = true } }
+
+// MaxBody raises or lowers the body limit.
+func MaxBody(n int64) RouteOption { return func(r *route) { r.maxBody = n } }
+
+// RequireIdempotencyKey makes the Idempotency-Key header mandatory.
+func RequireIdempotencyKey() RouteOption { return func(r *route) { r.requireIdemKey = true } }
+
+// NoIdempotency exempts a POST from idempotency (for endpoints that stream or
+// whose answers must not be replayed).
+func NoIdempotency() RouteOption { return func(r *route) { r.skipIdempotency = true } }
+
+// Config is what the HTTP layer needs.
+type Config struct {
+	DB        *store.DB
+	Merchants *merchants.Service
+	Logger    *slog.Logger
+	Registry  *prometheus.Registry
+	RateLimit float64 // requests per second per key; 0 disables
+	RateBurst int
+}
+
+// Server routes requests.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	limiter *rateLimiter
+	metrics *httpMetrics
+	handler http.Handler
+}
+
+// NewServer makes a server with the core routes registered.
+func NewServer(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Registry)}
+	if cfg.RateLimit > 0 {
+		s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
+	}
+	s.handler = s.outer(s.mux)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, r, &errs.Error{Kind: errs.KindNotFound, Code: "resource_missing", Message: "unrecognised request URL (" + r.Method + " " + r.URL.Path + ")"})
+	})
+	s.registerCore()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Mux exposes the router so non-API surfaces (hosted pages, portal) can mount
+// their own handlers; they still pass the outer middleware.
+func (s *Server) Mux() *http.ServeMux { return s.mux }
+
+// Handle registers an API route such as "POST /v1/payment_intents".
+func (s *Server) Handle(pattern string, h HandlerFunc, opts ...RouteOption) {
+	rt := route{maxBody: DefaultMaxBody}
+	for _, o := range opts {
+		o(&rt)
+	}
+	s.mux.Handle(pattern, s.inner(rt, h))
+}
+
+// outer wraps every request: request id, access log, metrics, panic recovery.
+func (s *Server) outer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		reqID := ids.New("req_")
+		log := s.cfg.Logger.With("request_id", reqID)
+		ctx := context.WithValue(r.Context(), requestIDKey{}, reqID)
+		ctx = context.WithValue(ctx, loggerKey{}, log)
+		r = r.WithContext(ctx)
+		w.Header().Set("Request-Id", reqID)
+		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("panic serving request", "panic", p)
+				if !rec.wrote {
+					WriteError(rec, r, errs.Internal(nil))
+				}
+			}
+			d := time.Since(start)
+			route := r.Pattern
+			if route == "" {
+				route = "unmatched"
+			}
+			s.metrics.observe(route, rec.status, d)
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
+				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Float64("duration_ms", float64(d.Microseconds())/1000)}
+			if pr, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok && pr.ID != "" {
+				attrs = append(attrs, slog.String("merchant_id", pr.MerchantID), slog.String("principal_id", pr.ID), slog.Bool("livemode", pr.Livemode))
+			}
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		}()
+		// Inner middleware fills this slot so the access log can name the principal.
+		r = r.WithContext(context.WithValue(r.Context(), principalSlot{}, &auth.Principal{}))
+		next.ServeHTTP(rec, r)
+	})
+}
+
+type principalSlot struct{}
+
+// inner applies the per-route middleware: auth, mode, rate limit, body limit
+// and idempotency, then runs the handler and answers its error.
+func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > rt.maxBody {
+			WriteError(w, r, &errs.Error{Kind: errs.KindTooLarge, Code: "request_too_large", Message: "the request body is larger than this endpoint accepts (" + strconv.FormatInt(rt.maxBody, 10) + " bytes)"})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, rt.maxBody)
+		if !rt.public {
+			p, err := s.authenticate(r)
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			if p.Kind == auth.KindPublishable && !rt.allowPublishable {
+				WriteError(w, r, errs.Permission("permission_denied", "a publishable key cannot call this endpoint; use a secret key from your server"))
+				return
+			}
+			if rt.testOnly && p.Livemode {
+				WriteError(w, r, errs.Permission("permission_denied", "sandbox endpoints answer only test-mode keys"))
+				return
+			}
+			if slot, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok {
+				*slot = p
+			}
+			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+			if s.limiter != nil {
+				if wait, ok := s.limiter.allow(p.ID); !ok {
+					secs := int(wait/time.Second) + 1
+					WriteError(w, r, &errs.Error{Kind: errs.KindRateLimited, Code: "rate_limited",
+						Message: "too many requests for this key; retry after " + strconv.Itoa(secs) + "s",
+						Extra:   map[string]any{"retry_after": strconv.Itoa(secs)}})
+					return
+				}
+			}
+		}
+		key := r.Header.Get("Idempotency-Key")
+		if r.Method == http.MethodPost && !rt.public && !rt.skipIdempotency {
+			if key == "" && rt.requireIdemKey {
+				WriteError(w, r, errs.Invalid("Idempotency-Key", "idempotency_key_required", "this endpoint requires an Idempotency-Key header"))
+				return
+			}
+			if key != "" {
+				s.idempotent(w, r, key, h)
+				return
+			}
+		}
+		if err := h(w, r); err != nil {
+			WriteError(w, r, err)
+		}
+	})
+}
+
+// idempotent runs h under an idempotency key, replaying a stored answer.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h HandlerFunc) {
+	if len(key) > 255 {
+		WriteError(w, r, errs.Invalid("Idempotency-Key", "idempotency_key_invalid", "Idempotency-Key must be at most 255 characters"))
+		return
+	}
+	body, err := ReadBody(r)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	p := auth.Must(r.Context())
+	scope := idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID}
+	hash := idempotency.RequestHash(r.Method, r.URL.Path, body)
+	replay, err := idempotency.Begin(r.Context(), s.cfg.DB, scope, key, r.Method, r.URL.Path, hash)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	if replay != nil {
+		w.Header().Set("Idempotent-Replayed", "true")
+		if replay.ContentType != "" {
+			w.Header().Set("Content-Type", replay.ContentType)
+		}
+		w.WriteHeader(replay.Status)
+		w.Write(replay.Body)
+		return
+	}
+	rec := &bodyRecorder{ResponseWriter: w, status: 200}
+	if err := h(rec, r); err != nil {
+		WriteError(rec, r, err)
+	}
+	bg := context.WithoutCancel(r.Context())
+	if rec.status >= 500 || rec.status == 499 {
+		if err := idempotency.Release(bg, s.cfg.DB, scope, key); err != nil {
+			LoggerFrom(r.Context()).Error("release idempotency key", "err", err)
+		}
+		return
+	}
+	if err := idempotency.Complete(bg, s.cfg.DB, scope, key, idempotency.Stored{
+		Status: rec.status, ContentType: rec.Header().Get("Content-Type"), Body: rec.buf.Bytes()}); err != nil {
+		LoggerFrom(r.Context()).Error("store idempotent response", "err", err)
+	}
+}
+
+func (s *Server) authenticate(r *http.Request) (auth.Principal, error) {
+	h := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(h) <= len(prefix) || h[:len(prefix)] != prefix {
+		return auth.Principal{}, &errs.Error{Kind: errs.KindUnauthenticated, Code: "invalid_api_key",
+			Message: "no valid API key provided; send Authorization: Bearer <key>"}
+	}
+	return s.cfg.Merchants.Authenticate(r.Context(), h[len(prefix):])
+}
+
+// statusRecorder remembers the status and size of a response.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status = code
+		s.wrote = true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
+}
+
+// Flush lets streaming handlers (server-sent events) flush.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// bodyRecorder also keeps a copy of the body, for idempotent replay.
+type bodyRecorder struct {
+	http.ResponseWriter
+	status int
+	buf    bytes.Buffer
+	wrote  bool
+}
+
+func (b *bodyRecorder) WriteHeader(code int) {
+	if !b.wrote {
+		b.status = code
+		b.wrote = true
+	}
+	b.ResponseWriter.WriteHeader(code)
+}
+
+func (b *bodyRecorder) Write(p []byte) (int, error) {
+	b.wrote = true
+	b.buf.Write(p)
+	return b.ResponseWriter.Write(p)
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (b *bodyRecorder) Unwrap() http.ResponseWriter { return b.ResponseWriter }

@@ -1,0 +1,190 @@
+// Package ledger is payd's double-entry book. Every movement of money is a
+// Transaction whose entries sum to zero in each currency; Post writes it in
+// the caller's database transaction, so the money moves if and only if the
+// state change that causes it commits.
+//
+// Sign convention: an entry's amount is added to its account's balance. The
+// merchant-facing accounts (available, reserved, pending) hold the merchant's
+// money as a positive balance and may never go negative; the clearing and
+// funding accounts are the other side of each movement and carry the
+// opposite sign (a provider clearing account at -X means the provider owes X).
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/money"
+	"github.com/payd/payd/internal/store"
+)
+
+// AccountKind names what an account is for.
+type AccountKind string
+
+// The kinds of account payd keeps per merchant, mode and currency.
+const (
+	Available          AccountKind = "available"           // the merchant's spendable balance
+	Reserved           AccountKind = "reserved"            // float held for payouts in flight
+	Pending            AccountKind = "pending"             // captured but not yet settled by the provider
+	ProviderClearing   AccountKind = "provider_clearing"   // per provider: what it owes us (-) or we owe it (+)
+	SettlementClearing AccountKind = "settlement_clearing" // interbank settlement in flight
+	SandboxFunding     AccountKind = "sandbox_funding"     // the source of sandbox top-ups (test mode only)
+	External           AccountKind = "external"            // money leaving or entering the system otherwise
+)
+
+// merchantFacing accounts may never go below zero.
+func (k AccountKind) merchantFacing() bool {
+	return k == Available || k == Reserved || k == Pending
+}
+
+// Errors returned by Post.
+var (
+	ErrUnbalanced        = errors.New("ledger: entries do not sum to zero")
+	ErrInsufficientFunds = errors.New("ledger: insufficient funds")
+	ErrInvalidEntry      = errors.New("ledger: invalid entry")
+)
+
+// AccountRef names an account; it is created on first use.
+type AccountRef struct {
+	MerchantID string
+	Livemode   bool
+	Currency   string
+	Kind       AccountKind
+	Provider   string // only for ProviderClearing
+}
+
+// Entry moves Amount (signed, minor units) into Account.
+type Entry struct {
+	Account AccountRef
+	Amount  int64
+}
+
+// Transaction is a balanced set of entries.
+type Transaction struct {
+	MerchantID string
+	Livemode   bool
+	Kind       string // e.g. "payment_succeeded", "payout_reserve", "sandbox_topup"
+	Reference  string // the object that caused it (pi_..., po_...)
+	Entries    []Entry
+}
+
+// Validate checks the transaction without touching the database: at least two
+// entries, no zero or overflowing amounts, and a zero sum in every currency.
+func (t Transaction) Validate() error {
+	if len(t.Entries) < 2 {
+		return fmt.Errorf("%w: a transaction needs at least two entries", ErrInvalidEntry)
+	}
+	sums := map[string]int64{}
+	for i, e := range t.Entries {
+		if e.Amount == 0 || e.Amount == math.MinInt64 {
+			return fmt.Errorf("%w: entry %d has amount %d", ErrInvalidEntry, i, e.Amount)
+		}
+		if e.Account.Currency == "" || e.Account.Kind == "" || e.Account.MerchantID == "" {
+			return fmt.Errorf("%w: entry %d names no account", ErrInvalidEntry, i)
+		}
+		s, err := money.Add(sums[e.Account.Currency], e.Amount)
+		if err != nil {
+			return fmt.Errorf("%w: entry %d overflows", ErrInvalidEntry, i)
+		}
+		sums[e.Account.Currency] = s
+	}
+	for cur, s := range sums {
+		if s != 0 {
+			return fmt.Errorf("%w: %s sums to %d", ErrUnbalanced, cur, s)
+		}
+	}
+	return nil
+}
+
+// Post validates t and writes it inside tx, updating account balances. It
+// returns ErrUnbalanced or ErrInvalidEntry for a malformed transaction and
+// ErrInsufficientFunds when a merchant-facing account would go negative; in
+// every error case the caller must roll back (nothing is left behind when it
+// does). Accounts are touched in a fixed order so concurrent posts cannot
+// deadlock.
+func Post(ctx context.Context, tx *store.Tx, t Transaction) (string, error) {
+	if err := t.Validate(); err != nil {
+		return "", err
+	}
+	id := ids.New("ltx_")
+	now := store.Micros(tx.Now())
+	if _, err := tx.Exec(ctx, `INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, id, t.MerchantID, t.Livemode, t.Kind, t.Reference, now); err != nil {
+		return "", err
+	}
+	entries := append([]Entry(nil), t.Entries...)
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Account.key() < entries[j].Account.key() })
+	for _, e := range entries {
+		acct, err := accountID(ctx, tx, e.Account)
+		if err != nil {
+			return "", err
+		}
+		if err := applyBalance(ctx, tx, acct, e); err != nil {
+			return "", err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES (?, ?, ?, ?)`,
+			id, acct, e.Account.Currency, e.Amount); err != nil {
+			return "", err
+		}
+	}
+	return id, nil
+}
+
+func (a AccountRef) key() string {
+	return fmt.Sprintf("%s|%t|%s|%s|%s", a.MerchantID, a.Livemode, a.Currency, a.Kind, a.Provider)
+}
+
+// applyBalance adds the entry to its account. The guard in the WHERE clause
+// refuses both overflow (SQLite would silently turn an overflowing integer
+// into a float) and a negative merchant-facing balance, in the same write.
+func applyBalance(ctx context.Context, tx *store.Tx, acct string, e Entry) error {
+	var q string
+	var bound int64
+	if e.Amount > 0 {
+		q = "UPDATE ledger_accounts SET balance = balance + ? WHERE id = ? AND balance <= ?"
+		bound = math.MaxInt64 - e.Amount
+	} else if e.Account.Kind.merchantFacing() {
+		q = "UPDATE ledger_accounts SET balance = balance + ? WHERE id = ? AND balance >= ?"
+		bound = -e.Amount
+	} else {
+		q = "UPDATE ledger_accounts SET balance = balance + ? WHERE id = ? AND balance >= ?"
+		bound = math.MinInt64 - e.Amount
+	}
+	res, err := tx.Exec(ctx, q, e.Amount, acct, bound)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		if e.Amount < 0 && e.Account.Kind.merchantFacing() {
+			return fmt.Errorf("%w: %s %s", ErrInsufficientFunds, e.Account.Kind, e.Account.Currency)
+		}
+		return fmt.Errorf("%w: balance of %s %s would overflow", ErrInvalidEntry, e.Account.Kind, e.Account.Currency)
+	}
+	return nil
+}
+
+// accountID finds or creates the account.
+func accountID(ctx context.Context, tx *store.Tx, a AccountRef) (string, error) {
+	var id string
+	err := tx.QueryRow(ctx, `SELECT id FROM ledger_accounts WHERE merchant_id = ? AND livemode = ? AND currency = ? AND kind = ? AND provider = ?`,
+		a.MerchantID, a.Livemode, a.Currency, string(a.Kind), a.Provider).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !store.IsNotFound(err) {
+		return "", err
+	}
+	id = ids.New("lac_")
+	if _, err := tx.Exec(ctx, `INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, balance, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (merchant_id, livemode, currency, kind, provider) DO NOTHING`,
+		id, a.MerchantID, a.Livemode, a.Currency, string(a.Kind), a.Provider, store.Micros(tx.Now())); err != nil {
+		return "", err
+	}
+	err = tx.QueryRow(ctx, `SELECT id FROM ledger_accounts WHERE merchant_id = ? AND livemode = ? AND currency = ? AND kind = ? AND provider = ?`,
+		a.MerchantID, a.Livemode, a.Currency, string(a.Kind), a.Provider).Scan(&id)
+	return id, err
+}

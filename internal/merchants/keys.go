@@ -1,0 +1,189 @@
+package merchants
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"time"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/store"
+)
+
+// Key is an API key as listed (never its secret).
+type Key struct {
+	ID        string     `json:"id"`
+	Object    string     `json:"object"`
+	Kind      string     `json:"kind"`
+	Livemode  bool       `json:"livemode"`
+	Display   string     `json:"display"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+// NewKey is a freshly made key with its secret, shown once.
+type NewKey struct {
+	Key
+	Secret string `json:"secret"`
+}
+
+func insertKey(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, kind string) (string, string, error) {
+	secret := ids.Secret(auth.KeyPrefix(kind, livemode), 32)
+	id := ids.New("key_")
+	display := secret[:len(auth.KeyPrefix(kind, livemode))] + "…" + secret[len(secret)-4:]
+	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, merchant_id, livemode, kind, secret_hash, display, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		id, merchantID, livemode, kind, auth.HashKey(secret), display, store.Micros(tx.Now()))
+	return secret, id, err
+}
+
+// CreateKey makes one more key. Live keys need approved KYC and at least one
+// connected live provider (SPEC Authentication 7).
+func (s *Service) CreateKey(ctx context.Context, merchantID string, livemode bool, kind string) (NewKey, error) {
+	if kind != auth.KindSecret && kind != auth.KindPublishable {
+		return NewKey{}, errs.Invalid("kind", "parameter_invalid", "kind must be secret or publishable")
+	}
+	m, err := Get(ctx, s.db, merchantID)
+	if err != nil {
+		return NewKey{}, err
+	}
+	if livemode {
+		if m.KYCStatus != "approved" {
+			return NewKey{}, errs.Permission("kyc_not_approved", "live keys need approved KYC (merchant %s is %s)", m.ID, m.KYCStatus)
+		}
+		provs, err := s.ConnectedProviders(ctx, merchantID)
+		if err != nil {
+			return NewKey{}, err
+		}
+		if len(provs) == 0 {
+			return NewKey{}, errs.Permission("no_live_provider", "live keys need at least one connected live provider")
+		}
+	}
+	var out NewKey
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		secret, id, err := insertKey(ctx, tx, merchantID, livemode, kind)
+		if err != nil {
+			return err
+		}
+		out = NewKey{Key: Key{ID: id, Object: "api_key", Kind: kind, Livemode: livemode, CreatedAt: tx.Now(),
+			Display: secret[:len(auth.KeyPrefix(kind, livemode))] + "…" + secret[len(secret)-4:]}, Secret: secret}
+		return nil
+	})
+	return out, err
+}
+
+// RevokeKey revokes a key of the merchant; it stops working at once in this
+// process and within the cache lifetime (5 s) in others.
+func (s *Service) RevokeKey(ctx context.Context, merchantID, keyID string) error {
+	res, err := s.db.Exec(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND merchant_id = ? AND revoked_at IS NULL",
+		store.Micros(s.db.Now()), keyID, merchantID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errs.NotFound("api_key", keyID)
+	}
+	s.cache.purgeKeyID(keyID)
+	return nil
+}
+
+// ListKeys lists a merchant's keys in one mode, newest first.
+func (s *Service) ListKeys(ctx context.Context, merchantID string, livemode bool) ([]Key, error) {
+	rows, err := s.db.Query(ctx, `SELECT id, kind, livemode, display, created_at, revoked_at FROM api_keys
+		WHERE merchant_id = ? AND livemode = ? ORDER BY id DESC`, merchantID, livemode)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Key
+	for rows.Next() {
+		var k Key
+		var created int64
+		var revoked sql.NullInt64
+		if err := rows.Scan(&k.ID, &k.Kind, &k.Livemode, &k.Display, &created, &revoked); err != nil {
+			return nil, err
+		}
+		k.Object = "api_key"
+		k.CreatedAt = store.FromMicros(created)
+		k.RevokedAt = store.NullMicros(revoked)
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// Authenticate resolves a presented API key to its principal. Unknown,
+// malformed and revoked keys all give the same 401, revealing nothing.
+func (s *Service) Authenticate(ctx context.Context, key string) (auth.Principal, error) {
+	unauth := &errs.Error{Kind: errs.KindUnauthenticated, Code: "invalid_api_key", Message: "invalid API key provided"}
+	kind, live, ok := auth.ParseKeyPrefix(key)
+	if !ok || len(key) > 200 {
+		return auth.Principal{}, unauth
+	}
+	hash := auth.HashKey(key)
+	if p, ok := s.cache.get(hash); ok {
+		return p, nil
+	}
+	var p auth.Principal
+	var storedHash string
+	var revoked sql.NullInt64
+	err := s.db.QueryRow(ctx, `SELECT id, merchant_id, livemode, kind, secret_hash, revoked_at FROM api_keys WHERE secret_hash = ?`, hash).
+		Scan(&p.ID, &p.MerchantID, &p.Livemode, &p.Kind, &storedHash, &revoked)
+	if store.IsNotFound(err) {
+		return auth.Principal{}, unauth
+	}
+	if err != nil {
+		return auth.Principal{}, err
+	}
+	if !auth.EqualHash(storedHash, hash) || revoked.Valid || p.Kind != kind || p.Livemode != live {
+		return auth.Principal{}, unauth
+	}
+	s.cache.put(hash, p)
+	return p, nil
+}
+
+// keyCache keeps recent authentications for a few seconds so the hot path
+// does not query the database on every request.
+type keyCache struct {
+	mu  sync.Mutex
+	ttl time.Duration
+	m   map[string]cachedKey
+}
+
+type cachedKey struct {
+	p       auth.Principal
+	expires time.Time
+}
+
+func newKeyCache(ttl time.Duration) *keyCache {
+	return &keyCache{ttl: ttl, m: map[string]cachedKey{}}
+}
+
+func (c *keyCache) get(hash string) (auth.Principal, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[hash]
+	if !ok || time.Now().After(e.expires) {
+		return auth.Principal{}, false
+	}
+	return e.p, true
+}
+
+func (c *keyCache) put(hash string, p auth.Principal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) > 10000 {
+		c.m = map[string]cachedKey{}
+	}
+	c.m[hash] = cachedKey{p: p, expires: time.Now().Add(c.ttl)}
+}
+
+func (c *keyCache) purgeKeyID(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for h, e := range c.m {
+		if e.p.ID == id {
+			delete(c.m, h)
+		}
+	}
+}

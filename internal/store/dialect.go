@@ -1,0 +1,126 @@
+package store
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Dialect is one of the two engines. Everything that differs between them
+// lives in this file and in the two migration folders.
+type Dialect int
+
+// The engines payd runs on.
+const (
+	SQLite Dialect = iota + 1
+	Postgres
+)
+
+func (d Dialect) String() string {
+	if d == Postgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+var rebindCache sync.Map // string -> string
+
+// Rebind rewrites ? placeholders to $1, $2, ... for PostgreSQL. Question
+// marks inside single-quoted literals are left alone.
+func (d Dialect) Rebind(q string) string {
+	if d != Postgres || !strings.Contains(q, "?") {
+		return q
+	}
+	if v, ok := rebindCache.Load(q); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	inQuote := false
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '\'':
+			inQuote = !inQuote
+			b.WriteByte(c)
+		case c == '?' && !inQuote:
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+		default:
+			b.WriteByte(c)
+		}
+	}
+	out := b.String()
+	rebindCache.Store(q, out)
+	return out
+}
+
+// ForUpdateSkipLocked is the locking clause for claiming rows that several
+// processes compete for. SQLite has one writer at a time and an immediate
+// transaction already holds the write lock, so it needs none.
+func (d Dialect) ForUpdateSkipLocked() string {
+	if d == Postgres {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+// ForUpdate locks the selected rows until the transaction ends (PostgreSQL);
+// SQLite's immediate transactions are already exclusive for writers.
+func (d Dialect) ForUpdate() string {
+	if d == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// translate maps driver errors onto the shared ones.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sqlNoRows) {
+		return ErrNotFound
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "23505" {
+		return errorJoin(ErrConflict, err)
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return errorJoin(ErrConflict, err)
+		}
+	}
+	return err
+}
+
+// isTransient reports whether the whole transaction may simply be run again.
+func isTransient(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "40001" || pg.Code == "40P01"
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
+
+type joined struct{ kind, cause error }
+
+func (j joined) Error() string        { return j.kind.Error() + ": " + j.cause.Error() }
+func (j joined) Is(target error) bool { return target == j.kind }
+func (j joined) Unwrap() error        { return j.cause }
+
+func errorJoin(kind, cause error) error { return joined{kind, cause} }

@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
+var migrationFS embed.FS
+
+// Migration is one numbered schema change.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations returns the engine's migrations in version order. Files are
+// named NNNN_name.sql; each capability owns a range of numbers (see
+// docs/architecture.md), so changes to one capability touch only its files.
+func (d Dialect) Migrations() ([]Migration, error) {
+	dir := "migrations/" + d.String()
+	entries, err := fs.ReadDir(migrationFS, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Migration
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with a number and _", name)
+		}
+		body, err := fs.ReadFile(migrationFS, dir+"/"+name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Migration{Version: v, Name: strings.TrimSuffix(name, ".sql"), SQL: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	for i := 1; i < len(out); i++ {
+		if out[i].Version == out[i-1].Version {
+			return nil, fmt.Errorf("two migrations numbered %d", out[i].Version)
+		}
+	}
+	return out, nil
+}
+
+// migrationLockID is the PostgreSQL advisory lock that keeps several payd
+// processes starting at once from migrating concurrently.
+const migrationLockID = 7261736 // "payd"
+
+// Migrate applies every migration not yet recorded, each in its own
+// transaction. It is safe to call from several processes at once.
+func (db *DB) Migrate(ctx context.Context) error {
+	migs, err := db.dialect.Migrations()
+	if err != nil {
+		return err
+	}
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if db.dialect == Postgres {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLockID); err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockID)
+	} else {
+		if err := db.lockWrite(ctx); err != nil {
+			return err
+		}
+		defer db.unlockWrite()
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := conn.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	for _, m := range migs {
+		if applied[m.Version] {
+			continue
+		}
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, db.dialect.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+			m.Version, m.Name, Micros(db.Now())); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("record migration %s: %w", m.Name, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("commit migration %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// Pending returns how many migrations are not yet applied (for /readyz).
+func (db *DB) Pending(ctx context.Context) (int, error) {
+	migs, err := db.dialect.Migrations()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil {
+		return len(migs), err
+	}
+	return len(migs) - n, nil
+}

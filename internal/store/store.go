@@ -1,0 +1,264 @@
+// Package store is payd's database plumbing: it opens SQLite or PostgreSQL,
+// applies the embedded migrations, runs transactions with a clock, and
+// translates driver errors into shared ones. It knows no capability; each
+// capability owns its SQL and calls the small API here.
+//
+// Queries are written once, with ? placeholders and portable SQL; the dialect
+// (dialect.go) rewrites placeholders for PostgreSQL and supplies the few
+// clauses that differ (FOR UPDATE SKIP LOCKED).
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+)
+
+// Shared errors, translated from each driver's own.
+var (
+	ErrNotFound = errors.New("store: not found")
+	ErrConflict = errors.New("store: unique constraint violated")
+)
+
+// Querier is what both *DB and *Tx offer, so helpers can take either.
+type Querier interface {
+	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
+	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
+	Dialect() Dialect
+}
+
+// DB is an open database of either engine.
+type DB struct {
+	sql     *sql.DB
+	dialect Dialect
+	// writeLock serialises write transactions within this process on SQLite,
+	// which allows one writer at a time; waiting on a Go channel is far
+	// cheaper than SQLite's busy-timeout polling. Nil on PostgreSQL.
+	writeLock chan struct{}
+	// Clock returns the current time; tests may replace it.
+	Clock func() time.Time
+}
+
+// Open connects to url: "sqlite:PATH" (or a bare path ending .db) or
+// "postgres://..." / "postgresql://...".
+func Open(ctx context.Context, url string) (*DB, error) {
+	var db *DB
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		s, err := sql.Open("pgx", url)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		s.SetMaxOpenConns(32)
+		s.SetMaxIdleConns(32)
+		s.SetConnMaxIdleTime(5 * time.Minute)
+		db = &DB{sql: s, dialect: Postgres}
+	case strings.HasPrefix(url, "sqlite:"), strings.HasSuffix(url, ".db"):
+		path := strings.TrimPrefix(url, "sqlite:")
+		path = strings.TrimPrefix(path, "//")
+		if path == "" {
+			return nil, fmt.Errorf("open sqlite: empty path in %q", url)
+		}
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		dsn := "file:" + path + sep + "_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_time_format=sqlite"
+		s, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		s.SetMaxOpenConns(8)
+		s.SetMaxIdleConns(8)
+		db = &DB{sql: s, dialect: SQLite, writeLock: make(chan struct{}, 1)}
+	default:
+		return nil, fmt.Errorf("unsupported database url %q: want sqlite:PATH or postgres://", redactURL(url))
+	}
+	db.Clock = func() time.Time { return time.Now().UTC() }
+	if err := db.sql.PingContext(ctx); err != nil {
+		db.sql.Close()
+		return nil, fmt.Errorf("connect %s: %w", db.dialect, err)
+	}
+	return db, nil
+}
+
+// redactURL hides a password in a connection URL.
+func redactURL(u string) string {
+	if i := strings.Index(u, "@"); i > 0 {
+		if j := strings.Index(u, "://"); j > 0 && j < i {
+			return u[:j+3] + "…" + u[i:]
+		}
+	}
+	return u
+}
+
+// Close closes the connection pool.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// SQL exposes the pool for the few places that need it (migrations, stats).
+func (db *DB) SQL() *sql.DB { return db.sql }
+
+// Dialect tells which engine this is.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Now returns the database clock's time in UTC, truncated to microseconds
+// (the stored precision).
+func (db *DB) Now() time.Time { return db.Clock().UTC().Truncate(time.Microsecond) }
+
+// Exec runs a statement outside a transaction.
+func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if db.writeLock != nil {
+		if err := db.lockWrite(ctx); err != nil {
+			return nil, err
+		}
+		defer db.unlockWrite()
+	}
+	r, err := db.sql.ExecContext(ctx, db.dialect.Rebind(q), args...)
+	return r, translate(err)
+}
+
+// Query runs a query outside a transaction.
+func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	r, err := db.sql.QueryContext(ctx, db.dialect.Rebind(q), args...)
+	return r, translate(err)
+}
+
+// QueryRow runs a single-row query outside a transaction.
+func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return db.sql.QueryRowContext(ctx, db.dialect.Rebind(q), args...)
+}
+
+// Ping checks the connection.
+func (db *DB) Ping(ctx context.Context) error { return db.sql.PingContext(ctx) }
+
+func (db *DB) lockWrite(ctx context.Context) error {
+	select {
+	case db.writeLock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (db *DB) unlockWrite() { <-db.writeLock }
+
+// Tx is a database transaction with the time it started, so every row a
+// transaction writes carries the same timestamp and tests can fix the clock.
+type Tx struct {
+	tx      *sql.Tx
+	dialect Dialect
+	now     time.Time
+	after   []func()
+}
+
+// Exec runs a statement in the transaction.
+func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	r, err := tx.tx.ExecContext(ctx, tx.dialect.Rebind(q), args...)
+	return r, translate(err)
+}
+
+// Query runs a query in the transaction.
+func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	r, err := tx.tx.QueryContext(ctx, tx.dialect.Rebind(q), args...)
+	return r, translate(err)
+}
+
+// QueryRow runs a single-row query in the transaction.
+func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return tx.tx.QueryRowContext(ctx, tx.dialect.Rebind(q), args...)
+}
+
+// Dialect tells which engine this is.
+func (tx *Tx) Dialect() Dialect { return tx.dialect }
+
+// Now is the transaction's timestamp.
+func (tx *Tx) Now() time.Time { return tx.now }
+
+// AfterCommit registers fn to run once the transaction has committed (for
+// waking workers); it never runs if the transaction rolls back.
+func (tx *Tx) AfterCommit(fn func()) { tx.after = append(tx.after, fn) }
+
+// InTx runs fn in a transaction, committing when it returns nil. Transient
+// failures (SQLite busy, PostgreSQL serialization failure or deadlock) are
+// retried with the whole of fn, so fn must not have effects outside the
+// transaction.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 8; attempt++ {
+		err = db.inTxOnce(ctx, fn)
+		if err == nil || !isTransient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 5 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if db.writeLock != nil {
+		if err := db.lockWrite(ctx); err != nil {
+			return err
+		}
+		defer db.unlockWrite()
+	}
+	stx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	tx := &Tx{tx: stx, dialect: db.dialect, now: db.Now()}
+	defer func() {
+		if p := recover(); p != nil {
+			stx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			stx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = stx.Commit(); err != nil {
+		return translate(err)
+	}
+	for _, f := range tx.after {
+		f()
+	}
+	return nil
+}
+
+// Micros converts a time to the stored representation: microseconds since
+// the Unix epoch in a BIGINT column, identical on both engines.
+func Micros(t time.Time) int64 { return t.UnixMicro() }
+
+// FromMicros converts a stored timestamp back to UTC time.
+func FromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// NullMicros converts a stored nullable timestamp.
+func NullMicros(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := FromMicros(v.Int64)
+	return &t
+}
+
+// MicrosPtr is the stored form of an optional time.
+func MicrosPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
