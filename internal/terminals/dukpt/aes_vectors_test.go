@@ -136,10 +136,10 @@ func TestAESDeviceRegistersAfterKeyLoad(t *testing.T) {
 	}
 	for _, r := range f.ForageRegisters.Keys {
 		name := "register " + strconv.Itoa(r.Register)
-		if !d.inUse[r.Register] {
-			t.Errorf("%s not in use", name)
+		if d.registers[r.Register].IsZero() {
+			t.Fatalf("%s not in use", name)
 		}
-		wantHex(t, name, d.registers[r.Register][:], r.DerivationKey)
+		wantKey(t, name, d.registers[r.Register], r.DerivationKey)
 		counter, err := strconv.ParseUint(r.CounterHex, 16, 32)
 		if err != nil || counter != 1<<r.Register {
 			t.Fatalf("%s: counter_hex %s, want 1<<%d", name, r.CounterHex, r.Register)

@@ -14,9 +14,8 @@ import (
 // AES-128 the 32 intermediate derivation key registers of X9.24-3-2017. A Device
 // is not safe for concurrent use.
 type Device struct {
-	ksn       KSN // initial key ID and the counter of the next transaction
-	registers [aesCounterBits][KeySize]byte
-	inUse     [aesCounterBits]bool
+	ksn       KSN                 // initial key ID and the counter of the next transaction
+	registers [aesCounterBits]Key // zero Key: register not in use
 	exhausted bool
 }
 
@@ -63,8 +62,7 @@ func ResumeDevice(initialKey Key, next KSN) (*Device, error) {
 		v := uint32(uint64(c)&^(1<<(i+1)-1)) | 1<<i
 		k := next
 		k.setCounter(v)
-		d.registers[i] = transactionKeyFromInitial(initialKey.raw(), k).raw()
-		d.inUse[i] = true
+		d.registers[i] = transactionKeyFromInitial(initialKey.raw(), k)
 	}
 	return d, nil
 }
@@ -81,27 +79,26 @@ func (d *Device) NextTransaction() (KSN, Key, error) {
 	ksn := d.ksn
 	c := ksn.Counter()
 	current := bits.TrailingZeros32(c)
-	if !d.inUse[current] {
+	key := d.registers[current]
+	if key.IsZero() {
 		return KSN{}, Key{}, fmt.Errorf("%w: no key in register %d", ErrDeviceExhausted, current)
 	}
-	key := d.registers[current]
 
 	next := uint64(c) + 1
 	if bits.OnesCount32(c) < ksn.alg.maxOneBits() {
 		// Future keys for c plus each lower bit are children of this key.
-		d.fillRegisters(key, c, current)
+		d.fillRegisters(key.raw(), c, current)
 	} else {
 		// Every counter between here and c+lowest bit would have too many one-bits.
 		next = uint64(c) + 1<<current
 	}
-	d.registers[current] = [KeySize]byte{}
-	d.inUse[current] = false
+	d.registers[current] = Key{}
 	if next>>ksn.alg.counterBits() != 0 {
 		d.exhausted = true
 	} else {
 		d.ksn.setCounter(uint32(next))
 	}
-	return ksn, keyOf(key), nil
+	return ksn, key, nil
 }
 
 // EncryptData runs the next transaction and encrypts the payload under its
@@ -127,11 +124,10 @@ func (d *Device) fillRegisters(key [KeySize]byte, base uint32, top int) {
 	for i := top - 1; i >= 0; i-- {
 		counter := base | 1<<i
 		if d.ksn.alg == TDES {
-			d.registers[i] = tdesNonReversibleKey(key, tdesKSNRegister(d.ksn, counter))
+			d.registers[i] = keyOf(tdesNonReversibleKey(key, tdesKSNRegister(d.ksn, counter)))
 		} else {
-			d.registers[i] = aesIntermediateKey(key, aesInitialKeyID(d.ksn), counter)
+			d.registers[i] = keyOf(aesIntermediateKey(key, aesInitialKeyID(d.ksn), counter))
 		}
-		d.inUse[i] = true
 	}
 }
 

@@ -206,11 +206,18 @@ func TestDeviceEncryptData(t *testing.T) {
 // TestDeviceNeverPrintsKeys checks fmt and the device's String.
 func TestDeviceNeverPrintsKeys(t *testing.T) {
 	_, d := newTestDevice(t, TDES, testDevices[0].bdk, testDevices[0].initialKSN)
-	reg := hexUpper(d.registers[0][:])
-	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%x", "%X"} {
+	reg := hexUpper(d.registers[0].Bytes())
+	type terminal struct{ device *Device }
+	type copied struct{ device Device }
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d"} {
 		out := fmt.Sprintf(verb, d)
-		if strings.Contains(strings.ToUpper(out), reg) || !strings.Contains(out, "dukpt.Device") {
+		if !strings.Contains(out, "dukpt.Device") {
 			t.Errorf("%s of a device = %q", verb, out)
+		}
+		for _, o := range []string{out, fmt.Sprintf(verb, terminal{d}), fmt.Sprintf(verb, copied{*d})} {
+			if strings.Contains(strings.ToUpper(o), reg) || strings.Contains(o, decimalBytes(d.registers[0].Bytes()[:4])) {
+				t.Errorf("%s shows a register: %q", verb, o)
+			}
 		}
 	}
 }
@@ -231,4 +238,13 @@ func TestNewDeviceRejects(t *testing.T) {
 	if _, err := ResumeDevice(ik, ksn.Initial()); !errors.Is(err, ErrInvalidKSN) {
 		t.Errorf("ResumeDevice at counter 0: %v, want ErrInvalidKSN", err)
 	}
+}
+
+// decimalBytes renders bytes the way fmt prints a byte array, "1 35 69".
+func decimalBytes(b []byte) string {
+	s := make([]string, len(b))
+	for i, c := range b {
+		s[i] = fmt.Sprint(c)
+	}
+	return strings.Join(s, " ")
 }

@@ -17,11 +17,12 @@ const redacted = "dukpt.Key(redacted)"
 // Key is secret key material (a BDK, an initial key, a transaction key or a
 // working key) that never reveals its bytes through fmt, slog or encoding/json.
 //
-// The bytes sit behind a pointer so that even a Key inside another struct's
-// unexported field, which fmt prints by reflection, shows only an address.
-// Keys are immutable; compare them with Equal, not ==.
+// The bytes sit behind a function: fmt prints a Key held in another struct's
+// unexported field by reflection, without its Format method, and follows
+// pointers there (under %s, for one), but never calls a function. Keys are
+// immutable; compare them with Equal.
 type Key struct {
-	m *[KeySize]byte
+	m func() *[KeySize]byte
 }
 
 // NewKey copies 16 bytes of key material into a Key.
@@ -31,7 +32,7 @@ func NewKey(b []byte) (Key, error) {
 	}
 	var m [KeySize]byte
 	copy(m[:], b)
-	return Key{m: &m}, nil
+	return keyOf(m), nil
 }
 
 // ParseKey reads a key written as 32 hex digits; the error never repeats the input.
@@ -43,20 +44,20 @@ func ParseKey(s string) (Key, error) {
 	if _, err := hex.Decode(m[:], []byte(s)); err != nil {
 		return Key{}, fmt.Errorf("%w: not hex", ErrInvalidKey)
 	}
-	return Key{m: &m}, nil
+	return keyOf(m), nil
 }
 
-func keyOf(b [KeySize]byte) Key { return Key{m: &b} }
+func keyOf(b [KeySize]byte) Key { return Key{m: func() *[KeySize]byte { return &b }} }
 
 // raw returns the key material; callers check IsZero first.
-func (k Key) raw() [KeySize]byte { return *k.m }
+func (k Key) raw() [KeySize]byte { return *k.m() }
 
 // Bytes returns a copy of the key material, or nil for the zero Key.
 func (k Key) Bytes() []byte {
 	if k.m == nil {
 		return nil
 	}
-	b := *k.m
+	b := *k.m()
 	return b[:]
 }
 
@@ -66,9 +67,9 @@ func (k Key) IsZero() bool { return k.m == nil }
 // Equal reports in constant time whether two keys hold the same material.
 func (k Key) Equal(o Key) bool {
 	if k.m == nil || o.m == nil {
-		return k.m == o.m
+		return k.m == nil && o.m == nil
 	}
-	return subtle.ConstantTimeCompare(k.m[:], o.m[:]) == 1
+	return subtle.ConstantTimeCompare(k.m()[:], o.m()[:]) == 1
 }
 
 // String returns a fixed placeholder, never the key.

@@ -101,15 +101,10 @@ func TestParseErrors(t *testing.T) {
 // nested returns n levels of constructed 70 templates around a primitive 5A,
 // so the primitive sits at depth n+1.
 func nested(n int) []byte {
-	b := unhexNoT("5A 01 01")
+	b := []byte{0x5A, 0x01, 0x01}
 	for i := 0; i < n; i++ {
 		b = append([]byte{0x70, byte(len(b))}, b...)
 	}
-	return b
-}
-
-func unhexNoT(s string) []byte {
-	b, _ := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
 	return b
 }
 
@@ -165,9 +160,9 @@ func TestTag(t *testing.T) {
 		{0x9F26, "9F26", true, false},
 		{0xBF0C, "BF0C", true, true},
 		{0xDF8101, "DF8101", true, false},
-		{0x1F, "1F", false, false},      // announces more bytes
-		{0x9F, "9F", false, false},      // announces more bytes
-		{0x5A01, "5A01", false, false},  // single-byte tag followed by a stray byte
+		{0x1F, "1F", false, false},     // announces more bytes
+		{0x9F, "9F", false, false},     // announces more bytes
+		{0x5A01, "5A01", false, false}, // single-byte tag followed by a stray byte
 		{0x9F8101, "9F8101", true, false},
 		{0x9F81, "9F81", false, false}, // last byte still has bit 8 set
 		{0x00, "00", false, false},
