@@ -99,7 +99,9 @@ func (r Read) CurrencyNumeric() string {
 }
 
 // String returns the brand and last four digits only.
-func (r Read) String() string { return fmt.Sprintf("card.Read{brand: %s, last4: %s}", r.brand, r.last4) }
+func (r Read) String() string {
+	return fmt.Sprintf("card.Read{brand: %s, last4: %s}", r.brand, r.last4)
+}
 
 // GoString returns the brand and last four digits only.
 func (r Read) GoString() string { return r.String() }
