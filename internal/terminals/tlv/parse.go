@@ -138,8 +138,9 @@ func (p *parser) length(i, end int, tag Tag) (int, int, error) {
 		length = length<<8 | uint64(c)
 	}
 	if length > MaxSize {
+		// The declared length is not echoed: its bytes could be card data.
 		return 0, 0, &SyntaxError{Offset: i - 1, Tag: tag, Err: ErrTruncated,
-			Detail: fmt.Sprintf("value needs %d bytes, %d left", length, end-i-n)}
+			Detail: fmt.Sprintf("declared length over %d bytes", MaxSize)}
 	}
 	return int(length), i + n, nil
 }
