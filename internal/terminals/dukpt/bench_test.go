@@ -35,7 +35,7 @@ func BenchmarkDecryptAES(b *testing.B) {
 	benchmarkDecrypt(b, AES128, "FEDCBA9876543210F1F1F1F1F1F1F1F1", "1234567890123456FFFF0000")
 }
 
-// BenchmarkDecryptTDESTypical and BenchmarkDecryptAESTypical use a low counter, as a young terminal sends.
+// BenchmarkDecryptTDESTypical uses a low counter, as a young terminal sends.
 func BenchmarkDecryptTDESTypical(b *testing.B) {
 	benchmarkDecrypt(b, TDES, "0123456789ABCDEFFEDCBA9876543210", "FFFF9876543210E00015")
 }
