@@ -17,8 +17,8 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/idempotency"
+	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 )

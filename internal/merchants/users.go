@@ -3,6 +3,7 @@ package merchants
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
@@ -53,7 +54,7 @@ func (s *Service) Login(ctx context.Context, email, password string) (User, erro
 		strings.ToLower(strings.TrimSpace(email))).Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &hash)
 	bad := &errs.Error{Kind: errs.KindUnauthenticated, Code: "invalid_login", Message: "wrong email or password"}
 	if store.IsNotFound(err) {
-		auth.VerifyPassword(dummyHash, password)
+		auth.VerifyPassword(dummyHash(), password)
 		return User{}, bad
 	}
 	if err != nil {
@@ -67,4 +68,7 @@ func (s *Service) Login(ctx context.Context, email, password string) (User, erro
 }
 
 // dummyHash is verified against when the email is unknown, to equalise timing.
-var dummyHash, _ = auth.HashPassword("payd-dummy-password")
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := auth.HashPassword("payd-dummy-password")
+	return h
+})

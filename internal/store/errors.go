@@ -5,7 +5,9 @@ import "database/sql"
 var sqlNoRows = sql.ErrNoRows
 
 // IsNotFound reports whether err means no row matched.
-func IsNotFound(err error) bool { return err == ErrNotFound || err == sql.ErrNoRows || isErr(err, ErrNotFound) }
+func IsNotFound(err error) bool {
+	return err == ErrNotFound || err == sql.ErrNoRows || isErr(err, ErrNotFound)
+}
 
 // IsConflict reports whether err is a unique-constraint violation.
 func IsConflict(err error) bool { return isErr(err, ErrConflict) }

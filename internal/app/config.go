@@ -1,0 +1,99 @@
+// Package app wires payd together: configuration from the environment, the
+// database, the capabilities' services, the HTTP server and the background
+// workers. Main is started on port 0 by end-to-end tests exactly as
+// `payd serve` starts it.
+package app
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is payd's configuration (CONTRACT section 1); every field has an
+// environment variable and a default.
+type Config struct {
+	Addr                 string          // PAYD_ADDR
+	DatabaseURL          string          // PAYD_DATABASE_URL
+	PublicURL            string          // PAYD_PUBLIC_URL: base of redirect_urls
+	SandboxTimeoutDelay  time.Duration   // PAYD_SANDBOX_TIMEOUT_DELAY
+	SandboxPushDelay     time.Duration   // PAYD_SANDBOX_PUSH_DELAY
+	WebhookRetrySchedule []time.Duration // PAYD_WEBHOOK_RETRY_SCHEDULE
+	SanctionsList        string          // PAYD_SANCTIONS_LIST: path or https URL of sdn.csv
+	P2PEKeys             string          // PAYD_P2PE_KEYS: path of the live base derivation keys
+	RateLimit            float64         // PAYD_RATE_LIMIT: requests/s per key; 0 turns it off
+	RateBurst            int             // PAYD_RATE_BURST
+	ReconcileInterval    time.Duration   // PAYD_RECONCILE_INTERVAL
+	BreakerOpen          time.Duration   // PAYD_BREAKER_OPEN
+	SecretsKey           string          // PAYD_SECRETS_KEY: 64 hex chars, seals provider credentials
+	LogLevel             string          // PAYD_LOG_LEVEL: debug, info, warn, error
+	Workers              bool            // PAYD_WORKERS: run background workers in this process (default true)
+}
+
+// ConfigFromEnv reads the configuration through getenv (os.Getenv in main).
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		Addr:          or(getenv("PAYD_ADDR"), "127.0.0.1:8080"),
+		DatabaseURL:   or(getenv("PAYD_DATABASE_URL"), "sqlite:payd.db"),
+		PublicURL:     getenv("PAYD_PUBLIC_URL"),
+		SanctionsList: getenv("PAYD_SANCTIONS_LIST"),
+		P2PEKeys:      getenv("PAYD_P2PE_KEYS"),
+		SecretsKey:    getenv("PAYD_SECRETS_KEY"),
+		LogLevel:      or(getenv("PAYD_LOG_LEVEL"), "info"),
+		Workers:       getenv("PAYD_WORKERS") != "false",
+	}
+	var err error
+	durations := []struct {
+		name, def string
+		dst       *time.Duration
+	}{
+		{"PAYD_SANDBOX_TIMEOUT_DELAY", "30s", &c.SandboxTimeoutDelay},
+		{"PAYD_SANDBOX_PUSH_DELAY", "3s", &c.SandboxPushDelay},
+		{"PAYD_RECONCILE_INTERVAL", "30s", &c.ReconcileInterval},
+		{"PAYD_BREAKER_OPEN", "30s", &c.BreakerOpen},
+	}
+	for _, d := range durations {
+		if *d.dst, err = time.ParseDuration(or(getenv(d.name), d.def)); err != nil || *d.dst < 0 {
+			return c, fmt.Errorf("%s: %q is not a duration such as 3s", d.name, getenv(d.name))
+		}
+	}
+	if c.WebhookRetrySchedule, err = ParseSchedule(or(getenv("PAYD_WEBHOOK_RETRY_SCHEDULE"), "1m,5m,30m,2h,6h,12h,24h")); err != nil {
+		return c, fmt.Errorf("PAYD_WEBHOOK_RETRY_SCHEDULE: %w", err)
+	}
+	if c.RateLimit, err = strconv.ParseFloat(or(getenv("PAYD_RATE_LIMIT"), "200"), 64); err != nil || c.RateLimit < 0 {
+		return c, fmt.Errorf("PAYD_RATE_LIMIT: %q is not a non-negative number", getenv("PAYD_RATE_LIMIT"))
+	}
+	if c.RateBurst, err = strconv.Atoi(or(getenv("PAYD_RATE_BURST"), "400")); err != nil || c.RateBurst < 1 {
+		return c, fmt.Errorf("PAYD_RATE_BURST: %q is not a positive integer", getenv("PAYD_RATE_BURST"))
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	return c, nil
+}
+
+// ParseSchedule parses a comma-separated list of durations ("1m,5m,30m").
+func ParseSchedule(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		d, err := time.ParseDuration(part)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%q is not a duration", part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,184 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/jobs"
+	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/secretbox"
+	"github.com/payd/payd/internal/store"
+)
+
+// Main is one payd process.
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+	// Out receives what an operator must see once (the demo merchant's keys).
+	Out io.Writer
+
+	DB        *store.DB
+	Registry  *prometheus.Registry
+	Merchants *merchants.Service
+	API       *api.Server
+	Jobs      *jobs.Runner
+
+	listener  net.Listener
+	server    *http.Server
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closers   []func()
+	reloaders []func(context.Context)
+}
+
+// NewLogger makes the JSON logger for a level name.
+func NewLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// Open connects to the database, applies migrations and builds the services,
+// without listening or starting workers (what the CLI commands need).
+func (m *Main) Open(ctx context.Context) error {
+	if m.Logger == nil {
+		m.Logger = NewLogger(os.Stderr, m.Config.LogLevel)
+	}
+	if m.Out == nil {
+		m.Out = os.Stdout
+	}
+	db, err := store.Open(ctx, m.Config.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	m.DB = db
+	if err := db.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	box, err := secretbox.New(m.Config.SecretsKey)
+	if err != nil {
+		return err
+	}
+	m.Merchants = merchants.NewService(db, box)
+	m.Registry = prometheus.NewRegistry()
+	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.Jobs = jobs.NewRunner(db, m.Logger)
+	m.API = api.NewServer(api.Config{DB: db, Merchants: m.Merchants, Logger: m.Logger, Registry: m.Registry,
+		RateLimit: m.Config.RateLimit, RateBurst: m.Config.RateBurst})
+	return m.wire(ctx)
+}
+
+// Run opens everything, creates the demo merchant on an empty database,
+// listens on Config.Addr (port 0 picks a free port; see Addr) and starts the
+// background workers. It returns once the server is listening.
+func (m *Main) Run(ctx context.Context) error {
+	if m.DB == nil {
+		if err := m.Open(ctx); err != nil {
+			return err
+		}
+	}
+	if err := m.ensureDemoMerchant(ctx); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return err
+	}
+	m.listener = ln
+	if strings.HasSuffix(m.Config.Addr, ":0") && m.Config.PublicURL == "http://"+m.Config.Addr {
+		m.Config.PublicURL = "http://" + ln.Addr().String()
+		m.publicURLChanged()
+	}
+	m.server = &http.Server{Handler: m.API, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.cancel = cancel
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		if err := m.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Logger.Error("http server", "err", err)
+		}
+	}()
+	if m.Config.Workers {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.Jobs.Run(bg)
+		}()
+		m.startWorkers(bg)
+	}
+	m.Logger.Info("payd listening", "addr", ln.Addr().String(), "engine", m.DB.Dialect().String(), "public_url", m.Config.PublicURL)
+	return nil
+}
+
+// Addr is the address the server listens on.
+func (m *Main) Addr() string {
+	if m.listener == nil {
+		return ""
+	}
+	return m.listener.Addr().String()
+}
+
+// URL is the base URL of the running server.
+func (m *Main) URL() string { return "http://" + m.Addr() }
+
+// Close stops the server gracefully, then the workers, then the database.
+func (m *Main) Close() error {
+	if m.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		m.server.Shutdown(ctx)
+		cancel()
+	}
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.wg.Wait()
+	for i := len(m.closers) - 1; i >= 0; i-- {
+		m.closers[i]()
+	}
+	if m.DB != nil {
+		return m.DB.Close()
+	}
+	return nil
+}
+
+// ensureDemoMerchant gives an empty database a merchant and prints its keys
+// once, so `go run ./cmd/payd serve` is usable at once.
+func (m *Main) ensureDemoMerchant(ctx context.Context) error {
+	n, err := m.Merchants.Count(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	c, err := m.Merchants.Create(ctx, merchants.CreateParams{Name: "Demo merchant"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Out, `
+  payd: a demo merchant was created on this empty database. Its keys are shown once:
+
+    merchant          %s
+    secret key        %s
+    second secret key %s   (another principal, for four-eyes approvals)
+    publishable key   %s
+    portal            %s/portal  %s / %s
+
+`, c.MerchantID, c.SecretKeys[0], c.SecretKeys[1], c.PublishableKey, m.Config.PublicURL, c.Portal.Email, c.Portal.Password)
+	m.Logger.Info("demo merchant created", "merchant_id", c.MerchantID)
+	return nil
+}
