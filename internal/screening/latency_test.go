@@ -1,0 +1,88 @@
+package screening
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLatencyReport is a measurement helper, not a timed test: it screens
+// 10,000 varied names (listed names with typos, dropped and swapped words,
+// and invented names that are not listed) against the full list and prints
+// the latency percentiles. It runs only when PAYD_SCREENING_LATENCY is set:
+//
+//	PAYD_SCREENING_LATENCY=1 go test -run TestLatencyReport -v ./internal/screening/
+func TestLatencyReport(t *testing.T) {
+	if os.Getenv("PAYD_SCREENING_LATENCY") == "" {
+		t.Skip("set PAYD_SCREENING_LATENCY=1 to measure screening latency")
+	}
+	l := fullList(t)
+	names := latencyNames(l, 10_000)
+	for _, n := range names[:200] { // warm the scratch pool and caches
+		l.Screen(n, Options{})
+	}
+	took := make([]time.Duration, len(names))
+	hits := 0
+	for i, n := range names {
+		start := time.Now()
+		r := l.Screen(n, Options{})
+		took[i] = time.Since(start)
+		if r.Status == StatusHit {
+			hits++
+		}
+	}
+	slices.Sort(took)
+	pct := func(p float64) time.Duration { return took[int(p*float64(len(took)-1))] }
+	fmt.Printf("screened %d names (%d hits) against %d entries, %d aliases\n", len(names), hits, l.Size(), l.AliasCount())
+	fmt.Printf("p50 %v  p90 %v  p99 %v  p99.9 %v  max %v\n", pct(0.50), pct(0.90), pct(0.99), pct(0.999), took[len(took)-1])
+}
+
+// latencyNames returns n names to screen: half derived from listed names,
+// half invented from common given names and surnames of the region.
+func latencyNames(l *List, n int) []string {
+	rng := rand.New(rand.NewPCG(1, 2))
+	given := []string{"Mohamed", "Ahmed", "Ali", "Hassan", "Fatouma", "Amina", "Abdi", "Omar", "Ismail",
+		"Houssein", "Kadra", "Youssouf", "Abebe", "Tigist", "Dawit", "Jean", "Marie", "Pierre", "Khalid", "Layla"}
+	family := []string{"Farah", "Guelleh", "Robleh", "Djama", "Waberi", "Bouh", "Tesfaye", "Bekele", "Haile",
+		"Dubois", "Moreau", "Al-Rashid", "Haddad", "Warsame", "Jama", "Egal", "Daoud", "Kamil", "Okieh", "Dabar"}
+	out := make([]string, 0, n)
+	for len(out) < n {
+		if len(out)%2 == 0 {
+			e := l.entries[rng.IntN(len(l.entries))]
+			out = append(out, perturb(rng, e.Name))
+			continue
+		}
+		words := []string{given[rng.IntN(len(given))]}
+		for range 1 + rng.IntN(3) {
+			words = append(words, family[rng.IntN(len(family))])
+		}
+		out = append(out, strings.Join(words, " "))
+	}
+	return out
+}
+
+// perturb applies a random realistic change to a listed name: a typo, a
+// dropped word, swapped words, or none.
+func perturb(rng *rand.Rand, name string) string {
+	words := strings.Fields(strings.ReplaceAll(name, ",", ""))
+	switch rng.IntN(4) {
+	case 0: // typo
+		k := rng.IntN(len(words))
+		if w := []rune(words[k]); len(w) > 2 {
+			w[1+rng.IntN(len(w)-1)] = rune('a' + rng.IntN(26))
+			words[k] = string(w)
+		}
+	case 1: // dropped word
+		if len(words) > 2 {
+			i := rng.IntN(len(words))
+			words = append(words[:i], words[i+1:]...)
+		}
+	case 2: // swapped order
+		rng.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+	}
+	return strings.Join(words, " ")
+}
