@@ -28,15 +28,21 @@ type env struct {
 	getenv         func(string) string
 }
 
-func commands() []command {
-	return []command{
-		{"serve", "run the HTTP API, sandbox pages, portal and background workers", runServe},
-		{"migrate", "apply the schema migrations and exit", runMigrate},
-		{"merchant", "merchant create | merchant kyc", runMerchant},
-		{"key", "key create | key revoke | key list", runKey},
-		{"provider", "provider connect: store a live provider's configuration", runProvider},
-	}
+// registered holds the commands; each command file adds its own in init, so
+// new commands need no edit here.
+var registered []command
+
+func register(c command) { registered = append(registered, c) }
+
+func init() {
+	register(command{"serve", "run the HTTP API, sandbox pages, portal and background workers", runServe})
+	register(command{"migrate", "apply the schema migrations and exit", runMigrate})
+	register(command{"merchant", "merchant create | merchant kyc", runMerchant})
+	register(command{"key", "key create | key revoke | key list", runKey})
+	register(command{"provider", "provider connect: store a live provider's configuration", runProvider})
 }
+
+func commands() []command { return registered }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -19,6 +19,7 @@ import (
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/retention"
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 )
@@ -36,12 +37,15 @@ type Main struct {
 	API       *api.Server
 	Jobs      *jobs.Runner
 
-	listener  net.Listener
-	server    *http.Server
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	closers   []func()
-	reloaders []func(context.Context)
+	listener    net.Listener
+	server      *http.Server
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	closers     []func()
+	reloaders   []func(context.Context)
+	starters    []func(context.Context)
+	listeners   []func(string)
+	purgeTables []retention.Table
 }
 
 // NewLogger makes the JSON logger for a level name.
@@ -102,8 +106,8 @@ func (m *Main) Run(ctx context.Context) error {
 	m.listener = ln
 	if strings.HasSuffix(m.Config.Addr, ":0") && m.Config.PublicURL == "http://"+m.Config.Addr {
 		m.Config.PublicURL = "http://" + ln.Addr().String()
-		m.publicURLChanged()
 	}
+	m.publicURLChanged()
 	m.server = &http.Server{Handler: m.API, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -8,16 +8,23 @@ import (
 	"github.com/payd/payd/internal/retention"
 )
 
-// purgeTables are the tables holding test-mode rows older than 30 days to
-// delete, children before parents. Each capability adds its own.
-var purgeTables = []retention.Table{
-	{Name: "events"},
-}
+// wirer builds one capability: its service, routes, jobs and hooks. Each
+// capability has its own wire_<name>.go that appends its wirer in init, so
+// capabilities are added without editing a shared file.
+type wirer func(ctx context.Context, m *Main) error
 
-// wire builds each capability's service and registers its routes and jobs.
-// Capabilities are added here, one block each.
+var wirers []wirer
+
+// wire runs every capability's wirer, then registers the sandbox purge over
+// the tables the capabilities declared.
 func (m *Main) wire(ctx context.Context) error {
-	purger := &retention.Purger{DB: m.DB, Tables: purgeTables}
+	for _, w := range wirers {
+		if err := w(ctx, m); err != nil {
+			return err
+		}
+	}
+	purger := &retention.Purger{DB: m.DB, Tables: append([]retention.Table{}, m.purgeTables...)}
+	purger.Tables = append(purger.Tables, retention.Table{Name: "events"})
 	m.Jobs.Every("sandbox_purge", time.Hour, func(ctx context.Context, _ jobs.Job) error {
 		res, err := purger.Run(ctx)
 		if err == nil {
@@ -25,23 +32,46 @@ func (m *Main) wire(ctx context.Context) error {
 		}
 		return err
 	})
-
-	// --- capabilities: payments ---
-	// --- capabilities: webhooks ---
-	// --- capabilities: payouts ---
-	// --- capabilities: banking ---
-	// --- capabilities: terminals ---
 	return nil
 }
 
-// startWorkers starts the capabilities' long-running workers (beyond the job
-// runner) on ctx, tracked by m.wg.
-func (m *Main) startWorkers(ctx context.Context) {
-	// --- workers: webhooks ---
+// PurgeTestMode declares tables whose test-mode rows older than 30 days the
+// sandbox purge deletes (each needs livemode and created_at columns). Child
+// tables go first.
+func (m *Main) PurgeTestMode(tables ...string) {
+	for _, t := range tables {
+		m.purgeTables = append(m.purgeTables, retention.Table{Name: t})
+	}
 }
 
-// publicURLChanged lets capabilities that build URLs learn the real address
-// when the server listens on port 0.
+// OnStart registers a long-running worker started by Run (when workers are
+// enabled) on a context cancelled by Close; Close waits for it.
+func (m *Main) OnStart(f func(ctx context.Context)) { m.starters = append(m.starters, f) }
+
+// OnListen registers a hook told the public URL once the server listens
+// (it changes when Addr is port 0).
+func (m *Main) OnListen(f func(publicURL string)) { m.listeners = append(m.listeners, f) }
+
+// OnReload registers a hook run on SIGHUP.
+func (m *Main) OnReload(f func(ctx context.Context)) { m.reloaders = append(m.reloaders, f) }
+
+// OnClose registers a hook run by Close after the workers stop.
+func (m *Main) OnClose(f func()) { m.closers = append(m.closers, f) }
+
+// startWorkers starts the capabilities' long-running workers.
+func (m *Main) startWorkers(ctx context.Context) {
+	for _, f := range m.starters {
+		m.wg.Add(1)
+		go func(f func(context.Context)) {
+			defer m.wg.Done()
+			f(ctx)
+		}(f)
+	}
+}
+
+// publicURLChanged tells the capabilities the real public URL.
 func (m *Main) publicURLChanged() {
-	// --- public url: payments ---
+	for _, f := range m.listeners {
+		f(m.Config.PublicURL)
+	}
 }

@@ -126,3 +126,11 @@ CREATE TABLE jobs (
     updated_at   BIGINT NOT NULL
 );
 CREATE INDEX jobs_ready ON jobs (status, run_at);
+
+-- Objects created under the sandbox_webhook_fail scenario: the first delivery
+-- attempt of each of their events is recorded failed without sending.
+CREATE TABLE sandbox_webhook_fail (
+    object_id  TEXT PRIMARY KEY,
+    livemode   BOOLEAN NOT NULL,
+    created_at BIGINT NOT NULL
+);

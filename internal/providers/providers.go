@@ -1,0 +1,51 @@
+// Package providers is the boundary between payd's business logic and the
+// payment rails. Capabilities call rails only through the adapter interfaces
+// declared in this package (payments.go, payouts.go); the sandbox mock
+// (sandbox/) and the live HTTP adapters (live/) implement them, and the
+// registry picks one by the key's mode. Business logic never names a
+// sandbox or live package.
+package providers
+
+// Provider codes (SPEC's neutral names).
+const (
+	BankA   = "bank_a"
+	BankB   = "bank_b"
+	WalletA = "wallet_a"
+	WalletB = "wallet_b"
+	WalletC = "wallet_c"
+	WalletD = "wallet_d"
+	// CardGatewayCNP is the card-not-present gateway behind wallet_a's card
+	// mode; sandbox scenarios name it.
+	CardGatewayCNP = "card_gateway_cnp"
+)
+
+// All lists every provider code that takes money (payments or payouts).
+var All = []string{BankA, BankB, WalletA, WalletB, WalletC, WalletD}
+
+// PaymentProviders are the codes a payment intent may use (wallet_b is a
+// payout rail only, CONTRACT section 10).
+var PaymentProviders = []string{BankA, BankB, WalletA, WalletC, WalletD}
+
+// PayoutProviders are the rails payouts go through.
+var PayoutProviders = []string{WalletA, WalletB, BankA, BankB, WalletC, WalletD}
+
+// Known reports whether code is one of list.
+func Known(code string, list []string) bool {
+	for _, c := range list {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// Failure is a provider's refusal, with payd's stable code (CONTRACT
+// section 4: insufficient_funds, card_declined, wallet_locked,
+// account_not_found, velocity_limit_exceeded, provider_timeout, ...).
+type Failure struct {
+	Code        string
+	Message     string
+	DeclineCode string // cards only, e.g. generic_decline
+}
+
+func (f *Failure) Error() string { return f.Code + ": " + f.Message }
