@@ -9,6 +9,7 @@ package jobs
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -103,7 +104,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 	sem := make(chan struct{}, r.Concurrency)
-	t := time.NewTicker(r.Poll)
+	t := time.NewTimer(r.Poll)
 	defer t.Stop()
 	defer r.wg.Wait()
 	for {
@@ -125,13 +126,34 @@ func (r *Runner) Run(ctx context.Context) error {
 				continue // there may be more ready right now
 			}
 		}
+		// Sleep until the poll interval or the next queued job's time,
+		// whichever comes first, so delayed jobs run on time.
+		wait := r.Poll
+		if next, ok := r.nextDue(ctx); ok {
+			if d := time.Until(next); d < wait {
+				wait = max(d, time.Millisecond)
+			}
+		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		case <-r.wake:
+			if !t.Stop() {
+				<-t.C
+			}
 		}
 	}
+}
+
+// nextDue returns when the earliest queued job is due.
+func (r *Runner) nextDue(ctx context.Context) (time.Time, bool) {
+	var next sql.NullInt64
+	if err := r.db.QueryRow(ctx, "SELECT MIN(run_at) FROM jobs WHERE status = 'queued'").Scan(&next); err != nil || !next.Valid {
+		return time.Time{}, false
+	}
+	return store.FromMicros(next.Int64), true
 }
 
 // RunOnce claims and runs every ready job once, synchronously (for tests and

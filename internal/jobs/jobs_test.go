@@ -123,3 +123,31 @@ func TestExpiredLeaseIsReclaimed(t *testing.T) {
 		}
 	})
 }
+
+// TestDelayedJobRunsOnTime: a job due in 150 ms runs then, not at the next
+// one-second poll.
+func TestDelayedJobRunsOnTime(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ran := make(chan time.Time, 1)
+		r := jobs.NewRunner(db, quiet)
+		r.Poll = 5 * time.Second
+		r.Handle("later", func(context.Context, jobs.Job) error { ran <- time.Now(); return nil })
+		go r.Run(ctx)
+		time.Sleep(50 * time.Millisecond)
+		start := time.Now()
+		db.InTx(ctx, func(tx *store.Tx) error {
+			return jobs.Enqueue(ctx, tx, "later", nil, tx.Now().Add(150*time.Millisecond), "")
+		})
+		r.Notify()
+		select {
+		case at := <-ran:
+			if d := at.Sub(start); d < 100*time.Millisecond || d > 2*time.Second {
+				t.Fatalf("ran after %v", d)
+			}
+		case <-time.After(4 * time.Second):
+			t.Fatal("delayed job did not run before the poll interval")
+		}
+	})
+}
