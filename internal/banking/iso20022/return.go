@@ -153,16 +153,16 @@ type pacs004Document struct {
 			MsgID string `xml:"MsgId"`
 		} `xml:"GrpHdr"`
 		OrgnlGrpInf struct {
-			OrgnlMsgID string      `xml:"OrgnlMsgId"`
+			OrgnlMsgID string            `xml:"OrgnlMsgId"`
 			RtrRsnInf  []xmlReturnReason `xml:"RtrRsnInf"`
 		} `xml:"OrgnlGrpInf"`
 		TxInf []struct {
 			OrgnlGrpInf struct {
 				OrgnlMsgID string `xml:"OrgnlMsgId"`
 			} `xml:"OrgnlGrpInf"`
-			OrgnlEndToEndID string      `xml:"OrgnlEndToEndId"`
-			OrgnlUETR       string      `xml:"OrgnlUETR"`
-			Amount          xmlAmount   `xml:"RtrdIntrBkSttlmAmt"`
+			OrgnlEndToEndID string            `xml:"OrgnlEndToEndId"`
+			OrgnlUETR       string            `xml:"OrgnlUETR"`
+			Amount          xmlAmount         `xml:"RtrdIntrBkSttlmAmt"`
 			RtrRsnInf       []xmlReturnReason `xml:"RtrRsnInf"`
 		} `xml:"TxInf"`
 	} `xml:"PmtRtr"`
@@ -206,16 +206,16 @@ type camt056Document struct {
 		} `xml:"Assgnmt"`
 		Undrlyg []struct {
 			OrgnlGrpInfAndCxl struct {
-				OrgnlMsgID string      `xml:"OrgnlMsgId"`
+				OrgnlMsgID string            `xml:"OrgnlMsgId"`
 				CxlRsnInf  []xmlReturnReason `xml:"CxlRsnInf"`
 			} `xml:"OrgnlGrpInfAndCxl"`
 			TxInf []struct {
 				OrgnlGrpInf struct {
 					OrgnlMsgID string `xml:"OrgnlMsgId"`
 				} `xml:"OrgnlGrpInf"`
-				OrgnlEndToEndID string      `xml:"OrgnlEndToEndId"`
-				OrgnlUETR       string      `xml:"OrgnlUETR"`
-				Amount          xmlAmount   `xml:"OrgnlIntrBkSttlmAmt"`
+				OrgnlEndToEndID string            `xml:"OrgnlEndToEndId"`
+				OrgnlUETR       string            `xml:"OrgnlUETR"`
+				Amount          xmlAmount         `xml:"OrgnlIntrBkSttlmAmt"`
 				CxlRsnInf       []xmlReturnReason `xml:"CxlRsnInf"`
 			} `xml:"TxInf"`
 		} `xml:"Undrlyg"`
