@@ -206,13 +206,18 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 	return sc.queryShare*queryCoverage + (1-sc.queryShare)*nameCoverage
 }
 
-// keepBest records a scoring name under its entry, keeping the entry's best.
+// keepBest records a scoring name under its entry, keeping the entry's best;
+// on equal scores the primary name wins over an alias, then the earlier
+// alias, so results do not depend on the order names were visited.
 func (l *List) keepBest(s *scratch, name *listedName, score float64) {
 	e := name.entry
 	if s.entryGen[e] == s.gen {
-		if m := &s.found[s.entryBest[e]]; score > m.Score {
+		k := s.entryBest[e]
+		m := &s.found[k]
+		if score > m.Score || (score == m.Score && name.alias < s.foundAlias[k]) {
 			m.Score = score
 			m.MatchedName, m.IsAlias = l.nameText(name)
+			s.foundAlias[k] = name.alias
 		}
 		return
 	}
@@ -229,6 +234,7 @@ func (l *List) keepBest(s *scratch, name *listedName, score float64) {
 		Programs:    entry.Programs,
 		Score:       score,
 	})
+	s.foundAlias = append(s.foundAlias, name.alias)
 }
 
 // nameText returns the listed spelling of a name and whether it is an alias.
