@@ -14,13 +14,14 @@ import (
 // name is found (nameCoverage), each weighted by word length.
 type scoring struct {
 	wordFloor   float64 // Jaro-Winkler below which two words do not pair
+	offsetFloor float64 // the floor for words with different first letters
 	wordPenalty float64 // a pair counts 1 - wordPenalty*(1 - Jaro-Winkler)
 	vowelFactor float64 // discount of the similarity of vowel-folded spellings
 	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
 	minShared   float64 // share of a word's bigrams a term must have to be compared
 }
 
-var defaultScoring = scoring{wordFloor: 0.85, wordPenalty: 1, vowelFactor: 0.95, queryShare: 0.6, minShared: 0.5}
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, wordPenalty: 1, vowelFactor: 0.95, queryShare: 0.6, minShared: 0.5}
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
@@ -100,8 +101,19 @@ func (l *List) closeTermsOf(s *scratch, q query, i int, form wordForm, sc scorin
 	}
 	s.beginWord()
 	s.qgrams = wordBigrams(s.qgrams[:0], form.folded)
+	need := max(2, int(sc.minShared*float64(len(s.qgrams))+0.999))
+	if need > len(s.qgrams) {
+		return
+	}
+	// A term sharing need of the word's g bigrams has at least one among any
+	// g-need+1 of them, so only the postings of the g-need+1 rarest bigrams
+	// are read to find candidates; the commoner bigrams are then counted from
+	// each candidate's gramBits. gramBits may overcount, which only costs a
+	// Jaro-Winkler comparison more.
+	slices.SortFunc(s.qgrams, func(a, b bigram) int { return len(l.idx.grams[a]) - len(l.idx.grams[b]) })
+	rare, common := s.qgrams[:len(s.qgrams)-need+1], s.qgrams[len(s.qgrams)-need+1:]
 	lo, hi := l.idx.termsOfLength(len(word), lengthSlack(len(word)))
-	for _, g := range s.qgrams {
+	for _, g := range rare {
 		ts := l.idx.grams[g]
 		from, _ := slices.BinarySearch(ts, lo)
 		for _, t := range ts[from:] {
@@ -116,9 +128,20 @@ func (l *List) closeTermsOf(s *scratch, q query, i int, form wordForm, sc scorin
 			s.gramCount[t]++
 		}
 	}
-	need := uint16(max(2, int(sc.minShared*float64(len(s.qgrams))+0.999)))
+	var commonBits [16]uint64
+	for k, g := range common[:min(len(common), len(commonBits))] {
+		commonBits[k] = gramBit(g)
+	}
 	for _, t := range s.gramSeen {
-		if s.gramCount[t] < need || t == exact {
+		bits := l.idx.gramBits[t]
+		for _, b := range commonBits[:min(len(common), len(commonBits))] {
+			if bits&b != 0 {
+				s.gramCount[t]++
+			}
+		}
+	}
+	for _, t := range s.gramSeen {
+		if int(s.gramCount[t]) < need || t == exact {
 			continue
 		}
 		// Folding only merges letters, so the folded spellings are at least
@@ -129,7 +152,14 @@ func (l *List) closeTermsOf(s *scratch, q query, i int, form wordForm, sc scorin
 		if folded < sc.wordFloor {
 			continue
 		}
-		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= sc.wordFloor {
+		floor := sc.wordFloor
+		if word[0] != tm.word[0] {
+			// Without a common first letter Jaro-Winkler gives no prefix
+			// bonus, yet a short word inside a longer one ("ALI" in
+			// "SALIM") still scores high: such pairs must be closer.
+			floor = sc.offsetFloor
+		}
+		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
 			l.recordTerm(s, q, i, t, 1-sc.wordPenalty*(1-jw))
 		}
 	}
