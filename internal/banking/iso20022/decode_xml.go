@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -172,9 +173,16 @@ func (doc *pacs008Document) message() Message {
 	return m
 }
 
-// parseCreatedAt reads an RFC 3339 date-time into UTC; anything else is the
-// zero time (Validate then reports CH16 from CreatedAtText).
+// rfc3339 is the RFC 3339 date-time grammar, with the upper-case T and Z
+// that time.Parse requires; time.Parse alone also takes one-digit hours.
+var rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`)
+
+// parseCreatedAt reads an RFC 3339 date-time (year 0001 or later) into UTC;
+// anything else is the zero time, and Validate reports CH16 from the text.
 func parseCreatedAt(s string) time.Time {
+	if !rfc3339.MatchString(s) || strings.HasPrefix(s, "0000") {
+		return time.Time{}
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}
