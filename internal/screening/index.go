@@ -28,7 +28,7 @@ type index struct {
 type listedName struct {
 	entry   int32     // index of the entry in List.entries
 	alias   int32     // index in Entry.Aliases, or -1 for the primary name
-	terms   []int32   // distinct term ids in name order
+	terms   []int32   // term ids in name order; a repeated word is repeated
 	weights []float64 // weight of each term in this name
 	weight  float64   // sum of weights
 }
@@ -96,17 +96,18 @@ func buildIndex(entries []Entry) index {
 				word := []rune(w.text)
 				idx.terms = append(idx.terms, term{word: word, folded: vowelFolded(word)})
 			}
-			if slices.Contains(n.terms, t) {
-				continue
-			}
 			weight := termWeight(idx.terms[t].word)
 			if w.middle {
 				weight *= middleNameWeight
 			}
+			// A repeated word ("OMAR, Omar Awadh") stays repeated: the
+			// screened name must have it twice to cover the listed name.
+			if !slices.Contains(n.terms, t) {
+				idx.terms[t].postings = append(idx.terms[t].postings, id)
+			}
 			n.terms = append(n.terms, t)
 			n.weights = append(n.weights, weight)
 			n.weight += weight
-			idx.terms[t].postings = append(idx.terms[t].postings, id)
 		}
 		idx.names = append(idx.names, n)
 	}

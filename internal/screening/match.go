@@ -54,9 +54,9 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 	}
 	for _, n := range s.touched {
 		name := &l.idx.names[n]
-		need := min(2, len(q.words), len(name.terms))
+		need := min(2, len(name.terms))
 		if bits.OnesCount64(s.nameMask[n]) < need {
-			continue // a hit needs two words in common unless a name has one
+			continue // a listed name of two words or more needs two in common
 		}
 		score := l.scoreName(s, q, name, need, sc)
 		if score < floor {

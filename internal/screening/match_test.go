@@ -82,6 +82,9 @@ func TestScreenFullList(t *testing.T) {
 		{"Igor Girkin", 16961},
 		{"Mohammed Hamza al-Zubaidi", 7851},
 		{"Banco Nacional de Cuba", 306},
+		{"Hamas", 4695},
+		{"Mohamed", 0}, // one word never hits a listed name of two or more
+		{"Maduro", 0},
 		{"Abebe Kebede Tesfaye", 0},
 		{"Société Djiboutienne de Commerce", 0},
 		{"Banco Nacional de Panama", 0},
