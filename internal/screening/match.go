@@ -83,18 +83,32 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 // closeTerms finds the terms equal or close to query word i, records their
 // similarity and marks the listed names containing them.
 func (l *List) closeTerms(s *scratch, q query, i int, sc scoring) {
-	for _, form := range q.forms[i] {
-		l.closeTermsOf(s, q, i, form, sc)
+	cacheable := sc == defaultScoring // tuning runs other scorings
+	key := string(q.words[i])
+	near, ok := l.words.get(key)
+	if !ok || !cacheable {
+		s.near = s.near[:0]
+		for _, form := range q.forms[i] {
+			l.closeTermsOf(s, form, sc)
+		}
+		near = s.near
+		if cacheable {
+			l.words.put(key, near)
+		}
+	}
+	for _, c := range near {
+		l.recordTerm(s, q, i, c.term, float64(c.sim))
 	}
 }
 
-// closeTermsOf finds the terms equal or close to one form of query word i.
-func (l *List) closeTermsOf(s *scratch, q query, i int, form wordForm, sc scoring) {
+// closeTermsOf appends to s.near the terms equal or close to one spelling
+// of a screened word.
+func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 	word := form.word
 	exact := int32(-1)
 	if t, ok := l.idx.vocab[string(word)]; ok {
 		exact = t
-		l.recordTerm(s, q, i, t, 1)
+		s.near = append(s.near, closeTerm{term: t, sim: 1})
 	}
 	if len(word) < 3 {
 		return // too short for a fuzzy comparison to mean anything
@@ -160,7 +174,7 @@ func (l *List) closeTermsOf(s *scratch, q query, i int, form wordForm, sc scorin
 			floor = sc.offsetFloor
 		}
 		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
-			l.recordTerm(s, q, i, t, 1-sc.wordPenalty*(1-jw))
+			s.near = append(s.near, closeTerm{term: t, sim: float32(1 - sc.wordPenalty*(1-jw))})
 		}
 	}
 }

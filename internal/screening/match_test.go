@@ -171,3 +171,25 @@ func FuzzScreen(f *testing.F) {
 		}
 	})
 }
+
+func TestWordCacheKeepsResults(t *testing.T) {
+	cached := fullList(t)
+	fresh, err := Load(context.Background(), fullListPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range readLabelled(t) {
+		cached.Screen(r.name, Options{}) // fill the cache
+		got := cached.Screen(r.name, Options{})
+		fresh.words.reset()
+		want := fresh.Screen(r.name, Options{})
+		if got.Status != want.Status || len(got.Matches) != len(want.Matches) {
+			t.Fatalf("%q: cached %+v, uncached %+v", r.name, got, want)
+		}
+		for i := range got.Matches {
+			if got.Matches[i].EntryID != want.Matches[i].EntryID || got.Matches[i].Score != want.Matches[i].Score {
+				t.Fatalf("%q: cached %+v, uncached %+v", r.name, got, want)
+			}
+		}
+	}
+}
