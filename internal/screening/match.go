@@ -2,6 +2,7 @@ package screening
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -15,13 +16,12 @@ import (
 type scoring struct {
 	wordFloor   float64 // Jaro-Winkler below which two words do not pair
 	offsetFloor float64 // the floor for words with different first letters
-	wordPenalty float64 // a pair counts 1 - wordPenalty*(1 - Jaro-Winkler)
 	vowelFactor float64 // discount of the similarity of vowel-folded spellings
 	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
 	minShared   float64 // share of a word's bigrams a term must have to be compared
 }
 
-var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, wordPenalty: 1, vowelFactor: 0.95, queryShare: 0.6, minShared: 0.5}
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, queryShare: 0.6, minShared: 0.5}
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
@@ -76,6 +76,9 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 	out := slices.Clone(s.found[:min(MaxMatches, len(s.found))])
 	for i := range out {
 		out[i].Programs = slices.Clone(out[i].Programs)
+		// Word similarities are kept as float32; four decimals is all the
+		// score means, and it reads better in a payout's screening record.
+		out[i].Score = math.Round(out[i].Score*1e4) / 1e4
 	}
 	return out
 }
@@ -174,7 +177,7 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			floor = sc.offsetFloor
 		}
 		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
-			s.near = append(s.near, closeTerm{term: t, sim: float32(1 - sc.wordPenalty*(1-jw))})
+			s.near = append(s.near, closeTerm{term: t, sim: float32(jw)})
 		}
 	}
 }
