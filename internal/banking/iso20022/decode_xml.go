@@ -11,9 +11,13 @@ import (
 
 // Namespaces of the message versions payd speaks.
 const (
+	// NamespacePacs008 is the customer credit transfer payd accepts.
 	NamespacePacs008 = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"
+	// NamespacePacs002 is the payment status report payd sends.
 	NamespacePacs002 = "urn:iso:std:iso:20022:tech:xsd:pacs.002.001.10"
+	// NamespacePacs004 is the payment return payd accepts.
 	NamespacePacs004 = "urn:iso:std:iso:20022:tech:xsd:pacs.004.001.09"
+	// NamespaceCamt056 is the cancellation request payd accepts.
 	NamespaceCamt056 = "urn:iso:std:iso:20022:tech:xsd:camt.056.001.08"
 )
 
