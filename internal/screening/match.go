@@ -29,15 +29,15 @@ var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.
 // name, or one with no letters or digits, is StatusNotScreened.
 func (l *List) Screen(name string, opts Options) Result {
 	if l == nil {
-		return Result{Status: StatusNotScreened}
+		return notScreened()
 	}
 	q := newQuery(name)
 	if len(q.words) == 0 {
-		return Result{Status: StatusNotScreened}
+		return notScreened()
 	}
 	found := l.search(q, opts.threshold(), defaultScoring)
 	if len(found) == 0 {
-		return Result{Status: StatusClear}
+		return Result{Status: StatusClear, Matches: []Match{}}
 	}
 	return Result{Status: StatusHit, Matches: found}
 }

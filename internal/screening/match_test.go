@@ -2,6 +2,7 @@ package screening
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -191,6 +192,23 @@ func TestWordCacheKeepsResults(t *testing.T) {
 			if got.Matches[i].EntryID != want.Matches[i].EntryID || got.Matches[i].Score != want.Matches[i].Score {
 				t.Fatalf("%q: cached %+v, uncached %+v", r.name, got, want)
 			}
+		}
+	}
+}
+
+func TestResultJSON(t *testing.T) {
+	l := fixtureList(t)
+	for name, want := range map[string]string{
+		"Jean Dupont": `{"status":"clear","matches":[]}`,
+		"":            `{"status":"not_screened","matches":[]}`,
+		"Iris Makran": `{"status":"hit","matches":[{"entry_id":40716,"list_name":"IRIS MAKRAN","matched_name":"IRIS MAKRAN","is_alias":false,"type":"vessel","programs":["IRAN"],"score":1}]}`,
+	} {
+		got, err := json.Marshal(l.Screen(name, Options{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want {
+			t.Errorf("%q: %s\nwant %s", name, got, want)
 		}
 	}
 }
