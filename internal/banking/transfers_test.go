@@ -43,6 +43,7 @@ func TestTransfers(t *testing.T) {
 		t.Run("deferred settlement", w.deferredSettlement)
 		t.Run("screening hold", w.screeningHold)
 		t.Run("returns", w.returns)
+		t.Run("races", w.races)
 		t.Run("xmllint", func(t *testing.T) {
 			w.docs.requireCoverage(t, "ACSC", "ACSP", "ACWP", "RJCT", "PART",
 				"FF01", "CH16", "AC01", "RC01", "AM01", "AM03", "AM04", "AM12", "DUPL", "RR04")
