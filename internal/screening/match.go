@@ -19,9 +19,10 @@ type scoring struct {
 	vowelFactor float64 // discount of the similarity of vowel-folded spellings
 	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
 	minShared   float64 // share of a word's bigrams a term must have to be compared
+	contained   float64 // nameCoverage at which a listed name inside the screened name is a hit
 }
 
-var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, queryShare: 0.6, minShared: 0.5}
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, queryShare: 0.6, minShared: 0.5, contained: 0.95}
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
@@ -250,8 +251,20 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 	}
 	queryCoverage := queryCovered / q.total
 	nameCoverage := nameCovered / name.weight
-	return sc.queryShare*queryCoverage + (1-sc.queryShare)*nameCoverage
+	score := sc.queryShare*queryCoverage + (1-sc.queryShare)*nameCoverage
+	if paired >= containedWords && nameCoverage >= sc.contained {
+		// Every word of a listed name of three or more words is in the
+		// screened name, nearly as listed: extra words around it (a
+		// father's name, or padding meant to dilute the score) do not
+		// make it another name.
+		score = max(score, nameCoverage)
+	}
+	return score
 }
+
+// containedWords is the fewest words of a listed name found whole inside a
+// longer screened name that make a hit on their own.
+const containedWords = 3
 
 // keepBest records a scoring name under its entry, keeping the entry's best;
 // on equal scores the primary name wins over an alias, then the earlier

@@ -83,6 +83,7 @@ func TestScreenFullList(t *testing.T) {
 		{"Mohammed Hamza al-Zubaidi", 7851},
 		{"Banco Nacional de Cuba", 306},
 		{"Hamas", 4695},
+		{"Hassan Dahir Aweys Abdi Farah Guedi Robleh Waberi Kamil", 7006}, // padding does not hide a listed name of three words
 		{"Mohamed", 0}, // one word never hits a listed name of two or more
 		{"Maduro", 0},
 		{"Abebe Kebede Tesfaye", 0},
