@@ -35,7 +35,8 @@ func move(t *Transfer, kind string, from, to ledger.AccountRef, amount int64) le
 }
 
 // postSettleNow moves the amount straight from the debtor's to the
-// creditor's settlement account. ledger.ErrInsufficientFunds means AM04.
+// creditor's settlement account. Submit has checked the funds against the
+// locked balance, so ledger.ErrInsufficientFunds here would be a bug.
 func postSettleNow(ctx context.Context, tx *store.Tx, t *Transfer) error {
 	_, err := ledger.Post(ctx, tx, move(t, ledgerSettle,
 		account(t.DebtorMerchantID, t.Livemode, t.Currency, ledger.Available),
@@ -43,7 +44,7 @@ func postSettleNow(ctx context.Context, tx *store.Tx, t *Transfer) error {
 	return err
 }
 
-// postAccept puts the amount in flight. ledger.ErrInsufficientFunds means AM04.
+// postAccept puts the amount in flight (funds checked as for postSettleNow).
 func postAccept(ctx context.Context, tx *store.Tx, t *Transfer) error {
 	_, err := ledger.Post(ctx, tx, move(t, ledgerAccept,
 		account(t.DebtorMerchantID, t.Livemode, t.Currency, ledger.Available),

@@ -83,6 +83,26 @@ func (w *world) races(t *testing.T) {
 		t.Fatalf("racing returns: %d ok, %d refused, %d returned", ok, refused, row.ReturnedAmountMinor)
 	}
 
+	// Two banks paying each other at once (ordered locks, no deadlock).
+	fund(t, e, w.cace, 1000)
+	bankBefore, caceBefore := available(t, e, w.bank), available(t, e, w.cace)
+	rs = parallel(n, func(i int) *apptest.Response {
+		from, to := w.bank, w.cace
+		if i%2 == 1 {
+			from, to = w.cace, w.bank
+		}
+		return postJSON(e, from.SK, "/banking/v1/transfers", message(newMsgID(),
+			tx{DebtorAgent: from.BIC, CreditorAgent: to.BIC, Amount: 5}, tx{DebtorAgent: from.BIC, CreditorAgent: to.BIC, Amount: 7}))
+	})
+	for _, r := range rs {
+		if group, _ := readReport(t, "json", r.Body); r.Status != 200 || group != "ACSC" {
+			t.Fatalf("crossing transfers: %d %s", r.Status, r.Body)
+		}
+	}
+	if available(t, e, w.bank) != bankBefore || available(t, e, w.cace) != caceBefore {
+		t.Fatal("crossing transfers did not cancel out")
+	}
+
 	// Release and reject of one held transfer at once: one wins.
 	held := message(newMsgID(), tx{Creditor: "Daniel Moreno", DebtorAgent: w.bank.BIC, CreditorAgent: w.cace.BIC, Amount: 10})
 	submitJSON(t, e, w.bank.SK, held, 202)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -91,7 +90,7 @@ func (s *Service) Submit(ctx context.Context, p auth.Principal, caller Participa
 	var out Submission
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		out = Submission{}
-		run := &submission{svc: s, tx: tx, p: p, caller: caller, msg: msg, participants: map[string]participantLookup{}}
+		run := &submission{svc: s, tx: tx, p: p, caller: caller, msg: msg, participants: map[string]participantLookup{}, balances: map[string]int64{}}
 		recorded := recordable(msg.MsgID)
 		if recorded {
 			prior, err := claimMsgID(ctx, tx, p, msg.MsgID, hash, &run.messageID)
@@ -110,6 +109,9 @@ func (s *Service) Submit(ctx context.Context, p auth.Principal, caller Participa
 				out.Report = iso20022.GroupRejection(reportID, tx.Now(), msg, iso20022.NewStatusReason(iso20022.ReasonDUPL, detailMsgIDReused))
 				return nil
 			}
+		}
+		if err := run.lockAccounts(ctx, verdicts); err != nil {
+			return err
 		}
 		rep := iso20022.StatusReport{MsgID: reportID, CreatedAt: tx.Now(), OriginalMsgID: msg.MsgID, OriginalCreatedAt: msg.CreatedAt}
 		for i, v := range verdicts {
@@ -191,7 +193,62 @@ type submission struct {
 	msg          iso20022.Message
 	messageID    string
 	participants map[string]participantLookup
-	queued       bool // a settlement job was queued
+	balances     map[string]int64 // the debtor agent's settlement balance per currency, once read
+	queued       bool             // a settlement job was queued
+}
+
+// lockAccounts reads and locks, in the ledger's order, every settlement
+// account the message may post to: the debtor agent's available and
+// clearing accounts and each known creditor agent's available account.
+// Taking them all at once, in one order, lets two banks pay each other at
+// the same moment without deadlocking, and makes the debtor's balance a
+// figure the whole message can rely on.
+func (r *submission) lockAccounts(ctx context.Context, verdicts []iso20022.TxVerdict) error {
+	var refs []ledger.AccountRef
+	for i, v := range verdicts {
+		if !v.OK() {
+			continue
+		}
+		x := r.msg.Transactions[i]
+		refs = append(refs, account(r.caller.MerchantID, r.p.Livemode, x.Currency, ledger.Available),
+			account(r.caller.MerchantID, r.p.Livemode, x.Currency, ledger.SettlementClearing))
+		creditor, ok, err := r.participant(ctx, x.CreditorAgent)
+		if err != nil {
+			return err
+		}
+		if ok {
+			refs = append(refs, account(creditor.MerchantID, r.p.Livemode, x.Currency, ledger.Available))
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	locked, err := ledger.LockBalances(ctx, r.tx, refs...)
+	if err != nil {
+		return err
+	}
+	for ref, bal := range locked {
+		if ref.MerchantID == r.caller.MerchantID && ref.Kind == ledger.Available {
+			r.balances[ref.Currency] = bal
+		}
+	}
+	return nil
+}
+
+// available returns the debtor agent's settlement balance in currency as it
+// stands in this transaction (locked by lockAccounts).
+func (r *submission) available(ctx context.Context, currency string) (int64, error) {
+	if b, ok := r.balances[currency]; ok {
+		return b, nil
+	}
+	locked, err := ledger.LockBalances(ctx, r.tx, account(r.caller.MerchantID, r.p.Livemode, currency, ledger.Available))
+	if err != nil {
+		return 0, err
+	}
+	for _, b := range locked {
+		r.balances[currency] = b
+	}
+	return r.balances[currency], nil
 }
 
 func (r *submission) participant(ctx context.Context, bic string) (Participant, bool, error) {
@@ -256,6 +313,19 @@ func (r *submission) transaction(ctx context.Context, i int, v iso20022.TxVerdic
 		t.Status, t.Reason = StatusRJCT, iso20022.NewStatusReason(iso20022.ReasonRC01, "CdtrAgt/FinInstnId/BICFI: the creditor agent is not a participant")
 		return r.storeOrDuplicate(ctx, t, x)
 	}
+	// The debtor agent's settlement balance is locked for the whole message,
+	// so the running figure decides AM04 exactly and the posting below
+	// cannot be refused for funds.
+	balance, err := r.available(ctx, t.Currency)
+	if err != nil {
+		return iso20022.TxStatus{}, err
+	}
+	if balance < t.AmountMinor {
+		// Rejected before reaching the creditor agent: only the debtor
+		// agent sees it.
+		t.Status, t.Reason = StatusRJCT, iso20022.NewStatusReason(iso20022.ReasonAM04, detailAM04)
+		return r.storeOrDuplicate(ctx, t, x)
+	}
 	t.CreditorMerchantID = creditor.MerchantID
 	t.Screening = screened
 	now := r.tx.Now()
@@ -267,26 +337,13 @@ func (r *submission) transaction(ctx context.Context, i int, v iso20022.TxVerdic
 	default:
 		t.Status, t.SettledAt = StatusACSC, &now
 	}
-	// The row and its posting succeed or fail together: a UETR taken by a
-	// concurrent message, or a short balance, undoes both.
-	if _, err := r.tx.Exec(ctx, "SAVEPOINT transfer_accept"); err != nil {
-		return iso20022.TxStatus{}, err
-	}
-	undo := func() error {
-		if _, err := r.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT transfer_accept"); err != nil {
-			return err
-		}
-		_, err := r.tx.Exec(ctx, "RELEASE SAVEPOINT transfer_accept")
-		return err
-	}
+	// The row first: a UETR taken by a concurrent message since the check
+	// above is a DUPL, and nothing has moved yet.
 	inserted, err := insertTransfer(ctx, r.tx, t, r.messageID)
 	if err != nil {
 		return iso20022.TxStatus{}, err
 	}
 	if !inserted {
-		if err := undo(); err != nil {
-			return iso20022.TxStatus{}, err
-		}
 		return rejected(x, iso20022.NewStatusReason(iso20022.ReasonDUPL, detailUETRTaken)), nil
 	}
 	if t.Status == StatusACSC {
@@ -294,21 +351,12 @@ func (r *submission) transaction(ctx context.Context, i int, v iso20022.TxVerdic
 	} else {
 		err = postAccept(ctx, r.tx, t)
 	}
-	if errors.Is(err, ledger.ErrInsufficientFunds) {
-		if err := undo(); err != nil {
-			return iso20022.TxStatus{}, err
-		}
-		// Rejected before reaching the creditor agent: only the debtor
-		// agent sees it.
-		t.CreditorMerchantID, t.SettledAt, t.Screening = "", nil, nil
-		t.Status, t.Reason = StatusRJCT, iso20022.NewStatusReason(iso20022.ReasonAM04, detailAM04)
-		return r.storeOrDuplicate(ctx, t, x)
-	}
 	if err != nil {
 		return iso20022.TxStatus{}, err
 	}
-	if _, err := r.tx.Exec(ctx, "RELEASE SAVEPOINT transfer_accept"); err != nil {
-		return iso20022.TxStatus{}, err
+	r.balances[t.Currency] = balance - t.AmountMinor
+	if t.Status == StatusACSC && t.CreditorMerchantID == t.DebtorMerchantID {
+		r.balances[t.Currency] = balance // a bank paying itself
 	}
 	switch t.Status {
 	case StatusACSC:
