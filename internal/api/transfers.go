@@ -130,6 +130,9 @@ type reviewRequest struct {
 
 // review decides a held (ACWP) transfer and answers the updated row.
 func (h *transfers) review(w http.ResponseWriter, r *http.Request) error {
+	if _, err := h.svc.Caller(r.Context(), auth.Must(r.Context())); err != nil {
+		return err
+	}
 	var req reviewRequest
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
