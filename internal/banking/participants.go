@@ -20,7 +20,7 @@ type Participant struct {
 	DeferredSettlement bool
 }
 
-// ErrNotParticipant is the 403 for a caller that is not a participant bank.
+// errNotParticipant is the 403 for a caller that is not a participant bank.
 func errNotParticipant() error {
 	return errs.Permission("permission_denied", "bank transfer endpoints are for participant banks (merchants created with a BIC)")
 }

@@ -8,12 +8,9 @@ type NameScreener interface {
 	Screen(name string) screening.Result
 }
 
-// Screening outcomes of one name, as stored.
-const (
-	ScreenClear       = screening.StatusClear
-	ScreenHit         = screening.StatusHit
-	ScreenNotScreened = screening.StatusNotScreened
-)
+// ScreenHit is the stored outcome of a name that matched the list (the
+// others are screening.StatusClear and screening.StatusNotScreened).
+const ScreenHit = screening.StatusHit
 
 // NameScreening is the stored outcome of screening one name.
 type NameScreening struct {

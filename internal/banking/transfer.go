@@ -157,8 +157,3 @@ func (t *Transfer) Report(reportID string, now time.Time) iso20022.StatusReport 
 
 // remainingMinor is what can still be returned.
 func (t *Transfer) remainingMinor() int64 { return t.AmountMinor - t.ReturnedAmountMinor }
-
-// visibleTo reports whether a merchant is one of the transfer's agents.
-func (t *Transfer) visibleTo(merchantID string) bool {
-	return t.DebtorMerchantID == merchantID || (t.CreditorMerchantID != "" && t.CreditorMerchantID == merchantID)
-}
