@@ -7,6 +7,7 @@ import (
 
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/merchants"
 )
 
 // world is one payd with participant banks, shared by the scenario subtests
@@ -173,6 +174,26 @@ func (w *world) permissions(t *testing.T) {
 	if r := e.Do(apptest.Request{Method: "GET", Path: "/banking/v1/transfers/" + uetr, Key: w.third.SK, Headers: map[string]string{"Accept": "application/xml"}}); r.Status != 404 {
 		t.Fatalf("a third bank sees the report: %d", r.Status)
 	}
+	// Live mode is another world: the test-mode transfer is 404 to the same
+	// bank's live key, and a live message finds no live funds (AM04).
+	ctx := context.Background()
+	e.Main.Merchants.SetKYC(ctx, w.bank.MerchantID, "approved")
+	if err := e.Main.Merchants.ConnectProvider(ctx, w.bank.MerchantID, "bank_a", merchants.ProviderConfig{
+		BaseURL: "http://127.0.0.1:9/bank_a", APIKey: "k", CallbackSecret: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	live, err := e.Main.Merchants.CreateKey(ctx, w.bank.MerchantID, true, "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Do(apptest.Request{Method: "GET", Path: "/banking/v1/transfers/" + uetr, Key: live.Secret}); r.Status != 404 {
+		t.Fatalf("live key sees a test transfer: %d", r.Status)
+	}
+	liveMsg := message(newMsgID(), tx{UETR: uetr, DebtorAgent: w.bank.BIC, CreditorAgent: w.cace.BIC})
+	if rep := submitJSON(t, e, live.Secret, liveMsg, 200); rep.Transactions[0].StatusReason == nil || rep.Transactions[0].StatusReason.Code != "AM04" {
+		t.Fatalf("live message without live funds: %+v", rep)
+	}
+
 	// The list shows the caller's transfers only.
 	r := e.Do(apptest.Request{Method: "GET", Path: "/banking/v1/transfers?limit=100&role=creditor", Key: w.third.SK})
 	if r.Status != 200 || !bytes.Contains(r.Body, []byte(`"data":[]`)) {
