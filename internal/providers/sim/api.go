@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -149,6 +150,11 @@ func (s *Sim) api(op string, mutates bool, h apiHandler) http.HandlerFunc {
 			e.done, e.status, e.body = true, ans.status, raw
 		}
 		a.mu.Unlock()
+		if d := s.cfg.AnswerDelay; d > 0 && (op == "initiate" || op == "otp" || op == "payout") {
+			if !sleepCtx(r.Context(), s.ctx, d) {
+				return
+			}
+		}
 		if ans.hang {
 			t := time.NewTimer(s.cfg.HangFor)
 			select {
@@ -227,4 +233,18 @@ func writeRaw(w http.ResponseWriter, status int, raw []byte) {
 
 func writeError(w http.ResponseWriter, status int, code, msg, field string) {
 	writeJSON(w, status, protocol.ErrorBody{Error: protocol.ErrorDetail{Code: code, Message: msg, Field: field}})
+}
+
+// sleepCtx waits d unless either context ends first (then false).
+func sleepCtx(a, b context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-a.Done():
+		return false
+	case <-b.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
