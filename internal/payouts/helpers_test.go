@@ -10,8 +10,8 @@ import (
 	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/payouts"
 	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/payouts"
 	"github.com/payd/payd/internal/testutil"
 )
 

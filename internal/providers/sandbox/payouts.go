@@ -92,4 +92,6 @@ func failed(req providers.PayoutRequest, code, msg string) providers.PayoutResul
 }
 
 // providerRef is the sandbox's id of a payout: stable per idempotency key.
-func providerRef(req providers.PayoutRequest) string { return "sbx_" + req.Provider + "_" + req.IdempotencyKey }
+func providerRef(req providers.PayoutRequest) string {
+	return "sbx_" + req.Provider + "_" + req.IdempotencyKey
+}
