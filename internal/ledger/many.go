@@ -67,11 +67,6 @@ func PostMany(ctx context.Context, tx *store.Tx, txns []Transaction) ([]string, 
 			return nil, err
 		}
 		a.id = id
-		if a.sum != 0 {
-			if err := applyBalance(ctx, tx, id, Entry{Account: a.ref, Amount: a.sum}); err != nil {
-				return nil, err
-			}
-		}
 	}
 	now := store.Micros(tx.Now())
 	for start := 0; start < len(txns); start += manyChunk {
@@ -115,6 +110,16 @@ func PostMany(ctx context.Context, tx *store.Tx, txns []Transaction) ([]string, 
 		}
 		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
 			return nil, err
+		}
+	}
+	// Balances last: their rows are what concurrent posts wait for, so they
+	// are locked for the shortest time.
+	for _, k := range keys {
+		a := accounts[k]
+		if a.sum != 0 {
+			if err := applyBalance(ctx, tx, a.id, Entry{Account: a.ref, Amount: a.sum}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return txIDs, nil

@@ -142,20 +142,28 @@ func (s *Service) claimNext(ctx context.Context) (*claim, error) {
 		}
 		scope, args := "batch_id IS NULL", []any{}
 		if batchID.Valid {
-			// Serialises with cancel (see above): no row of a batch that is no
-			// longer processing is claimed.
-			res, err := tx.Exec(ctx, `UPDATE payout_batches SET dispatched = TRUE WHERE id = ? AND status = 'processing'`, batchID.String)
+			// The first claim of a batch serialises with cancel (see above);
+			// later ones find it dispatched, which no cancel can undo.
+			res, err := tx.Exec(ctx, `UPDATE payout_batches SET dispatched = TRUE WHERE id = ? AND status = 'processing' AND dispatched = ?`,
+				batchID.String, false)
 			if err != nil {
 				return err
 			}
 			if n, _ := res.RowsAffected(); n != 1 {
-				// Not processing: its waiting rows are stale (cannot happen
-				// while the state machine holds); park them so they are not
-				// claimed in a loop, and say so.
-				s.log.Error("payouts waiting in a batch that is not processing", "batch_id", batchID.String)
-				_, err := tx.Exec(ctx, "UPDATE payouts SET dispatch_at = ? WHERE batch_id = ? AND dispatch_at IS NOT NULL",
-					micros(now.Add(time.Hour)), batchID.String)
-				return err
+				var status BatchStatus
+				var dispatched bool
+				if err := tx.QueryRow(ctx, "SELECT status, dispatched FROM payout_batches WHERE id = ?", batchID.String).Scan(&status, &dispatched); err != nil {
+					return err
+				}
+				if status != BatchProcessing || !dispatched {
+					// Its waiting rows are stale (cannot happen while the state
+					// machine holds); park them so they are not claimed in a
+					// loop, and say so.
+					s.log.Error("payouts waiting in a batch that is not processing", "batch_id", batchID.String, "status", status)
+					_, err := tx.Exec(ctx, "UPDATE payouts SET dispatch_at = ? WHERE batch_id = ? AND dispatch_at IS NOT NULL",
+						micros(now.Add(time.Hour)), batchID.String)
+					return err
+				}
 			}
 			scope, args = "batch_id = ?", []any{batchID.String}
 		}
@@ -358,10 +366,12 @@ func (s *Service) record(ctx context.Context, c *claim, rs []result) error {
 				s.metrics.outcomes.WithLabelValues(string(r.outcome)).Inc()
 			}
 		}
-		if _, err := ledger.PostMany(ctx, tx, txns); err != nil {
+		// Events first, the ledger (whose balance rows concurrent records
+		// wait for) and the batch's counters last.
+		if _, err := events.EmitMany(ctx, tx, evs); err != nil {
 			return err
 		}
-		if _, err := events.EmitMany(ctx, tx, evs); err != nil {
+		if _, err := ledger.PostMany(ctx, tx, txns); err != nil {
 			return err
 		}
 		if c.batchID != nil && (d.succeeded != 0 || d.failed != 0) {
