@@ -81,7 +81,7 @@ func TestRowsBatchLifecycle(t *testing.T) {
 			t.Fatalf("counters %+v", b)
 		}
 		var l struct{ Data []payout }
-		e.Get("/v1/payouts?limit=100&batch_id=" + b.ID).JSON(t, &l)
+		e.Get("/v1/payouts?limit=100&batch_id="+b.ID).JSON(t, &l)
 		if len(l.Data) != 6 {
 			t.Fatalf("%d payouts in the batch", len(l.Data))
 		}
@@ -175,7 +175,7 @@ func TestItemsBatch(t *testing.T) {
 			t.Fatalf("DJF %+v", bal)
 		}
 		var l struct{ Data []payout }
-		e.Get("/v1/payouts?status=requires_approval&batch_id=" + b.ID).JSON(t, &l)
+		e.Get("/v1/payouts?status=requires_approval&batch_id="+b.ID).JSON(t, &l)
 		if len(l.Data) != 1 || l.Data[0].Reference != "big" {
 			t.Fatalf("waiting items %+v", l.Data)
 		}
@@ -216,7 +216,7 @@ func TestItemsBatch(t *testing.T) {
 		if b.ItemCount != 3 || b.Succeeded != 2 || b.Failed != 1 {
 			t.Fatalf("csv batch %+v", b)
 		}
-		e.Get("/v1/payouts?batch_id=" + b.ID).JSON(t, &l)
+		e.Get("/v1/payouts?batch_id="+b.ID).JSON(t, &l)
 		refs := map[string]bool{}
 		for _, p := range l.Data {
 			refs[p.Reference] = true
@@ -269,7 +269,7 @@ func TestBatchCancel(t *testing.T) {
 			t.Fatalf("not released: %+v", bal)
 		}
 		var l struct{ Data []payout }
-		e.Get("/v1/payouts?batch_id=" + b.ID).JSON(t, &l)
+		e.Get("/v1/payouts?batch_id="+b.ID).JSON(t, &l)
 		for _, p := range l.Data {
 			if p.Status != "canceled" {
 				t.Fatalf("item %+v", p)
