@@ -156,13 +156,19 @@ func (s *Service) claimNext(ctx context.Context) (*claim, error) {
 					return err
 				}
 				if status != BatchProcessing || !dispatched {
-					// Its waiting rows are stale (cannot happen while the state
-					// machine holds); park them so they are not claimed in a
-					// loop, and say so.
-					s.log.Error("payouts waiting in a batch that is not processing", "batch_id", batchID.String, "status", status)
-					_, err := tx.Exec(ctx, "UPDATE payouts SET dispatch_at = ? WHERE batch_id = ? AND dispatch_at IS NOT NULL",
+					// A cancel won the race for the batch and has canceled its
+					// rows. Rows still waiting would be stale (the state
+					// machine forbids it): park them so they are not claimed
+					// in a loop, and say so.
+					res, err := tx.Exec(ctx, "UPDATE payouts SET dispatch_at = ? WHERE batch_id = ? AND dispatch_at IS NOT NULL",
 						micros(now.Add(time.Hour)), batchID.String)
-					return err
+					if err != nil {
+						return err
+					}
+					if n, _ := res.RowsAffected(); n > 0 {
+						s.log.Error("payouts waiting in a batch that is not processing", "batch_id", batchID.String, "status", status, "payouts", n)
+					}
+					return nil
 				}
 			}
 			scope, args = "batch_id = ?", []any{batchID.String}
