@@ -27,6 +27,7 @@ type paydProc struct {
 	env     []string
 	url     string
 	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has exited
 	logPath string
 }
 
@@ -56,7 +57,12 @@ func (p *paydProc) start() {
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
-	go func() { p.cmd.Wait(); logf.Close() }()
+	p.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) {
+		cmd.Wait()
+		logf.Close()
+		close(exited)
+	}(p.cmd, p.exited)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get(p.url + "/readyz")
@@ -76,9 +82,7 @@ func (p *paydProc) start() {
 // kill sends SIGKILL: no shutdown, no cleanup.
 func (p *paydProc) kill() {
 	p.cmd.Process.Kill()
-	for i := 0; i < 100 && p.cmd.ProcessState == nil; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	<-p.exited
 }
 
 func (p *paydProc) call(method, path, key string, body any, headers map[string]string) (int, []byte) {
@@ -124,6 +128,7 @@ func freeAddr(t *testing.T) string {
 // 10,000-row fan-out and restarts it: every row ends once, nothing is paid
 // twice, the counters and the outbox are exact.
 func TestCrashDuringFanOut(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test: skipped with -short")
 	}
@@ -148,11 +153,13 @@ func TestCrashDuringFanOut(t *testing.T) {
 			}
 			p.start()
 			defer func() {
-				if p.cmd.ProcessState == nil {
+				select {
+				case <-p.exited:
+				default:
 					p.kill()
 				}
 			}()
-			const n = 10_000
+			n := scaleRows()
 			rows, succeeded, failed, paid := bigRows(n)
 			if st, body := p.call("POST", "/v1/sandbox/topups", m.SecretKeys[0], map[string]any{"currency": "DJF", "amount_minor": 5_000_000}, nil); st != 201 {
 				t.Fatalf("topup %d %s", st, body)

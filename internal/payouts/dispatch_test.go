@@ -159,6 +159,7 @@ func (f fixture) checkDone(t *testing.T, rail *ledgerRail, batchID string, n int
 // taken over once its lease runs out; the payouts already sent are looked
 // up, not paid again.
 func TestReclaimAfterLease(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		f := newFixture(t, db, 1_000_000)
@@ -196,11 +197,16 @@ func TestReclaimAfterLease(t *testing.T) {
 // TestTwoDispatchers: two processes' dispatchers share one batch; every
 // row ends once.
 func TestTwoDispatchers(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db, 10_000_000)
 		rail := newLedgerRail()
 		a, b := f.service(rail, time.Second), f.service(rail, time.Second)
-		batch := f.approvedBatch(t, a, 2000)
+		n := 2000
+		if RaceDetector {
+			n = 500
+		}
+		batch := f.approvedBatch(t, a, n)
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		for _, s := range []*Service{a, b} {
@@ -220,7 +226,7 @@ func TestTwoDispatchers(t *testing.T) {
 		}
 		cancel()
 		wg.Wait()
-		f.checkDone(t, rail, batch.ID, 2000)
+		f.checkDone(t, rail, batch.ID, n)
 	})
 }
 
@@ -228,6 +234,7 @@ func TestTwoDispatchers(t *testing.T) {
 // batch serialise on the batch: either the cancel wins and nothing is sent,
 // or it answers batch_already_processing.
 func TestCancelRacesFirstClaim(t *testing.T) {
+	t.Parallel()
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		f := newFixture(t, db, 10_000_000)

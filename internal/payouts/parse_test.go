@@ -36,6 +36,7 @@ func wantError(t *testing.T, err error, code, param string) {
 
 // TestRowsCSVRules: every rule of a variant B CSV, one failing row each.
 func TestRowsCSVRules(t *testing.T) {
+	t.Parallel()
 	good := "+25377000001,,100,wallet_b,ok-1,first\n"
 	cases := []struct {
 		name, row, param, msg string
@@ -87,6 +88,7 @@ func TestRowsCSVRules(t *testing.T) {
 
 // TestRowsCSVWhole covers the rules about the file as a whole.
 func TestRowsCSVWhole(t *testing.T) {
+	t.Parallel()
 	row := func(i int) string { return fmt.Sprintf("+25377%06d,,1000,wallet_b,ref-%d,\n", i, i) }
 	many := func(n int) string {
 		var b strings.Builder
@@ -171,6 +173,7 @@ func TestRowsCSVWhole(t *testing.T) {
 
 // TestItemsCSVRules: the variant A CSV's own rules.
 func TestItemsCSVRules(t *testing.T) {
+	t.Parallel()
 	good := "100,DJF,wallet_b,+25377000001,,Amina,,e-1\n"
 	cases := []struct {
 		name, row, param, msg string
@@ -199,6 +202,7 @@ func TestItemsCSVRules(t *testing.T) {
 
 // TestBatchJSONRules: the JSON shapes and every row rule that differs from CSV.
 func TestBatchJSONRules(t *testing.T) {
+	t.Parallel()
 	rows := func(extra ...string) string {
 		return `{"currency":"DJF","rows":[{"recipient_msisdn":"+25377000001","amount":100,"provider":"wallet_b","reference":"a"}` +
 			strings.Join(append([]string{""}, extra...), ",") + `]}`

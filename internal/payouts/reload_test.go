@@ -14,6 +14,7 @@ import (
 // TestSanctionsReload: the list is read at start and again on reload
 // (SIGHUP); a failed reload keeps the previous list.
 func TestSanctionsReload(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sdn := filepath.Join(dir, "sdn.csv")
 	write := func(body string) {

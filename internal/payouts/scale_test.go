@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/payouts"
 )
 
 // bigRows makes n variant B rows; every 20th fails (insufficient_funds on
@@ -66,35 +67,42 @@ func checkBatchBooks(t *testing.T, e *apptest.Env, batchID string, rows, succeed
 	verifyLedger(t, e)
 }
 
+// scaleRows is the size of the scale and crash tests: 10,000 rows, or
+// 1,000 under the race detector (see race_test.go).
+func scaleRows() int {
+	if payouts.RaceDetector {
+		return 1_000
+	}
+	return 10_000
+}
+
 // TestTenThousandRows: a 10,000-row variant B batch goes from approve to
 // completed with exact counters and books.
-func TestTenThousandRows(t *testing.T) {
+func testTenThousandRows(t *testing.T, e *apptest.Env) {
 	if testing.Short() {
 		t.Skip("10,000 rows: skipped with -short")
 	}
-	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		const n = 10_000
-		rows, succeeded, failed, paid := bigRows(n)
-		topup(t, e, "DJF", 5_000_000)
-		r := postBulk(e, e.SK, map[string]any{"currency": "DJF", "rows": rows}, "")
-		if r.Status != 201 {
-			t.Fatalf("create: %d %.300s", r.Status, r.Body)
-		}
-		var b batch
-		r.JSON(t, &b)
-		start := time.Now()
-		if r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/approve", Key: e.SK2}); r.Status != 200 {
-			t.Fatalf("approve: %d %s", r.Status, r.Body)
-		}
-		approved := time.Since(start)
-		b = waitBatch(t, e, b.ID, "to complete", func(b batch) bool { return b.Status == "completed" })
-		t.Logf("%s: approve answered in %v, completed %v after approve", e.Engine, approved.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-		if *b.RowsSucceeded != succeeded || *b.RowsFailed != failed || *b.RowsPending != 0 {
-			t.Fatalf("counters %+v", b)
-		}
-		if bal := balance(t, e, "DJF"); bal.Reserved != 0 || bal.Available != 5_000_000-paid {
-			t.Fatalf("balance %+v, want available %d", bal, 5_000_000-paid)
-		}
-		checkBatchBooks(t, e, b.ID, n, succeeded, failed)
-	})
+	n := scaleRows()
+	rows, succeeded, failed, paid := bigRows(n)
+	topup(t, e, "DJF", 5_000_000)
+	r := postBulk(e, e.SK, map[string]any{"currency": "DJF", "rows": rows}, "")
+	if r.Status != 201 {
+		t.Fatalf("create: %d %.300s", r.Status, r.Body)
+	}
+	var b batch
+	r.JSON(t, &b)
+	start := time.Now()
+	if r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/approve", Key: e.SK2}); r.Status != 200 {
+		t.Fatalf("approve: %d %s", r.Status, r.Body)
+	}
+	approved := time.Since(start)
+	b = waitBatch(t, e, b.ID, "to complete", func(b batch) bool { return b.Status == "completed" })
+	t.Logf("%s: approve answered in %v, completed %v after approve", e.Engine, approved.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if *b.RowsSucceeded != succeeded || *b.RowsFailed != failed || *b.RowsPending != 0 {
+		t.Fatalf("counters %+v", b)
+	}
+	if bal := balance(t, e, "DJF"); bal.Reserved != 0 || bal.Available != 5_000_000-paid {
+		t.Fatalf("balance %+v, want available %d", bal, 5_000_000-paid)
+	}
+	checkBatchBooks(t, e, b.ID, n, succeeded, failed)
 }

@@ -473,13 +473,16 @@ func (s *Service) Retry(ctx context.Context, pr auth.Principal, id, scenario str
 				return err
 			}
 		}
+		p.Status, p.UpdatedAt = Processing, now
+		p.FailureCode, p.FailureMessage, p.FailedAt = nil, nil, nil
 		tx.AfterCommit(s.wake.Notify)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.reload(ctx, p)
+	// The payout as the retry left it: a dispatcher may already be sending it.
+	return p, nil
 }
 
 // selfApproval is the four-eyes refusal (SPEC: Authentication 4).
