@@ -172,7 +172,7 @@ func (p *Pages) readForm(r *http.Request, page providers.HostedPage) (providers.
 			year += 2000
 		}
 		now := p.now().UTC()
-		if year < now.Year() || (year == now.Year() && month < int(now.Month())) || year > now.Year()+50 {
+		if year < now.Year() || (year == now.Year() && month < int(now.Month())) {
 			return sub, "The card has expired.", e
 		}
 		cvc := f("cvc")
