@@ -165,8 +165,8 @@ func TestListAndIsolation(t *testing.T) {
 		want(list("?ending_before="+a.ID), c.ID, b.ID)
 		now := time.Now().UTC()
 		want(list("?created[gte]="+url.QueryEscape(now.Add(-time.Minute).Format(time.RFC3339))), c.ID, b.ID, a.ID)
-		want(list("?created[lte]="+now.Add(-time.Minute).Format("2006-01-02T15:04:05Z")))
-		want(list("?created[gte]="+itoa(now.Add(time.Minute).Unix())))
+		want(list("?created[lte]=" + now.Add(-time.Minute).Format("2006-01-02T15:04:05Z")))
+		want(list("?created[gte]=" + itoa(now.Add(time.Minute).Unix())))
 		want(list("?created[lte]="+itoa(now.Add(time.Minute).Unix())+"&provider=bank_a"), b.ID, a.ID)
 		for _, q := range []string{"?status=paid", "?provider=wallet_b", "?created[gte]=yesterday", "?created[lte]=2026-13-01T00:00:00Z", "?limit=101"} {
 			if r := e.Get("/v1/payment_intents" + q); r.Status != 400 || errorParam(r) == "" {

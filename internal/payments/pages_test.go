@@ -25,9 +25,9 @@ func TestHostedPages(t *testing.T) {
 				t.Fatalf("own page: %d", code)
 			}
 			bad := []string{
-				e.URL + ua.Path,                                // no token
-				e.URL + ua.Path + "?t=",                        // empty token
-				e.URL + ua.Path + "?t=" + ub.Query().Get("t"),  // another intent's token
+				e.URL + ua.Path,                               // no token
+				e.URL + ua.Path + "?t=",                       // empty token
+				e.URL + ua.Path + "?t=" + ub.Query().Get("t"), // another intent's token
 				e.URL + ua.Path + "?t=" + ua.Query().Get("t") + "x",
 				e.URL + "/sandbox/pay/pi_nope?t=" + ua.Query().Get("t"),
 			}
