@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/url"
-	"time"
 
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/money"
@@ -198,6 +197,3 @@ func failed(code, msg string) providers.Result {
 func declined() providers.Result {
 	return providers.Result{Outcome: providers.Failed, Failure: &providers.Failure{Code: "card_declined", Message: "The card was declined.", DeclineCode: "generic_decline"}}
 }
-
-// pushDelay exposes the configured delay to tests in this package.
-func (s *Sandbox) pushDelay() time.Duration { return s.cfg.PushDelay }
