@@ -11,7 +11,7 @@ import (
 
 // TestCreateRefusesBadInput: each bad request is a 400 naming the field,
 // and nothing is written (no intent, no event, no ledger entry).
-func TestCreateRefusesBadInput(t *testing.T) {
+func testCreateRefusesBadInput(t *testing.T, e *apptest.Env) {
 	ret := "https://merchant.example/back"
 	with := func(base map[string]any, kv ...any) map[string]any {
 		out := map[string]any{}
@@ -78,115 +78,117 @@ func TestCreateRefusesBadInput(t *testing.T) {
 		{"unknown field", with(ok, "amount_major", 1), "amount_major", "parameter_unknown"},
 		{"description too long", with(ok, "description", strings.Repeat("x", 1001)), "description", "parameter_invalid"},
 	}
-	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		for _, c := range cases {
-			t.Run(c.name, func(t *testing.T) {
-				intents, evs, entries := count(t, e, "payment_intents"), count(t, e, "events"), count(t, e, "ledger_entries")
-				var r *apptest.Response
-				if s, isString := c.body.(string); isString {
-					r = e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: e.SK, Body: s, Headers: map[string]string{"Idempotency-Key": "raw-" + c.name}})
-				} else {
-					r = create(e, c.body.(map[string]any), "")
-				}
-				if r.Status != 400 || errorParam(r) != c.param || r.ErrorCode() != c.code {
-					t.Fatalf("got %d %s, want 400 %s naming %s", r.Status, r.Body, c.code, c.param)
-				}
-				if count(t, e, "payment_intents") != intents || count(t, e, "events") != evs || count(t, e, "ledger_entries") != entries {
-					t.Fatal("a refused request wrote something")
-				}
-			})
-		}
-		t.Run("no idempotency key", func(t *testing.T) {
-			r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: e.SK, Body: ok})
-			if r.Status != 400 || r.ErrorCode() != "idempotency_key_required" {
-				t.Fatalf("%d %s", r.Status, r.Body)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			intents, evs, entries := count(t, e, "payment_intents"), count(t, e, "events"), count(t, e, "ledger_entries")
+			var r *apptest.Response
+			if s, isString := c.body.(string); isString {
+				r = e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: e.SK, Body: s, Headers: map[string]string{"Idempotency-Key": "raw-" + c.name}})
+			} else {
+				r = create(e, c.body.(map[string]any), "")
+			}
+			if r.Status != 400 || errorParam(r) != c.param || r.ErrorCode() != c.code {
+				t.Fatalf("got %d %s, want 400 %s naming %s", r.Status, r.Body, c.code, c.param)
+			}
+			if count(t, e, "payment_intents") != intents || count(t, e, "events") != evs || count(t, e, "ledger_entries") != entries {
+				t.Fatal("a refused request wrote something")
 			}
 		})
+	}
+	t.Run("no idempotency key", func(t *testing.T) {
+		r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: e.SK, Body: ok})
+		if r.Status != 400 || r.ErrorCode() != "idempotency_key_required" {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
 	})
 }
 
 // TestCreateAccepts covers the accepted forms: bank_a's E.164 and bare
 // numbers (the provider gets the bare one), amount_minor, and a replay.
-func TestCreateAccepts(t *testing.T) {
-	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		for _, n := range []string{"+25377123456", "77123456"} {
-			in := decode(t, mustStatus(t, create(e, map[string]any{"amount": 100, "currency": "DJF", "provider": "bank_a", "customer_msisdn": n}, ""), 201))
-			if *in.CustomerMSISDN != n {
-				t.Fatalf("customer_msisdn %q stored as %q", n, *in.CustomerMSISDN)
-			}
+func testCreateAccepts(t *testing.T, e *apptest.Env) {
+	for _, n := range []string{"+25377123456", "77123456"} {
+		in := decode(t, mustStatus(t, create(e, map[string]any{"amount": 100, "currency": "DJF", "provider": "bank_a", "customer_msisdn": n}, ""), 201))
+		if *in.CustomerMSISDN != n {
+			t.Fatalf("customer_msisdn %q stored as %q", n, *in.CustomerMSISDN)
 		}
-		in := decode(t, mustStatus(t, create(e, map[string]any{"amount_minor": 1999, "currency": "USD", "provider": "bank_b", "customer_msisdn": "+25377123456",
-			"description": "Order 42", "metadata": map[string]string{"order": "42"}}, ""), 201))
-		if in.AmountMinor != 1999 || in.Metadata["order"] != "42" {
-			t.Fatalf("%+v", in)
-		}
-		if in := decode(t, mustStatus(t, create(e, map[string]any{"amount": 7, "currency": "USD", "provider": "wallet_a", "customer_msisdn": "+25377123456"}, ""), 201)); in.AmountMinor != 700 {
-			t.Fatalf("7 USD is %d minor", in.AmountMinor)
-		}
-		req := apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: e.SK, Body: bankA(5), Headers: map[string]string{"Idempotency-Key": "replay-me"}}
-		first, second := e.Do(req), e.Do(req)
-		if first.Status != 201 || second.Status != 201 || string(first.Body) != string(second.Body) || second.Header.Get("Idempotent-Replayed") != "true" {
-			t.Fatalf("replay: %d %d", first.Status, second.Status)
-		}
-	})
+	}
+	in := decode(t, mustStatus(t, create(e, map[string]any{"amount_minor": 1999, "currency": "USD", "provider": "bank_b", "customer_msisdn": "+25377123456",
+		"description": "Order 42", "metadata": map[string]string{"order": "42"}}, ""), 201))
+	if in.AmountMinor != 1999 || in.Metadata["order"] != "42" {
+		t.Fatalf("%+v", in)
+	}
+	if in := decode(t, mustStatus(t, create(e, map[string]any{"amount": 7, "currency": "USD", "provider": "wallet_a", "customer_msisdn": "+25377123456"}, ""), 201)); in.AmountMinor != 700 {
+		t.Fatalf("7 USD is %d minor", in.AmountMinor)
+	}
+	req := apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: e.SK, Body: bankA(5), Headers: map[string]string{"Idempotency-Key": "replay-me"}}
+	first, second := e.Do(req), e.Do(req)
+	if first.Status != 201 || second.Status != 201 || string(first.Body) != string(second.Body) || second.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: %d %d", first.Status, second.Status)
+	}
 }
 
-func TestListAndIsolation(t *testing.T) {
-	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		a := decode(t, mustStatus(t, create(e, bankA(1), ""), 201))
-		b := decode(t, mustStatus(t, create(e, bankA(2), "success"), 201))
-		c := decode(t, mustStatus(t, create(e, map[string]any{"amount": 1, "currency": "ETB", "provider": "wallet_d", "return_url": "http://x.example/"}, ""), 201))
-		list := func(q string) []string {
-			r := e.Get("/v1/payment_intents" + q)
-			if r.Status != 200 {
-				t.Fatalf("list %s: %d %s", q, r.Status, r.Body)
-			}
-			var l struct {
-				Data    []intent `json:"data"`
-				HasMore bool     `json:"has_more"`
-			}
-			r.JSON(t, &l)
-			var ids []string
-			for _, in := range l.Data {
-				ids = append(ids, in.ID)
-			}
-			return ids
+func testListAndIsolation(t *testing.T, shared *apptest.Env) {
+	// A merchant of its own, so the lists hold only this test's intents.
+	m, err := shared.Main.Merchants.Create(t.Context(), merchantParams("Lister"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := *shared
+	own.SK, own.Merchant = m.SecretKeys[0], m
+	e := &own
+	a := decode(t, mustStatus(t, create(e, bankA(1), ""), 201))
+	b := decode(t, mustStatus(t, create(e, bankA(2), "success"), 201))
+	c := decode(t, mustStatus(t, create(e, map[string]any{"amount": 1, "currency": "ETB", "provider": "wallet_d", "return_url": "http://x.example/"}, ""), 201))
+	list := func(q string) []string {
+		r := e.Get("/v1/payment_intents" + q)
+		if r.Status != 200 {
+			t.Fatalf("list %s: %d %s", q, r.Status, r.Body)
 		}
-		want := func(got []string, ids ...string) {
-			t.Helper()
-			if joined(got) != joined(ids) {
-				t.Fatalf("got %v, want %v", got, ids)
-			}
+		var l struct {
+			Data    []intent `json:"data"`
+			HasMore bool     `json:"has_more"`
 		}
-		want(list(""), c.ID, b.ID, a.ID)
-		want(list("?status=succeeded"), b.ID)
-		want(list("?provider=wallet_d"), c.ID)
-		want(list("?limit=1&starting_after="+c.ID), b.ID)
-		want(list("?ending_before="+a.ID), c.ID, b.ID)
-		now := time.Now().UTC()
-		want(list("?created[gte]="+url.QueryEscape(now.Add(-time.Minute).Format(time.RFC3339))), c.ID, b.ID, a.ID)
-		want(list("?created[lte]=" + now.Add(-time.Minute).Format("2006-01-02T15:04:05Z")))
-		want(list("?created[gte]=" + itoa(now.Add(time.Minute).Unix())))
-		want(list("?created[lte]="+itoa(now.Add(time.Minute).Unix())+"&provider=bank_a"), b.ID, a.ID)
-		for _, q := range []string{"?status=paid", "?provider=wallet_b", "?created[gte]=yesterday", "?created[lte]=2026-13-01T00:00:00Z", "?limit=101"} {
-			if r := e.Get("/v1/payment_intents" + q); r.Status != 400 || errorParam(r) == "" {
-				t.Errorf("%s: %d %s", q, r.Status, r.Body)
-			}
+		r.JSON(t, &l)
+		var ids []string
+		for _, in := range l.Data {
+			ids = append(ids, in.ID)
 		}
-		// Another merchant sees none of them.
-		o, err := e.Main.Merchants.Create(t.Context(), merchantParams("Other"))
-		if err != nil {
-			t.Fatal(err)
+		return ids
+	}
+	want := func(got []string, ids ...string) {
+		t.Helper()
+		if joined(got) != joined(ids) {
+			t.Fatalf("got %v, want %v", got, ids)
 		}
-		if r := e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents/" + a.ID, Key: o.SecretKeys[0]}); r.Status != 404 {
-			t.Fatalf("another merchant's intent: %d", r.Status)
+	}
+	want(list(""), c.ID, b.ID, a.ID)
+	want(list("?status=succeeded"), b.ID)
+	want(list("?provider=wallet_d"), c.ID)
+	want(list("?limit=1&starting_after="+c.ID), b.ID)
+	want(list("?ending_before="+a.ID), c.ID, b.ID)
+	now := time.Now().UTC()
+	want(list("?created[gte]="+url.QueryEscape(now.Add(-time.Minute).Format(time.RFC3339))), c.ID, b.ID, a.ID)
+	want(list("?created[lte]=" + now.Add(-time.Minute).Format("2006-01-02T15:04:05Z")))
+	want(list("?created[gte]=" + itoa(now.Add(time.Minute).Unix())))
+	want(list("?created[lte]="+itoa(now.Add(time.Minute).Unix())+"&provider=bank_a"), b.ID, a.ID)
+	for _, q := range []string{"?status=paid", "?provider=wallet_b", "?created[gte]=yesterday", "?created[lte]=2026-13-01T00:00:00Z", "?limit=101"} {
+		if r := e.Get("/v1/payment_intents" + q); r.Status != 400 || errorParam(r) == "" {
+			t.Errorf("%s: %d %s", q, r.Status, r.Body)
 		}
-		r := e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents", Key: o.SecretKeys[0]})
-		if r.Status != 200 || !strings.Contains(string(r.Body), `"data":[]`) {
-			t.Fatalf("another merchant's list: %s", r.Body)
-		}
-		if r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents/" + a.ID + "/confirm", Key: o.SecretKeys[0], Body: map[string]string{"otp": "123456"}}); r.Status != 404 {
-			t.Fatalf("confirm of another merchant's intent: %d", r.Status)
-		}
-	})
+	}
+	// Another merchant sees none of them.
+	o, err := e.Main.Merchants.Create(t.Context(), merchantParams("Other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents/" + a.ID, Key: o.SecretKeys[0]}); r.Status != 404 {
+		t.Fatalf("another merchant's intent: %d", r.Status)
+	}
+	r := e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents", Key: o.SecretKeys[0]})
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"data":[]`) {
+		t.Fatalf("another merchant's list: %s", r.Body)
+	}
+	if r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents/" + a.ID + "/confirm", Key: o.SecretKeys[0], Body: map[string]string{"otp": "123456"}}); r.Status != 404 {
+		t.Fatalf("confirm of another merchant's intent: %d", r.Status)
+	}
 }

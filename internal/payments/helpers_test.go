@@ -182,3 +182,16 @@ func joined(s []string) string { return strings.Join(s, ",") }
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func merchantParams(name string) merchants.CreateParams { return merchants.CreateParams{Name: name} }
+
+// creditedTo sums what the ledger moved into available for one object.
+func creditedTo(t testing.TB, e *apptest.Env, reference string) int64 {
+	t.Helper()
+	var n int64
+	err := e.Main.DB.QueryRow(context.Background(), `SELECT COALESCE(SUM(le.amount), 0) FROM ledger_entries le
+		JOIN ledger_transactions lt ON lt.id = le.transaction_id JOIN ledger_accounts la ON la.id = le.account_id
+		WHERE lt.reference = ? AND la.kind = 'available'`, reference).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

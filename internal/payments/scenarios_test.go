@@ -87,29 +87,31 @@ func fastSandbox(c *app.Config) {
 // cell without a scenario) through create and, where the intent waits, its
 // next step, checking the status, HTTP code, next_action, last_error, the
 // ledger and the outbox.
-func TestScenarioMatrix(t *testing.T) {
+func testScenarioMatrix(t *testing.T, e *apptest.Env) {
 	scenarios := []string{"", "success", "insufficient_funds", "otp_expired", "card_declined", "card_3ds_required", "network_timeout",
 		"duplicate_msisdn", "kyc_blocked", "account_closed", "velocity_limit", "partial_capture", "sandbox_webhook_fail"}
-	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		credited := map[string]int64{}
-		for _, m := range modes() {
-			for _, sc := range scenarios {
-				name := sc
-				if name == "" {
-					name = "none"
-				}
-				t.Run(m.name+"/"+name, func(t *testing.T) {
-					runCell(t, e, m, sc, credited)
-				})
+	credited := map[string]int64{}
+	start := map[string]int64{}
+	for _, cur := range []string{"DJF", "USD", "ETB"} {
+		start[cur] = available(t, e, cur)
+	}
+	for _, m := range modes() {
+		for _, sc := range scenarios {
+			name := sc
+			if name == "" {
+				name = "none"
 			}
+			t.Run(m.name+"/"+name, func(t *testing.T) {
+				runCell(t, e, m, sc, credited)
+			})
 		}
-		for cur, want := range credited {
-			if got := available(t, e, cur); got != want {
-				t.Errorf("available %s = %d, want %d", cur, got, want)
-			}
+	}
+	for cur, want := range credited {
+		if got := available(t, e, cur) - start[cur]; got != want {
+			t.Errorf("available %s = %d, want %d", cur, got, want)
 		}
-		verifyLedger(t, e)
-	}, fastSandbox)
+	}
+	verifyLedger(t, e)
 }
 
 func runCell(t *testing.T, e *apptest.Env, m flowMode, sc string, credited map[string]int64) {
@@ -217,8 +219,11 @@ func runCell(t *testing.T, e *apptest.Env, m flowMode, sc string, credited map[s
 	if got := eventTypes(t, e, in.ID); joined(got) != joined(wantEvents) {
 		t.Fatalf("events %v, want %v", got, wantEvents)
 	}
-	if got := available(t, e, m.currency) - before; got != captured {
-		t.Fatalf("available moved by %d, want %d", got, captured)
+	if got := creditedTo(t, e, in.ID); got != captured {
+		t.Fatalf("available credited %d, want %d", got, captured)
+	}
+	if got := available(t, e, m.currency) - before; got < captured {
+		t.Fatalf("available moved by %d, want at least %d", got, captured)
 	}
 	credited[m.currency] += captured
 }

@@ -146,7 +146,9 @@ func TestRemoteAdapter(t *testing.T) {
 		if err != nil || pi.Status != Processing {
 			t.Fatalf("no answer: %+v %v", pi, err)
 		}
-		f.initiate = func(providers.Payment) (providers.Result, error) { return providers.Result{}, errors.New("connection reset") }
+		f.initiate = func(providers.Payment) (providers.Result, error) {
+			return providers.Result{}, errors.New("connection reset")
+		}
 		pi, err = e.svc.Create(ctx, e.live, in)
 		if e := errs.As(err); e == nil || e.Kind != errs.KindProvider || e.Extra["payment_intent"] != pi.ID || pi.Status != Processing {
 			t.Fatalf("provider error: %+v %v", pi, err)
