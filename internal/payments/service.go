@@ -225,18 +225,21 @@ func (s *Service) effects(ctx context.Context, tx *store.Tx, r *record, t transi
 			return err
 		}
 	}
-	if t.to == Succeeded && r.AmountCapturedMinor > 0 {
-		if err := creditMerchant(ctx, tx, r); err != nil {
-			return err
-		}
-	}
 	if t.event != "" {
 		if _, err := events.Emit(ctx, tx, r.MerchantID, r.Livemode, t.event, "payment_intent", r.ID, r.view()); err != nil {
 			return err
 		}
 	}
 	if t.to == RequiresAction && res.PollAfter > 0 {
-		return s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(res.PollAfter))
+		if err := s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(res.PollAfter)); err != nil {
+			return err
+		}
+	}
+	// The credit comes last: every payment of a merchant updates the same
+	// two account rows, so their row locks are held for as short a time as
+	// the transaction allows.
+	if t.to == Succeeded && r.AmountCapturedMinor > 0 {
+		return creditMerchant(ctx, tx, r)
 	}
 	return nil
 }

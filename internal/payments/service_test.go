@@ -56,7 +56,9 @@ type env struct {
 	live auth.Principal
 }
 
-func newEnv(t *testing.T, db *store.DB) *env {
+func newEnv(t *testing.T, db *store.DB) *env { return newEnvTB(t, db) }
+
+func newEnvTB(t testing.TB, db *store.DB) *env {
 	t.Helper()
 	box, _ := secretbox.New("")
 	m, err := merchants.NewService(db, box).Create(context.Background(), merchants.CreateParams{Name: "Unit"})
