@@ -88,6 +88,11 @@ func (s *Sandbox) completePage(ctx context.Context, p providers.Payment, sub pro
 		}
 		return res, err
 	}
+	if p.Scenario == providers.OTPExpired.Name {
+		res := failed("otp_expired", "The payment request expired before the customer completed it.")
+		res.MethodDetails = details
+		return res, nil
+	}
 	switch sub.Step {
 	case providers.StepWalletAHPP:
 		return s.captured(p), nil

@@ -151,6 +151,10 @@ func TestAdapterSteps(t *testing.T) {
 	if res, _ := s.Initiate(ctx, card); res.NextAction.Type != "redirect_to_url" || res.PageStep != providers.StepThreeDS {
 		t.Fatalf("forced 3-D Secure %+v", res)
 	}
+	hpp := providers.Payment{ID: "pi_4", Provider: "wallet_a", Rail: "wallet_a", Flow: providers.FlowHostedPage, AmountMinor: 100, Scenario: "otp_expired"}
+	if res, _ := s.CompletePage(ctx, hpp, providers.PageSubmission{Step: providers.StepWalletAHPP, Phone: "+25377123456", PIN: "1234"}); res.Outcome != providers.Failed || res.Failure.Code != "otp_expired" {
+		t.Fatalf("hpp under otp_expired %+v", res)
+	}
 	s.SetPublicURL("http://elsewhere")
 	card.Scenario = ""
 	if res, _ := s.Initiate(ctx, card); res.NextAction.RedirectURL[:17] != "http://elsewhere/" {
