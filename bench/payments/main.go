@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,9 +54,20 @@ func main() {
 	warmup := flag.Duration("warmup", 2*time.Second, "unmeasured time before each level")
 	maxPairs := flag.Int("max-pairs", 100000, "stop a level after this many pairs")
 	logLevel := flag.String("log-level", "warn", "payd's log level when started here (info logs every request)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (payd included when started here)")
 	nMerchants := flag.Int("merchants", 1, "spread the clients over this many merchants (each merchant's balance rows are a hot spot)")
 	flag.Parse()
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	base, keys := *target, []string{*key}
 	if base == "" {
 		m, cleanup, err := startPayd(*engine, *dbURL, *logLevel)
