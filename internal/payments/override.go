@@ -53,7 +53,15 @@ func (s *Service) OverrideScenario(ctx context.Context, p auth.Principal, id, sc
 		err = s.db.InTx(ctx, func(tx *store.Tx) error {
 			c := *r
 			c.scenario, c.updatedAt = scenario, tx.Now()
-			return move(ctx, tx, &c, overrideScenario)
+			if err := move(ctx, tx, &c, overrideScenario); err != nil {
+				return err
+			}
+			// A push approval's next step is the provider's answer: ask
+			// for it now, so the scenario applies without waiting.
+			if c.NextAction != nil && c.NextAction.Type == providers.ActionPushApproval {
+				return s.schedulePoll(ctx, tx, c.ID, tx.Now())
+			}
+			return nil
 		})
 		if errors.Is(err, errLostRace) {
 			continue

@@ -5,7 +5,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/merchants"
 )
@@ -90,22 +92,10 @@ func testOverrides(t *testing.T, e *apptest.Env) {
 			t.Fatalf("after a failed 3-D Secure: %+v %s", got, got.PaymentMethodDetails)
 		}
 	})
-	t.Run("push approval follows it", func(t *testing.T) {
-		in := decode(t, mustStatus(t, create(e, map[string]any{"amount": 5, "currency": "DJF", "provider": "wallet_a", "customer_msisdn": "+25377000011"}, ""), 201))
-		mustStatus(t, override(in.ID, "kyc_blocked"), 200)
-		if got := waitStatus(t, e, in.ID); got.Status != "compliance_review" {
-			t.Fatalf("push after kyc_blocked override: %s", got.Status)
-		}
-		in = decode(t, mustStatus(t, create(e, map[string]any{"amount": 5, "currency": "DJF", "provider": "wallet_a", "customer_msisdn": "+25377000012"}, ""), 201))
-		mustStatus(t, override(in.ID, "insufficient_funds"), 200)
-		if got := waitStatus(t, e, in.ID); got.Status != "canceled" || got.LastError.Code != "insufficient_funds" {
-			t.Fatalf("push after insufficient_funds override: %+v", got)
-		}
-		in = decode(t, mustStatus(t, create(e, map[string]any{"amount": 5, "currency": "DJF", "provider": "wallet_c", "customer_msisdn": "+25377000013"}, ""), 201))
+	t.Run("webhook fail by override", func(t *testing.T) {
+		in := decode(t, mustStatus(t, create(e, bankA(5), ""), 201))
 		mustStatus(t, override(in.ID, "sandbox_webhook_fail"), 200)
-		if got := waitStatus(t, e, in.ID); got.Status != "succeeded" {
-			t.Fatalf("push after sandbox_webhook_fail override: %+v", got)
-		}
+		mustStatus(t, confirm(e, in.ID, "123456"), 200)
 		var marked int
 		e.Main.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM sandbox_webhook_fail WHERE object_id = ?", in.ID).Scan(&marked)
 		if marked != 1 {
@@ -171,4 +161,44 @@ func testLiveMode(t *testing.T, e *apptest.Env) {
 		t.Fatalf("live override: %d %s", r.Status, r.Body)
 	}
 	e.RequireSecretsAbsent(live.Secret)
+}
+
+// TestPushOverrides: an override decides a waiting push approval at once.
+// The push delay is an hour here, so only the override can settle them.
+func TestPushOverrides(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		override := func(id, sc string) *apptest.Response {
+			return e.Post("/v1/sandbox/overrides", map[string]string{"payment_intent_id": id, "scenario": sc})
+		}
+		cases := []struct {
+			body     map[string]any
+			scenario string
+			status   string
+			code     string
+		}{
+			{map[string]any{"amount": 5, "currency": "DJF", "provider": "wallet_a", "customer_msisdn": "+25377000011"}, "kyc_blocked", "compliance_review", ""},
+			{map[string]any{"amount": 5, "currency": "DJF", "provider": "wallet_a", "customer_msisdn": "+25377000012"}, "insufficient_funds", "canceled", "insufficient_funds"},
+			{map[string]any{"amount": 5, "currency": "DJF", "provider": "wallet_a", "customer_msisdn": "+25377000013"}, "otp_expired", "canceled", "otp_expired"},
+			{map[string]any{"amount": 5, "currency": "DJF", "provider": "wallet_c", "customer_msisdn": "+25377000014"}, "success", "succeeded", ""},
+			{map[string]any{"amount": 5, "currency": "ETB", "provider": "wallet_d", "customer_msisdn": "+251911000015",
+				"metadata": map[string]string{"wallet_d_mode": "direct", "wallet_d_payment_method": "ebirr"}}, "network_timeout", "canceled", "provider_timeout"},
+		}
+		for _, c := range cases {
+			in := decode(t, mustStatus(t, create(e, c.body, ""), 201))
+			if in.NextAction == nil || in.NextAction.Type != "push_approval" {
+				t.Fatalf("%+v", in)
+			}
+			mustStatus(t, override(in.ID, c.scenario), 200)
+			got := waitStatus(t, e, in.ID)
+			if got.Status != c.status || (c.code != "" && (got.LastError == nil || got.LastError.Code != c.code)) {
+				t.Fatalf("%s: %+v", c.scenario, got)
+			}
+		}
+		// Without an override nothing moves before the delay.
+		in := decode(t, mustStatus(t, create(e, cases[0].body, ""), 201))
+		if got := get(t, e, in.ID); got.Status != "requires_action" {
+			t.Fatalf("a push intent moved early: %s", got.Status)
+		}
+		verifyLedger(t, e)
+	}, func(c *app.Config) { c.SandboxPushDelay = time.Hour; c.SandboxTimeoutDelay = 10 * time.Millisecond })
 }

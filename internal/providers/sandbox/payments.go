@@ -122,7 +122,7 @@ func (s *Sandbox) completePage(ctx context.Context, p providers.Payment, sub pro
 }
 
 // Status implements providers.PaymentAdapter: a push approval arrives
-// PushDelay after creation, then follows the scenario in force.
+// PushDelay after creation, unless the scenario in force decides it first.
 func (s *Sandbox) Status(ctx context.Context, p providers.Payment) (providers.Result, error) {
 	res, err := s.status(ctx, p)
 	res.FailFirstWebhook = p.Scenario == providers.SandboxWebhookFail.Name
@@ -133,14 +133,17 @@ func (s *Sandbox) status(ctx context.Context, p providers.Payment) (providers.Re
 	if p.Flow != providers.FlowPush {
 		return providers.Result{Outcome: providers.Pending}, nil
 	}
-	if left := p.CreatedAt.Add(s.cfg.PushDelay).Sub(s.cfg.Now()); left > 0 {
-		return providers.Result{Outcome: providers.Pending, PollAfter: left}, nil
-	}
+	// A scenario that decides the approval (set by an override: at create
+	// it would have decided the create) answers at once; the customer's
+	// approval itself arrives PushDelay after creation.
 	if res, ok, err := s.decisive(ctx, p); ok || err != nil {
 		return res, err
 	}
 	if p.Scenario == providers.OTPExpired.Name {
 		return failed("otp_expired", "The approval request expired before the customer answered."), nil
+	}
+	if left := p.CreatedAt.Add(s.cfg.PushDelay).Sub(s.cfg.Now()); left > 0 {
+		return providers.Result{Outcome: providers.Pending, PollAfter: left}, nil
 	}
 	return s.captured(p), nil
 }
