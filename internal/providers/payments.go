@@ -122,13 +122,12 @@ type Result struct {
 // memory only: PIN, card number and CVC are never stored or logged, and its
 // String and LogValue say nothing about them.
 type PageSubmission struct {
-	Step     string // the page step the form belongs to
-	Phone    string // wallet_a hpp
-	PIN      string // wallet_a hpp, 4 to 6 digits
-	Card     Card   // card page
-	Outcome  string // 3-D Secure page: complete or fail
-	Method   string // wallet_d picker
-	ClientIP string
+	Step    string // the page step the form belongs to
+	Phone   string // wallet_a hpp
+	PIN     string // wallet_a hpp, 4 to 6 digits
+	Card    Card   // card page
+	Outcome string // 3-D Secure page: complete or fail
+	Method  string // wallet_d picker
 }
 
 // Card is a card typed on the hosted card page.
