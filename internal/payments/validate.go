@@ -321,8 +321,8 @@ func validateMetadata(md map[string]string) error {
 
 // clip shortens a client's value quoted back in an error message.
 func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
+	if utf8.RuneCountInString(s) <= 40 {
+		return s
 	}
-	return s
+	return string([]rune(s)[:40]) + "…"
 }
