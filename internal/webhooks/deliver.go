@@ -48,28 +48,42 @@ type claimed struct {
 }
 
 // runDeliverer claims due deliveries and sends them, at most conc at once.
+// Outcomes go to the recorder, which writes them in batches. When slots free
+// up while more deliveries are due, it claims again once a quarter of the
+// slots are free, so claims stay batched under load.
 func (s *Service) runDeliverer(ctx context.Context) {
+	rec := newRecorder(s)
+	recDone := make(chan struct{})
+	go func() { defer close(recDone); rec.run() }()
 	sem := make(chan struct{}, s.conc)
+	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		wg.Wait()
+		close(rec.in)
+		<-recDone
+	}()
 	t := time.NewTimer(0)
 	defer t.Stop()
+	backlog := false // the last claim was full: more may be due
 	for {
+		claimNow := true
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-s.wakeDeliver:
-			if !t.Stop() {
-				select {
-				case <-t.C:
-				default:
-				}
-			}
+		case <-freed:
+			free := cap(sem) - len(sem)
+			claimNow = backlog && free >= max(1, cap(sem)/4)
+		}
+		if !claimNow {
+			continue
 		}
 		for ctx.Err() == nil {
 			free := cap(sem) - len(sem)
 			if free == 0 {
+				backlog = true
 				break // a finishing attempt wakes us
 			}
 			batch, err := s.claim(ctx, free)
@@ -83,11 +97,21 @@ func (s *Service) runDeliverer(ctx context.Context) {
 				sem <- struct{}{}
 				wg.Add(1)
 				go func(c claimed) {
-					defer func() { <-sem; wg.Done(); s.wakeDelivery() }()
-					s.attempt(ctx, c)
+					defer func() {
+						<-sem
+						wg.Done()
+						select {
+						case freed <- struct{}{}:
+						default:
+						}
+					}()
+					if o, ok := s.attempt(ctx, c); ok {
+						rec.in <- recordItem{c, o}
+					}
 				}(c)
 			}
-			if len(batch) < free {
+			backlog = len(batch) == free
+			if !backlog {
 				break
 			}
 		}
@@ -95,6 +119,12 @@ func (s *Service) runDeliverer(ctx context.Context) {
 		if next, ok := s.nextDue(ctx); ok {
 			if d := time.Until(next); d < wait {
 				wait = max(d, time.Millisecond)
+			}
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
 			}
 		}
 		t.Reset(wait)
@@ -114,12 +144,12 @@ func (s *Service) nextDue(ctx context.Context) (time.Time, bool) {
 // lease's end, so if this process dies they are due again then, and a lease
 // token ensures only the holder records the outcome.
 func (s *Service) claim(ctx context.Context, n int) ([]claimed, error) {
-	lease := ids.Secret("", 10)
+	lease := ids.Secret("", 10) + ":"
 	var out []claimed
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		out = out[:0]
 		now := store.Micros(tx.Now())
-		rows, err := tx.Query(ctx, `UPDATE webhook_deliveries SET lease = ?, next_attempt_at = ?, updated_at = ?
+		rows, err := tx.Query(ctx, `UPDATE webhook_deliveries SET lease = ? || id, next_attempt_at = ?, updated_at = ?
 			WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
 			ORDER BY next_attempt_at LIMIT ?`+tx.Dialect().ForUpdateSkipLocked()+`)
 			RETURNING id, attempt_count, fail_first, livemode, endpoint_id, event_id`,
@@ -135,7 +165,7 @@ func (s *Service) claim(ctx context.Context, n int) ([]claimed, error) {
 				rows.Close()
 				return err
 			}
-			c.lease = lease
+			c.lease = lease + c.id // each claim's lease names its delivery
 			out = append(out, c)
 			eventIDs[eventID] = append(eventIDs[eventID], len(out)-1)
 		}
@@ -223,8 +253,9 @@ type outcome struct {
 
 func (o outcome) ok() bool { return o.err == "" }
 
-// attempt makes one attempt at a claimed delivery and records it.
-func (s *Service) attempt(ctx context.Context, c claimed) {
+// attempt makes one attempt at a claimed delivery and returns what to
+// record; ok is false when there is nothing to record (shutting down).
+func (s *Service) attempt(ctx context.Context, c claimed) (outcome, bool) {
 	var o outcome
 	switch {
 	case c.event == nil:
@@ -243,11 +274,9 @@ func (s *Service) attempt(ctx context.Context, c claimed) {
 		// Shutting down mid-attempt: give the delivery back, due now, so
 		// another process (or this one after a restart) makes the attempt.
 		s.release(context.WithoutCancel(ctx), c)
-		return
+		return o, false
 	}
-	if err := s.record(context.WithoutCancel(ctx), c, o); err != nil {
-		s.log.Error("record webhook attempt", "delivery_id", c.id, "err", err)
-	}
+	return o, true
 }
 
 // send posts the event to the endpoint, signed.
@@ -352,61 +381,169 @@ func (s *Service) retryWait(n int) (time.Duration, bool) {
 	return d, true
 }
 
-// record stores an attempt and moves the delivery on, if this process still
-// holds its lease: succeeded on 2xx; otherwise pending until the next retry,
-// or failed once the schedule is exhausted. The attempt row is written even
-// when the lease was lost (the request did go out).
-func (s *Service) record(ctx context.Context, c claimed, o outcome) error {
-	n := c.attempts + 1
-	var status any
-	if o.httpStatus != 0 {
-		status = o.httpStatus
-	}
-	var msg, resp any
-	if o.err != "" {
-		msg = o.err
-	}
-	if o.response != "" {
-		resp = o.response
-	}
-	var state string
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		now := tx.Now()
-		if _, err := tx.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, livemode, attempt, at, http_status, latency_ms, error, response_body, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.id, c.livemode, n, store.Micros(o.at), status, o.latency.Milliseconds(), msg, resp, store.Micros(now)); err != nil {
-			return err
-		}
-		var next any
-		switch {
-		case o.ok():
-			state = DeliverySucceeded
-		case o.final:
-			state = DeliveryFailed
-		default:
-			if wait, ok := s.retryWait(n); ok {
-				state = DeliveryPending
-				next = store.Micros(now.Add(wait))
-			} else {
-				state = DeliveryFailed
+// recordItem is one attempt's outcome waiting to be written.
+type recordItem struct {
+	c claimed
+	o outcome
+}
+
+// recorder writes attempt outcomes, many per transaction.
+type recorder struct {
+	s  *Service
+	in chan recordItem
+}
+
+// recordBatch bounds the outcomes written in one transaction.
+const recordBatch = 64
+
+func newRecorder(s *Service) *recorder {
+	return &recorder{s: s, in: make(chan recordItem, s.conc)}
+}
+
+// run writes outcomes until in is closed and drained.
+func (r *recorder) run() {
+	ctx := context.Background()
+	batch := make([]recordItem, 0, recordBatch)
+	for it := range r.in {
+		batch = append(batch[:0], it)
+	more:
+		for len(batch) < recordBatch {
+			select {
+			case it, ok := <-r.in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, it)
+			default:
+				break more
 			}
 		}
-		res, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = ?, attempt_count = ?, next_attempt_at = ?, lease = NULL, updated_at = ?
-			WHERE id = ? AND lease = ? AND status = 'pending'`, state, n, next, store.Micros(now), c.id, c.lease)
-		if err != nil {
+		if err := r.s.record(ctx, batch); err != nil {
+			// The deliveries stay leased; when the lease expires they are
+			// attempted again (at least once).
+			r.s.log.Error("record webhook attempts", "attempts", len(batch), "err", err)
+		}
+	}
+}
+
+// record stores attempts and moves their deliveries on, each only if this
+// process still holds its lease: succeeded on 2xx; otherwise pending until
+// the next retry, or failed once the schedule is exhausted. An attempt row is
+// written even when the lease was lost (the request did go out). One
+// transaction, a few statements, for the whole batch.
+func (s *Service) record(ctx context.Context, items []recordItem) error {
+	finished := map[string]int{}
+	retry := false
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		clear(finished)
+		retry = false
+		now := tx.Now()
+		if err := insertAttempts(ctx, tx, items, now); err != nil {
 			return err
 		}
-		if k, _ := res.RowsAffected(); k != 1 {
-			s.log.Warn("webhook attempt finished after its lease was taken over", "delivery_id", c.id)
-			return nil
+		var done = map[string][]claimed{}
+		for _, it := range items {
+			c, o := it.c, it.o
+			n := c.attempts + 1
+			switch {
+			case o.ok():
+				done[DeliverySucceeded] = append(done[DeliverySucceeded], c)
+				continue
+			case o.final:
+				done[DeliveryFailed] = append(done[DeliveryFailed], c)
+				continue
+			}
+			wait, ok := s.retryWait(n)
+			if !ok {
+				done[DeliveryFailed] = append(done[DeliveryFailed], c)
+				continue
+			}
+			res, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET attempt_count = ?, next_attempt_at = ?, lease = NULL, updated_at = ?
+				WHERE id = ? AND lease = ? AND status = 'pending'`, n, store.Micros(now.Add(wait)), store.Micros(now), c.id, c.lease)
+			if err != nil {
+				return err
+			}
+			if k, _ := res.RowsAffected(); k != 1 {
+				s.log.Warn("webhook attempt finished after its lease was taken over", "delivery_id", c.id)
+				continue
+			}
+			retry = true
 		}
-		if state != DeliveryPending {
-			s.metrics.finished.WithLabelValues(state).Inc()
-		}
-		if state == DeliveryPending {
-			tx.AfterCommit(s.wakeDelivery)
+		for state, cs := range done {
+			args := []any{state, store.Micros(now)}
+			ids := make([]any, len(cs))
+			leases := make([]any, len(cs))
+			for i, c := range cs {
+				ids[i], leases[i] = c.id, c.lease
+			}
+			args = append(append(args, ids...), leases...)
+			// A lease names its delivery and claim, so matching the lease
+			// is the compare-and-set; the id list lets the primary key
+			// find the rows.
+			rows, err := tx.Query(ctx, `UPDATE webhook_deliveries SET status = ?, attempt_count = attempt_count + 1, next_attempt_at = NULL,
+				lease = NULL, updated_at = ? WHERE status = 'pending' AND id IN (`+placeholders(len(cs))+`) AND lease IN (`+placeholders(len(cs))+`)
+				RETURNING id`, args...)
+			if err != nil {
+				return err
+			}
+			k := 0
+			for rows.Next() {
+				k++
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if k != len(cs) {
+				s.log.Warn("webhook attempts finished after their lease was taken over", "count", len(cs)-k)
+			}
+			finished[state] += k
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for state, n := range finished {
+		s.metrics.finished.WithLabelValues(state).Add(float64(n))
+	}
+	if retry {
+		s.wakeDelivery() // so the timer accounts for the retry
+	}
+	return nil
+}
+
+// insertAttempts writes the attempt log rows, many per statement.
+func insertAttempts(ctx context.Context, tx *store.Tx, items []recordItem, now time.Time) error {
+	const perStatement = 100
+	for len(items) > 0 {
+		chunk := items[:min(len(items), perStatement)]
+		items = items[len(chunk):]
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO webhook_attempts (delivery_id, livemode, attempt, at, http_status, latency_ms, error, response_body, created_at) VALUES ")
+		args := make([]any, 0, len(chunk)*9)
+		for i, it := range chunk {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			var status, msg, resp any
+			if it.o.httpStatus != 0 {
+				status = it.o.httpStatus
+			}
+			if it.o.err != "" {
+				msg = it.o.err
+			}
+			if it.o.response != "" {
+				resp = it.o.response
+			}
+			args = append(args, it.c.id, it.c.livemode, it.c.attempts+1, store.Micros(it.o.at), status, it.o.latency.Milliseconds(), msg, resp, store.Micros(now))
+		}
+		if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // release gives back a claimed delivery without recording an attempt.

@@ -242,18 +242,18 @@ func (s *Service) Redeliver(ctx context.Context, o Owner, eventID, endpointID st
 				}
 			}
 		}
-		failFirst, err := failFirstFor(ctx, tx, ev)
-		if err != nil {
-			return err
-		}
-		for _, ep := range targets {
-			d, err := insertDelivery(ctx, tx, ev, ep.ID, failFirst, true)
-			if err != nil {
+		failFirst := false
+		if !ev.Livemode {
+			if failFirst, err = events.WebhookFailMarked(ctx, tx, ev.ObjectID); err != nil {
 				return err
 			}
-			out = append(out, d)
 		}
-		return nil
+		rows := make([]newDelivery, len(targets))
+		for i, ep := range targets {
+			rows[i] = newDelivery{ev: &ev, endpointID: ep.ID, failFirst: failFirst}
+		}
+		out, err = insertDeliveries(ctx, tx, rows, true)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -264,22 +264,71 @@ func (s *Service) Redeliver(ctx context.Context, o Owner, eventID, endpointID st
 	return out, nil
 }
 
-// failFirstFor tells whether deliveries of ev start with a recorded failure
-// (the sandbox_webhook_fail scenario: test mode only).
-func failFirstFor(ctx context.Context, q store.Querier, ev events.Event) (bool, error) {
-	if ev.Livemode {
-		return false, nil
+// webhookFailMarked returns which of objectIDs are under the sandbox
+// scenario sandbox_webhook_fail (the foundation's marker table, read in bulk;
+// events.WebhookFailMarked reads one).
+func webhookFailMarked(ctx context.Context, q store.Querier, objectIDs []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(objectIDs) > 0 {
+		chunk := objectIDs[:min(len(objectIDs), 500)]
+		objectIDs = objectIDs[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := q.Query(ctx, "SELECT object_id FROM sandbox_webhook_fail WHERE object_id IN ("+placeholders(len(chunk))+")", args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 	}
-	return events.WebhookFailMarked(ctx, q, ev.ObjectID)
+	return out, nil
 }
 
-// insertDelivery makes a pending delivery due now.
-func insertDelivery(ctx context.Context, tx *store.Tx, ev events.Event, endpointID string, failFirst, redelivery bool) (Delivery, error) {
+// newDelivery is a delivery to make.
+type newDelivery struct {
+	ev         *events.Event
+	endpointID string
+	failFirst  bool
+}
+
+// insertDeliveries makes pending deliveries due now, many rows per statement.
+func insertDeliveries(ctx context.Context, tx *store.Tx, rows []newDelivery, redelivery bool) ([]Delivery, error) {
 	now := tx.Now()
-	d := Delivery{ID: ids.New("whdel_"), Object: "webhook_delivery", EventID: ev.ID, EndpointID: endpointID,
-		Status: DeliveryPending, Attempts: []Attempt{}, NextAttemptAt: &Time{now}}
-	_, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, merchant_id, livemode, event_id, endpoint_id, status, attempt_count,
-		next_attempt_at, fail_first, redelivery, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)`,
-		d.ID, ev.MerchantID, ev.Livemode, ev.ID, endpointID, store.Micros(now), failFirst, redelivery, store.Micros(now), store.Micros(now))
-	return d, err
+	out := make([]Delivery, 0, len(rows))
+	const perStatement = 100
+	for len(rows) > 0 {
+		chunk := rows[:min(len(rows), perStatement)]
+		rows = rows[len(chunk):]
+		var sb strings.Builder
+		sb.WriteString(`INSERT INTO webhook_deliveries (id, merchant_id, livemode, event_id, endpoint_id, status, attempt_count,
+			next_attempt_at, fail_first, redelivery, created_at, updated_at) VALUES `)
+		args := make([]any, 0, len(chunk)*10)
+		for i, r := range chunk {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)")
+			d := Delivery{ID: ids.New("whdel_"), Object: "webhook_delivery", EventID: r.ev.ID, EndpointID: r.endpointID,
+				Status: DeliveryPending, Attempts: []Attempt{}, NextAttemptAt: &Time{now}}
+			args = append(args, d.ID, r.ev.MerchantID, r.ev.Livemode, r.ev.ID, r.endpointID, store.Micros(now), r.failFirst, redelivery,
+				store.Micros(now), store.Micros(now))
+			out = append(out, d)
+		}
+		if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

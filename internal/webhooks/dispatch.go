@@ -87,9 +87,16 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 			live     bool
 		}
 		endpoints := map[owner][]Endpoint{}
+		type pair struct {
+			ev *events.Event
+			ep string
+		}
+		var pairs []pair
+		var testObjects []string
 		ids := make([]any, 0, len(batch)+1)
 		ids = append(ids, store.Micros(tx.Now()))
-		for _, ev := range batch {
+		for i := range batch {
+			ev := &batch[i]
 			key := owner{ev.MerchantID, ev.Livemode}
 			eps, ok := endpoints[key]
 			if !ok {
@@ -98,25 +105,30 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 				}
 				endpoints[key] = eps
 			}
-			failFirst := false
-			checked := false
+			sub := false
 			for _, ep := range eps {
-				if !subscribed(ep.EnabledEvents, ev.Type) {
-					continue
+				if subscribed(ep.EnabledEvents, ev.Type) {
+					pairs = append(pairs, pair{ev, ep.ID})
+					sub = true
 				}
-				if !checked {
-					if failFirst, err = failFirstFor(ctx, tx, ev); err != nil {
-						return err
-					}
-					checked = true
-				}
-				if _, err := insertDelivery(ctx, tx, ev, ep.ID, failFirst, false); err != nil {
-					return err
-				}
-				made++
+			}
+			if sub && !ev.Livemode {
+				testObjects = append(testObjects, ev.ObjectID)
 			}
 			ids = append(ids, ev.ID)
 		}
+		marked, err := webhookFailMarked(ctx, tx, testObjects)
+		if err != nil {
+			return err
+		}
+		todo := make([]newDelivery, len(pairs))
+		for i, p := range pairs {
+			todo[i] = newDelivery{ev: p.ev, endpointID: p.ep, failFirst: !p.ev.Livemode && marked[p.ev.ObjectID]}
+		}
+		if _, err := insertDeliveries(ctx, tx, todo, false); err != nil {
+			return err
+		}
+		made = len(todo)
 		res, err := tx.Exec(ctx, "UPDATE events SET dispatched_at = ? WHERE dispatched_at IS NULL AND id IN ("+placeholders(len(batch))+")", ids...)
 		if err != nil {
 			return err

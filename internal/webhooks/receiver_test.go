@@ -40,8 +40,8 @@ type action int
 const (
 	answer200 action = iota
 	answer500
-	answerLate  // sleep 6 s, then 200
-	hangUp      // close the connection without an answer
+	answerLate // sleep 6 s, then 200
+	hangUp     // close the connection without an answer
 )
 
 func newReceiver(t testing.TB) *receiver {
