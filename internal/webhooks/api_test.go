@@ -58,6 +58,8 @@ func TestEndpointBadInput(t *testing.T) {
 			{"private live url", live, map[string]any{"url": "https://10.1.2.3/hooks", "enabled_events": []string{"*"}}, "url", "url_address_refused"},
 			{"link-local live url", live, map[string]any{"url": "https://169.254.169.254/latest", "enabled_events": []string{"*"}}, "url", "url_address_refused"},
 			{"mapped loopback live url", live, map[string]any{"url": "https://[::ffff:127.0.0.1]/hooks"}, "url", "url_address_refused"},
+			{"numeric host live url", live, map[string]any{"url": "https://2130706433/hooks"}, "url", "url_invalid"},
+			{"hex host live url", live, map[string]any{"url": "https://0x7f.1/hooks"}, "url", "url_invalid"},
 			{"metadata in test mode", e.SK, map[string]any{"url": "http://169.254.169.254/latest"}, "url", "url_address_refused"},
 			{"private in test mode", e.SK, map[string]any{"url": "http://192.168.1.10/hooks"}, "url", "url_address_refused"},
 			{"unknown event type", e.SK, map[string]any{"url": "http://localhost:4242/hooks", "enabled_events": []string{"payment_intent.succeeded", "charge.refunded"}}, "enabled_events", "event_type_unknown"},

@@ -332,6 +332,7 @@ func describeSendError(err error, timeout time.Duration) string {
 		for e := err; e != nil; e = errors.Unwrap(e) {
 			if strings.HasPrefix(e.Error(), ErrAddressRefused.Error()) {
 				msg = e.Error()
+				break
 			}
 		}
 		if msg == "" {

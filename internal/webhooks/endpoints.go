@@ -157,6 +157,13 @@ func validHostname(h string) bool {
 			}
 		}
 	}
+	// A last label of digits or hex ("0x7f.1", "2130706433") is read as an
+	// IPv4 address by some resolvers (inet_aton): refuse such names.
+	labels := strings.Split(h, ".")
+	last := labels[len(labels)-1]
+	if strings.HasPrefix(last, "0x") || strings.Trim(last, "0123456789") == "" {
+		return false
+	}
 	return net.ParseIP(h) == nil
 }
 
