@@ -10,6 +10,7 @@ import (
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/webhooks"
 )
@@ -362,6 +363,16 @@ func TestEventsAPI(t *testing.T) {
 		}
 		if r := e.Do(apptest.Request{Method: "GET", Path: "/v1/events/" + made[0].ID + "/deliveries", Key: live}); r.Status != 404 {
 			t.Fatalf("live key sees deliveries: %d", r.Status)
+		}
+		// The portal's view: an endpoint's deliveries.
+		owner := webhooks.Owner{MerchantID: e.Merchant.MerchantID}
+		waitDelivered(t, e, e.SK, made[1].ID, 20*time.Second)
+		byEndpoint, _, err := e.Main.Webhooks().ListEndpointDeliveries(context.Background(), owner, ep.ID, pagination.Page{Limit: 10})
+		if err != nil || len(byEndpoint) != 4 || byEndpoint[0].ID != rl.Data[0].ID || len(byEndpoint[0].Attempts) != 1 {
+			t.Fatalf("endpoint deliveries %+v %v", byEndpoint, err)
+		}
+		if _, _, err := e.Main.Webhooks().ListEndpointDeliveries(context.Background(), webhooks.Owner{MerchantID: e.Merchant.MerchantID, Livemode: true}, ep.ID, pagination.Page{Limit: 10}); err == nil {
+			t.Fatal("live mode sees a test endpoint's deliveries")
 		}
 		// A deleted endpoint gets no new deliveries; its past ones stay.
 		e.Do(apptest.Request{Method: "DELETE", Path: "/v1/webhook_endpoints/" + ep.ID, Key: e.SK})

@@ -163,9 +163,13 @@ func (s *Service) ListDeliveries(ctx context.Context, o Owner, eventID string, p
 	if _, err := s.GetEvent(ctx, o, eventID); err != nil {
 		return nil, false, err
 	}
+	return s.listDeliveries(ctx, o, "event_id", eventID, page)
+}
+
+func (s *Service) listDeliveries(ctx context.Context, o Owner, col, val string, page pagination.Page) ([]Delivery, bool, error) {
 	cond, args, tail := page.Clause("id")
 	rows, err := s.db.Query(ctx, "SELECT "+deliveryColumns+` FROM webhook_deliveries
-		WHERE event_id = ? AND merchant_id = ? AND livemode = ?`+cond+tail, append([]any{eventID, o.MerchantID, o.Livemode}, args...)...)
+		WHERE `+col+` = ? AND merchant_id = ? AND livemode = ?`+cond+tail, append([]any{val, o.MerchantID, o.Livemode}, args...)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -187,6 +191,20 @@ func (s *Service) ListDeliveries(ctx context.Context, o Owner, eventID string, p
 		return nil, false, err
 	}
 	return out, more, nil
+}
+
+// ListEndpointDeliveries returns a page of an endpoint's deliveries, newest
+// first (the portal's endpoint page).
+func (s *Service) ListEndpointDeliveries(ctx context.Context, o Owner, endpointID string, page pagination.Page) ([]Delivery, bool, error) {
+	var n int
+	if err := s.db.QueryRow(ctx, "SELECT COUNT(*) FROM webhook_endpoints WHERE id = ? AND merchant_id = ? AND livemode = ?",
+		endpointID, o.MerchantID, o.Livemode).Scan(&n); err != nil {
+		return nil, false, err
+	}
+	if n == 0 {
+		return nil, false, errs.NotFound("webhook_endpoint", endpointID)
+	}
+	return s.listDeliveries(ctx, o, "endpoint_id", endpointID, page)
 }
 
 // GetDelivery returns one delivery of the owner.

@@ -36,6 +36,7 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id, id);
+CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, id);
 -- The outbox dispatch makes at most one delivery per (event, endpoint);
 -- redeliveries add more.
 CREATE UNIQUE INDEX webhook_deliveries_once ON webhook_deliveries (event_id, endpoint_id) WHERE redelivery = FALSE;
