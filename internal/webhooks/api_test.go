@@ -390,3 +390,58 @@ func TestEventsAPI(t *testing.T) {
 		}
 	})
 }
+
+// TestCreateIsIdempotentWithoutStoringTheSecret: a repeated create with the
+// same Idempotency-Key answers the same endpoint and secret, another body
+// under the key is 422, and the secret is stored nowhere in clear (the
+// shared idempotency store keeps answers verbatim, so creation keeps its key
+// with the sealed endpoint instead).
+func TestCreateIsIdempotentWithoutStoringTheSecret(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		req := apptest.Request{Method: "POST", Path: "/v1/webhook_endpoints", Key: e.SK,
+			Body: map[string]any{"url": "http://localhost:4242/hooks"}, Headers: map[string]string{"Idempotency-Key": "create-1"}}
+		first := e.Do(req)
+		again := e.Do(req)
+		var a, b endpointJSON
+		first.JSON(t, &a)
+		again.JSON(t, &b)
+		if first.Status != 201 || again.Status != 201 || a.ID != b.ID || a.Secret == "" || a.Secret != b.Secret ||
+			again.Header.Get("Idempotent-Replayed") != "true" || first.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("replay: %d %s / %d %s", first.Status, first.Body, again.Status, again.Body)
+		}
+		other := req
+		other.Body = map[string]any{"url": "http://localhost:4243/hooks"}
+		if r := e.Do(other); r.Status != 422 || r.ErrorCode() != "idempotency_key_reused" {
+			t.Fatalf("reuse with another body: %d %s", r.Status, r.Body)
+		}
+		second := req
+		second.Key = e.SK2 // another principal: its own key space
+		var c endpointJSON
+		r2 := e.Do(second)
+		r2.JSON(t, &c)
+		if r2.Status != 201 || c.ID == a.ID {
+			t.Fatalf("another principal: %d %s", r2.Status, r2.Body)
+		}
+		var l struct{ Data []endpointJSON }
+		e.Get("/v1/webhook_endpoints").JSON(t, &l)
+		if len(l.Data) != 2 {
+			t.Fatalf("%d endpoints, want 2", len(l.Data))
+		}
+		ctx := context.Background()
+		for _, q := range []string{"SELECT COALESCE(body, '') FROM idempotency_keys", "SELECT secret_sealed FROM webhook_endpoints"} {
+			rows, err := e.Main.DB.Query(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var v []byte
+				rows.Scan(&v)
+				if strings.Contains(string(v), "whsec_") || strings.Contains(string(v), strings.TrimPrefix(a.Secret, "whsec_")) {
+					t.Fatalf("a secret is stored in clear (%s)", q)
+				}
+			}
+			rows.Close()
+		}
+		e.RequireSecretsAbsent(a.Secret, c.Secret)
+	})
+}

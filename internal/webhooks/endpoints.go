@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -200,38 +201,58 @@ func validateDescription(d string) error {
 	return nil
 }
 
+// Idempotency identifies a create request: the caller's Idempotency-Key,
+// its principal, and a hash of the request.
+type Idempotency struct {
+	PrincipalID string
+	Key         string
+	RequestHash string
+}
+
 // CreateEndpoint registers an endpoint and returns it with its secret, which
-// is never shown again.
-func (s *Service) CreateEndpoint(ctx context.Context, o Owner, p EndpointParams) (Endpoint, error) {
+// is shown only in this answer. With idem, a repeat of the same request
+// returns the endpoint it made (replayed true), secret included, and the same
+// key with another request is 422 idempotency_key_reused. The key is kept on
+// the endpoint row rather than in the shared idempotency store, whose stored
+// answers are in clear: the secret stays sealed.
+func (s *Service) CreateEndpoint(ctx context.Context, o Owner, p EndpointParams, idem *Idempotency) (ep Endpoint, replayed bool, err error) {
+	if idem != nil {
+		if ep, ok, err := s.replayCreate(ctx, o, idem); ok || err != nil {
+			return ep, ok, err
+		}
+	}
 	if p.URL == nil {
-		return Endpoint{}, errs.Missing("url")
+		return Endpoint{}, false, errs.Missing("url")
 	}
 	if err := s.ValidateURL(ctx, *p.URL, o.Livemode); err != nil {
-		return Endpoint{}, err
+		return Endpoint{}, false, err
 	}
 	events := []string{"*"}
 	if p.EnabledEvents != nil {
-		var err error
 		if events, err = validateEvents(p.EnabledEvents); err != nil {
-			return Endpoint{}, err
+			return Endpoint{}, false, err
 		}
 	}
 	desc := ""
 	if p.Description != nil {
 		desc = *p.Description
 		if err := validateDescription(desc); err != nil {
-			return Endpoint{}, err
+			return Endpoint{}, false, err
 		}
 	}
 	status := EndpointEnabled
 	if p.Disabled != nil && *p.Disabled {
 		status = EndpointDisabled
 	}
-	ep := Endpoint{ID: ids.New("we_"), Object: "webhook_endpoint", URL: *p.URL, EnabledEvents: events, Description: desc,
+	ep = Endpoint{ID: ids.New("we_"), Object: "webhook_endpoint", URL: *p.URL, EnabledEvents: events, Description: desc,
 		Status: status, Livemode: o.Livemode, Secret: newSecret()}
 	sealed, err := s.sealSecret(ctx, ep.Secret, ep.ID, o.Livemode)
 	if err != nil {
-		return Endpoint{}, err
+		return Endpoint{}, false, err
+	}
+	var idemPrincipal, idemKey, idemHash any
+	if idem != nil {
+		idemPrincipal, idemKey, idemHash = idem.PrincipalID, idem.Key, idem.RequestHash
 	}
 	evJSON, _ := json.Marshal(events)
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -244,24 +265,55 @@ func (s *Service) CreateEndpoint(ctx context.Context, o Owner, p EndpointParams)
 			return errs.Invalid("url", "endpoint_limit_reached", "at most %d webhook endpoints per mode; delete one first", MaxEndpoints)
 		}
 		ep.CreatedAt = Time{tx.Now()}
-		_, err := tx.Exec(ctx, `INSERT INTO webhook_endpoints (id, merchant_id, livemode, url, enabled_events, description, status, secret_sealed, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ep.ID, o.MerchantID, o.Livemode, ep.URL, string(evJSON), desc, status, sealed,
+		_, err := tx.Exec(ctx, `INSERT INTO webhook_endpoints (id, merchant_id, livemode, url, enabled_events, description, status, secret_sealed,
+			idem_principal, idem_key, idem_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ep.ID, o.MerchantID, o.Livemode, ep.URL, string(evJSON), desc, status, sealed, idemPrincipal, idemKey, idemHash,
 			store.Micros(ep.CreatedAt.Time), store.Micros(ep.CreatedAt.Time))
 		return err
 	})
-	if err != nil {
-		return Endpoint{}, err
+	if store.IsConflict(err) && idem != nil {
+		// The same key raced us and won: answer what it made.
+		if ep, ok, err := s.replayCreate(ctx, o, idem); ok || err != nil {
+			return ep, ok, err
+		}
 	}
-	return ep, nil
+	if err != nil {
+		return Endpoint{}, false, err
+	}
+	return ep, false, nil
+}
+
+// replayCreate finds the endpoint an earlier create with the same key made.
+func (s *Service) replayCreate(ctx context.Context, o Owner, idem *Idempotency) (Endpoint, bool, error) {
+	var hash string
+	var deleted sql.NullInt64
+	row := s.db.QueryRow(ctx, "SELECT "+endpointColumns+`, idem_hash, deleted_at FROM webhook_endpoints
+		WHERE merchant_id = ? AND livemode = ? AND idem_principal = ? AND idem_key = ?`, o.MerchantID, o.Livemode, idem.PrincipalID, idem.Key)
+	ep, err := scanEndpoint(row, &hash, &deleted)
+	if store.IsNotFound(err) {
+		return Endpoint{}, false, nil
+	}
+	if err != nil {
+		return Endpoint{}, false, err
+	}
+	if hash != idem.RequestHash {
+		return Endpoint{}, false, &errs.Error{Kind: errs.KindIdempotency, Status: 422, Code: "idempotency_key_reused",
+			Message: "this Idempotency-Key was used with a different request; use a new key for a new request"}
+	}
+	if ep.Secret, err = s.openSecret(ctx, ep.sealed, ep.ID); err != nil {
+		return Endpoint{}, false, err
+	}
+	return ep, true, nil
 }
 
 const endpointColumns = "id, merchant_id, livemode, url, enabled_events, description, status, secret_sealed, created_at"
 
-func scanEndpoint(row interface{ Scan(...any) error }) (Endpoint, error) {
+func scanEndpoint(row interface{ Scan(...any) error }, extra ...any) (Endpoint, error) {
 	var ep Endpoint
 	var events string
 	var created int64
-	if err := row.Scan(&ep.ID, &ep.merchantID, &ep.Livemode, &ep.URL, &events, &ep.Description, &ep.Status, &ep.sealed, &created); err != nil {
+	dst := append([]any{&ep.ID, &ep.merchantID, &ep.Livemode, &ep.URL, &events, &ep.Description, &ep.Status, &ep.sealed, &created}, extra...)
+	if err := row.Scan(dst...); err != nil {
 		return ep, err
 	}
 	ep.Object = "webhook_endpoint"

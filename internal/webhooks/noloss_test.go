@@ -132,7 +132,7 @@ func TestNoEventLost(t *testing.T) {
 			defer rcv.Close()
 			ctx := context.Background()
 			owner := webhooks.Owner{MerchantID: "mer_noloss", Livemode: false}
-			ep, err := svcs[0].CreateEndpoint(ctx, owner, webhooks.EndpointParams{URL: &rcv.URL})
+			ep, _, err := svcs[0].CreateEndpoint(ctx, owner, webhooks.EndpointParams{URL: &rcv.URL}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -44,7 +44,7 @@ func TestDNSRebindingRefused(t *testing.T) {
 			TLSConfig: &tls.Config{InsecureSkipVerify: true}})
 		owner := webhooks.Owner{MerchantID: "mer_rebind", Livemode: true}
 		url := "https://hooks.rebind.example:" + port + "/hooks"
-		if _, err := svc.CreateEndpoint(ctx, owner, webhooks.EndpointParams{URL: &url}); err != nil {
+		if _, _, err := svc.CreateEndpoint(ctx, owner, webhooks.EndpointParams{URL: &url}, nil); err != nil {
 			t.Fatalf("registration (public address): %v", err)
 		}
 		var ev events.Event

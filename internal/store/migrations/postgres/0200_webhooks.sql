@@ -10,11 +10,17 @@ CREATE TABLE webhook_endpoints (
     description    TEXT NOT NULL DEFAULT '',
     status         TEXT NOT NULL CHECK (status IN ('enabled','disabled')),
     secret_sealed  TEXT NOT NULL,                 -- the signing secret, sealed (never in clear)
+    -- Creation's Idempotency-Key, kept here rather than in idempotency_keys
+    -- so that a replay can show the secret without storing it in clear.
+    idem_principal TEXT,
+    idem_key       TEXT,
+    idem_hash      TEXT,
     created_at     BIGINT NOT NULL,
     updated_at     BIGINT NOT NULL,
     deleted_at     BIGINT
 );
 CREATE INDEX webhook_endpoints_merchant ON webhook_endpoints (merchant_id, livemode, id);
+CREATE UNIQUE INDEX webhook_endpoints_idem ON webhook_endpoints (merchant_id, livemode, idem_principal, idem_key) WHERE idem_key IS NOT NULL;
 
 CREATE TABLE webhook_deliveries (
     id              TEXT PRIMARY KEY,
