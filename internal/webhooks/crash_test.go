@@ -154,6 +154,7 @@ func (p *paydProcess) deliveries(t *testing.T, key, eventID string) []deliveryJS
 // and its first attempt failed (the receiver is down). After a restart, both
 // events reach the receiver, signed.
 func TestCrashBeforeDelivery(t *testing.T) {
+	t.Parallel() // mostly waiting (retry schedules, a 6 s answer, process starts)
 	if testing.Short() {
 		t.Skip("builds and runs the payd binary: skipped with -short")
 	}

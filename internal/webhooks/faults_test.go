@@ -54,6 +54,7 @@ func failedAttempts(t *testing.T, db *store.DB, eventID string) int {
 // the event once it recovers; one that never recovers ends failed after the
 // last retry.
 func TestReceiverFaults(t *testing.T) {
+	t.Parallel() // mostly waiting (retry schedules, a 6 s answer, process starts)
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		cases := []struct {
 			name     string
