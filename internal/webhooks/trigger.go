@@ -120,6 +120,9 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 		case "payout.failed":
 			po["status"], po["failed_at"] = "failed", ts
 			po["failure_code"], po["failure_message"] = "insufficient_funds", "the provider refused the payout: insufficient funds"
+		case "payout.canceled":
+			po["status"] = "canceled"
+			po["failure_code"], po["failure_message"] = "canceled", "the payout was canceled before it was sent"
 		case "payout.held":
 			po["status"] = "held"
 			po["screening"] = map[string]any{"status": "hit", "matches": []any{map[string]any{"name": "SANDBOX LISTED PERSON", "score": 0.97}}}
@@ -127,9 +130,13 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 		return "payout", id, po
 	case KindPayoutBatch:
 		id = ids.New("batch_")
-		return "payout_batch", id, map[string]any{"id": id, "object": "payout_batch", "status": "completed", "currency": "DJF",
+		b := map[string]any{"id": id, "object": "payout_batch", "status": "completed", "currency": "DJF",
 			"row_count": 2, "total_amount_minor": 3000, "description": "Sandbox fixture", "created_at": ts, "created_by": "key_sandbox_fixture",
 			"approved_at": ts, "approved_by": "key_sandbox_fixture_2", "rows_succeeded": 2, "rows_failed": 0, "rows_pending": 0, "livemode": false}
+		if eventType == "payout_batch.canceled" {
+			b["status"], b["approved_at"], b["approved_by"], b["rows_succeeded"] = "canceled", nil, nil, 0
+		}
+		return "payout_batch", id, b
 	case KindTransfer:
 		id = uuid.NewString()
 		tr := map[string]any{"uetr": id, "object": "transfer", "msg_id": "SANDBOX" + strings.ToUpper(ids.Secret("", 8)),
