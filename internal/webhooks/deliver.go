@@ -116,9 +116,11 @@ func (s *Service) runDeliverer(ctx context.Context) {
 			}
 		}
 		wait := s.poll
-		if next, ok := s.nextDue(ctx); ok {
-			if d := time.Until(next); d < wait {
-				wait = max(d, time.Millisecond)
+		if len(sem) < cap(sem) { // when every slot is busy, a finishing attempt wakes us
+			if next, ok := s.nextDue(ctx); ok {
+				if d := time.Until(next); d < wait {
+					wait = max(d, time.Millisecond)
+				}
 			}
 		}
 		if !t.Stop() {
