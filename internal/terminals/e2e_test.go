@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ func TestTerminals(t *testing.T) {
 		t.Run("registry", func(t *testing.T) { testRegistry(t, h) })
 		t.Run("payments", func(t *testing.T) { testPayments(t, h) })
 		t.Run("bad payments", func(t *testing.T) { testBadPayments(t, h) })
+		t.Run("races", func(t *testing.T) { testRaces(t, h) })
 		t.Run("live mode", func(t *testing.T) { testLiveMode(t, h) })
 		t.Run("simulator", func(t *testing.T) { testSimulatorClient(t, h) })
 		t.Run("no card data anywhere", func(t *testing.T) { testNoCardData(t, h) })
@@ -335,6 +337,56 @@ func testBadPayments(t *testing.T, h *harness) {
 				requireError(t, h.pay(t, "term_nope", good()), 404, "resource_missing", "id")
 			})
 		})
+	}
+}
+
+// testRaces sends racing requests: of two activations, and of two payments
+// with one KSN, exactly one wins on either engine.
+func testRaces(t *testing.T, h *harness) {
+	const n = 4
+	race := func(reqs []apptest.Request) map[int]int {
+		statuses := make(chan int, len(reqs))
+		var wg sync.WaitGroup
+		for _, req := range reqs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := h.e.Do(req)
+				h.keep(r.Body)
+				statuses <- r.Status
+			}()
+		}
+		wg.Wait()
+		close(statuses)
+		count := map[int]int{}
+		for s := range statuses {
+			count[s]++
+		}
+		return count
+	}
+	for _, model := range terminals.Models {
+		id := h.register(t, map[string]any{"serial_number": "SN-" + newKey(), "model": string(model)})["id"].(string)
+		var reqs []apptest.Request
+		for i := 0; i < n; i++ {
+			reqs = append(reqs, apptest.Request{Method: "POST", Path: "/v1/terminals/" + id + "/activate", Key: h.e.SK,
+				Headers: map[string]string{"Idempotency-Key": newKey()}})
+		}
+		if got := race(reqs); got[200] != 1 || got[409] != n-1 {
+			t.Fatalf("%s: racing activations answered %v", model, got)
+		}
+		body := h.payment(t, h.device(t, model, id, 1), cardgateway.CardApproved, 500, readOpts{})
+		reqs = reqs[:0]
+		for i := 0; i < n; i++ {
+			reqs = append(reqs, apptest.Request{Method: "POST", Path: "/v1/terminals/" + id + "/payments", Key: h.e.SK, Body: body,
+				Headers: map[string]string{"Idempotency-Key": newKey()}})
+		}
+		before := h.rec.count()
+		if got := race(reqs); got[201] != 1 || got[400] != n-1 {
+			t.Fatalf("%s: racing payments with one KSN answered %v", model, got)
+		}
+		if w := h.written(t, id); w.payments != 1 || w.intents != before+1 {
+			t.Fatalf("%s: racing payments wrote %+v", model, w)
+		}
 	}
 }
 
