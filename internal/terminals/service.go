@@ -50,6 +50,14 @@ func (s *Service) SetRecorder(r IntentRecorder) {
 	s.recorder.Store(&recorderBox{r})
 }
 
+// Recorder returns the installed payment intent recorder, or nil.
+func (s *Service) Recorder() IntentRecorder {
+	if b := s.recorder.Load(); b != nil {
+		return b.IntentRecorder
+	}
+	return nil
+}
+
 // errNotWired is the answer while no recorder is installed.
 var errNotWired = &errs.Error{Kind: errs.KindUnavailable, Code: "card_present_unavailable",
 	Message: "card-present payments are not available in this deployment"}
