@@ -67,3 +67,32 @@ func evaluate(l *List, rows []labelledName, threshold float64, sc scoring) confu
 	}
 	return c
 }
+
+// Precision and recall measured on testdata/labelled.csv at DefaultThreshold
+// and documented in docs/screening.md. The test fails when either falls below
+// them, so that a change to normalisation or scoring that costs accuracy is
+// seen; when a change improves them, raise these figures and the document.
+const (
+	labelledPrecision = 0.995
+	labelledRecall    = 0.995
+)
+
+func TestLabelledPrecisionRecall(t *testing.T) {
+	l := fullList(t)
+	rows := readLabelled(t)
+	if len(rows) < 150 {
+		t.Fatalf("labelled set has %d rows, want at least 150", len(rows))
+	}
+	c := evaluate(l, rows, DefaultThreshold, defaultScoring)
+	t.Logf("%d names: precision %.3f recall %.3f (%d true hits, %d false hits, %d true clears, %d missed)",
+		len(rows), c.precision(), c.recall(), c.truePos, c.falsePos, c.trueNeg, c.falseNeg)
+	for _, r := range c.flagged {
+		t.Logf("false hit: %s (%s)", r.name, r.note)
+	}
+	for _, r := range c.missed {
+		t.Logf("missed: %s (%s)", r.name, r.note)
+	}
+	if c.precision() < labelledPrecision-1e-9 || c.recall() < labelledRecall-1e-9 {
+		t.Errorf("precision %.3f recall %.3f, documented %.3f and %.3f", c.precision(), c.recall(), labelledPrecision, labelledRecall)
+	}
+}

@@ -23,11 +23,14 @@ type scratch struct {
 	gramWord  uint32   // generation of the bigram count, one per query word
 	qgrams    []bigram
 
-	entryGen  []uint32 // per entry
-	entryBest []int32  // per entry: index of its best match in found
-	found     []Match
-	pairs     []wordPair
-	used      []bool
+	near []closeTerm // terms close to the current query word
+
+	entryGen   []uint32 // per entry
+	entryBest  []int32  // per entry: index of its best match in found
+	found      []Match
+	foundAlias []int32 // per found match: alias index of its name, -1 for the primary name
+	pairs      []wordPair
+	used       []bool
 }
 
 // wordPair is a query word and a listed name's term that are close.
@@ -61,6 +64,7 @@ func (s *scratch) begin() {
 	s.touched = s.touched[:0]
 	s.sims = s.sims[:0]
 	s.found = s.found[:0]
+	s.foundAlias = s.foundAlias[:0]
 }
 
 // beginWord starts counting bigrams for a new query word.

@@ -60,6 +60,16 @@ func TestSharedSamples(t *testing.T) {
 			}
 			_, err = DecodeXML(body)
 			var schemaErr *SchemaError
+			if s.message == "pacs.004.001.09" {
+				_, rerr := DecodeReturnXML(body)
+				var rse *SchemaError
+				if s.schemaValid != !errors.As(rerr, &rse) {
+					t.Errorf("DecodeReturnXML = %v, sample schema-valid = %v", rerr, s.schemaValid)
+				}
+				if s.schemaValid && rerr != nil && !strings.Contains(s.path, "fixtures_invalid") {
+					t.Errorf("schema-valid return rejected: %v", rerr)
+				}
+			}
 			switch {
 			case s.message != "pacs.008.001.08":
 				if !errors.Is(err, ErrUnsupportedMessage) {
