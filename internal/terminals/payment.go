@@ -139,11 +139,15 @@ func validatePayment(in PaymentParams) error {
 	case in.EncryptedPayload == nil || *in.EncryptedPayload == "":
 		return errs.Missing("encrypted_payload")
 	}
-	if _, err := money.Numeric(*in.Currency); err != nil {
-		return errs.Invalid("currency", "parameter_invalid", "currency must be an ISO 4217 code such as DJF")
+	if !Currencies[*in.Currency] {
+		return errs.Invalid("currency", "parameter_invalid", "currency must be DJF or USD for card-present payments")
 	}
 	return nil
 }
+
+// Currencies are those a card-present payment may be taken in: the card
+// currencies of CONTRACT section 3.
+var Currencies = map[string]bool{"DJF": true, "USD": true}
 
 // decodePayload reads the ciphertext: hex, a whole number of cipher blocks,
 // no longer than the largest chip read the parser accepts.
