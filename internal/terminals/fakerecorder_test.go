@@ -32,9 +32,11 @@ func (f *fakeRecorder) RecordCardPresent(ctx context.Context, p auth.Principal, 
 		return pi, nil
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	details, _ := json.Marshal(map[string]any{"type": "card_present", "card_present": map[string]any{
-		"brand": in.Brand, "last4": in.Last4, "entry_mode": in.EntryMode, "terminal_id": in.TerminalID,
-		"auth_code": in.AuthCode, "p2pe": true}})
+	cp := map[string]any{"brand": in.Brand, "last4": in.Last4, "entry_mode": in.EntryMode, "terminal_id": in.TerminalID, "p2pe": true}
+	if in.Approved {
+		cp["auth_code"] = in.AuthCode
+	}
+	details, _ := json.Marshal(map[string]any{"type": "card_present", "card_present": cp})
 	raw := json.RawMessage(details)
 	pi := payments.Intent{ID: ids.New("pi_"), Object: "payment_intent", AmountMinor: in.AmountMinor, Currency: in.Currency,
 		Provider: "card_present", Metadata: map[string]string{}, PaymentMethodDetails: &raw, Livemode: p.Livemode,
