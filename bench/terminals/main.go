@@ -30,10 +30,8 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/app"
-	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/merchants"
-	"github.com/payd/payd/internal/payments"
 	_ "github.com/payd/payd/internal/store" // registers the pgx driver
 	"github.com/payd/payd/internal/terminals"
 	"github.com/payd/payd/internal/terminals/simulator"
@@ -95,15 +93,7 @@ func run(n, workers int, maxDur time.Duration, dbURL, target string) error {
 			return err
 		}
 		key, target, engine = created.SecretKeys[0], m.URL(), m.DB.Dialect().String()
-		svc := app.Terminals(m)
-		if svc.Recorder() == nil {
-			// The payments capability is not wired in this build: record in
-			// memory so the terminal pipeline can still be measured.
-			svc.SetRecorder(&memoryRecorder{byKey: map[string]payments.Intent{}})
-			recorder = "in-memory stand-in (payments not wired)"
-		} else {
-			recorder = "payments service (intent, ledger, event)"
-		}
+		recorder = "payments service (intent, ledger, event in one transaction)"
 	}
 	if !strings.HasPrefix(target, "http://127.0.0.1:") && !strings.HasPrefix(target, "http://localhost:") {
 		return fmt.Errorf("-url must be a loopback http URL")
@@ -258,29 +248,4 @@ func post(c *http.Client, url, key, body, idemKey string) (int, []byte, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, err
-}
-
-// memoryRecorder stands in for the payments service when it is not wired.
-type memoryRecorder struct {
-	mu    sync.Mutex
-	byKey map[string]payments.Intent
-}
-
-func (r *memoryRecorder) RecordCardPresent(_ context.Context, p auth.Principal, in payments.CardPresent) (payments.Intent, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if pi, ok := r.byKey[in.IdempotencyKey]; ok {
-		return pi, nil
-	}
-	d, _ := json.Marshal(map[string]any{"type": "card_present", "card_present": map[string]any{"brand": in.Brand, "last4": in.Last4,
-		"entry_mode": in.EntryMode, "terminal_id": in.TerminalID, "auth_code": in.AuthCode, "p2pe": true}})
-	raw := json.RawMessage(d)
-	status := payments.Succeeded
-	if !in.Approved {
-		status = payments.Canceled
-	}
-	pi := payments.Intent{ID: ids.New("pi_"), Object: "payment_intent", Status: status, AmountMinor: in.AmountMinor,
-		Currency: in.Currency, PaymentMethodDetails: &raw, Livemode: p.Livemode, CreatedAt: time.Now().UTC()}
-	r.byKey[in.IdempotencyKey] = pi
-	return pi, nil
 }

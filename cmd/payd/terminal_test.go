@@ -5,50 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
-	"github.com/payd/payd/internal/auth"
-	"github.com/payd/payd/internal/ids"
-	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/store/storetest"
 )
-
-// stubRecorder records card-present outcomes in memory until the payments
-// capability provides payments.Service.RecordCardPresent.
-type stubRecorder struct {
-	mu    sync.Mutex
-	byKey map[string]payments.Intent
-}
-
-func (s *stubRecorder) RecordCardPresent(_ context.Context, p auth.Principal, in payments.CardPresent) (payments.Intent, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if pi, ok := s.byKey[in.IdempotencyKey]; ok {
-		return pi, nil
-	}
-	d, _ := json.Marshal(map[string]any{"type": "card_present", "card_present": map[string]any{"brand": in.Brand, "last4": in.Last4,
-		"entry_mode": in.EntryMode, "terminal_id": in.TerminalID, "auth_code": in.AuthCode, "p2pe": true}})
-	raw := json.RawMessage(d)
-	pi := payments.Intent{ID: ids.New("pi_"), Object: "payment_intent", Status: payments.Succeeded, AmountMinor: in.AmountMinor,
-		Currency: in.Currency, PaymentMethodDetails: &raw, Livemode: p.Livemode, CreatedAt: time.Now().UTC()}
-	if !in.Approved {
-		pi.Status = payments.Canceled
-		pi.LastError = &payments.LastError{Code: "card_declined", Message: "declined", DeclineCode: in.DeclineCode}
-	}
-	s.byKey[in.IdempotencyKey] = pi
-	return pi, nil
-}
 
 // TestTerminalSimulate runs `payd terminal simulate` against a running payd:
 // consecutive runs advance the KSN and succeed (exit 0), a declined card
 // prints the canceled intent and exits 1, bad flags exit 2.
 func TestTerminalSimulate(t *testing.T) {
 	e := apptest.Start(t, storetest.SQLite)
-	app.Terminals(e.Main).SetRecorder(&stubRecorder{byKey: map[string]payments.Intent{}})
 	state := t.TempDir()
 	vars := map[string]string{"PAYD_URL": e.URL, "PAYD_API_KEY": e.SK, "PAYD_TERMINAL_STATE_DIR": state}
 	simulate := func(args ...string) (int, string, string) {

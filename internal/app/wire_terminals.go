@@ -21,7 +21,10 @@ func init() {
 		if m.Config.P2PEKeys != "" {
 			m.Logger.Info("P2PE live keys loaded", "models", keys.LiveModels())
 		}
-		svc := terminals.NewService(terminals.Config{DB: m.DB, Keys: keys, Gateways: cardgateway.Select, Logger: m.Logger})
+		// The payments service records each outcome as a payment intent (with
+		// its ledger credit and payment_intent.succeeded).
+		svc := terminals.NewService(terminals.Config{DB: m.DB, Keys: keys, Gateways: cardgateway.Select,
+			Recorder: m.PaymentIntents(), Logger: m.Logger})
 		api.RegisterTerminals(m.API, svc)
 		m.PurgeTestMode("terminal_payments", "terminals")
 		m.OnReload(func(ctx context.Context) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/terminals"
 	"github.com/payd/payd/internal/terminals/card"
@@ -169,6 +172,12 @@ func testRegistry(t *testing.T, h *harness) {
 }
 
 func testPayments(t *testing.T, h *harness) {
+	var approved, declined []string // intent ids
+	defer func() {
+		if !t.Failed() {
+			t.Run("ledger, events and retrieval", func(t *testing.T) { testRecorded(t, h, approved, declined) })
+		}
+	}()
 	for _, model := range terminals.Models {
 		t.Run(string(model), func(t *testing.T) {
 			id := h.activeTerminal(t, model)
@@ -179,6 +188,7 @@ func testPayments(t *testing.T, h *harness) {
 			if pi.AmountMinor != 500 || pi.Currency != "DJF" {
 				t.Fatalf("intent amount: %+v", pi)
 			}
+			approved = append(approved, pi.ID)
 
 			r = h.pay(t, id, h.payment(t, dev, "5555555555554444", 12_345, readOpts{currency: "USD"}))
 			requireIntent(t, r, 201, "succeeded", id, "mastercard", "4444")
@@ -192,6 +202,7 @@ func testPayments(t *testing.T, h *harness) {
 			if pi.LastError == nil || pi.LastError.Code != "card_declined" || pi.LastError.DeclineCode != "generic_decline" {
 				t.Fatalf("decline: %s", r.Body)
 			}
+			declined = append(declined, pi.ID)
 
 			r = h.pay(t, id, h.payment(t, dev, cardgateway.CardApproved, 900, readOpts{expiry: card.Expiry{Year: 2020, Month: time.January}}))
 			pi = requireIntent(t, r, 402, "canceled", id, "visa", "4242")
@@ -218,7 +229,7 @@ func testPayments(t *testing.T, h *harness) {
 					Headers: map[string]string{"Idempotency-Key": key}}
 				h.svc.SetRecorder(failingRecorder{})
 				requireError(t, h.do(t, req), 503, "card_present_unavailable", "")
-				h.svc.SetRecorder(h.rec)
+				h.svc.SetRecorder(h.recorder)
 				requireIntent(t, h.do(t, req), 201, "succeeded", id, "visa", "4242")
 				// The same KSN under another key is a replay.
 				req.Headers = map[string]string{"Idempotency-Key": newKey()}
@@ -230,6 +241,98 @@ func testPayments(t *testing.T, h *harness) {
 				t.Fatalf("terminal state after 7 payments: %+v (device next counter %d)", w, dev.NextCounter())
 			}
 		})
+	}
+}
+
+// testRecorded checks what the payments service recorded for the terminal
+// payments: each intent retrievable with its card-present details, a
+// payment_intent.succeeded event carrying them for each approval (SPEC's
+// example payload: data.object with id, amount_minor, currency, status,
+// payment_method_details), none for a decline, and a ledger whose available
+// balance is the sum of the approvals and whose invariants hold.
+func testRecorded(t *testing.T, h *harness, approved, declined []string) {
+	ctx := context.Background()
+	db := h.e.Main.DB
+	for _, id := range append(append([]string{}, approved...), declined...) {
+		r := h.get(t, "/v1/payment_intents/"+id)
+		var pi struct {
+			Status  string       `json:"status"`
+			Details *cardPresent `json:"payment_method_details"`
+		}
+		r.JSON(t, &pi)
+		if r.Status != 200 || pi.Details == nil || pi.Details.Type != "card_present" || pi.Details.CardPresent.TerminalID == "" {
+			t.Fatalf("GET %s: %d %s", id, r.Status, r.Body)
+		}
+		evs, err := events.ForObject(ctx, db, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var succeeded []events.Event
+		canceled := 0
+		for _, ev := range evs {
+			switch ev.Type {
+			case "payment_intent.succeeded":
+				succeeded = append(succeeded, ev)
+			case "payment_intent.canceled":
+				canceled++
+			}
+		}
+		if pi.Status != "succeeded" {
+			if len(succeeded) != 0 || canceled != 1 {
+				t.Fatalf("declined %s: %d succeeded and %d canceled events", id, len(succeeded), canceled)
+			}
+			continue
+		}
+		if len(succeeded) != 1 {
+			t.Fatalf("%s: %d payment_intent.succeeded events", id, len(succeeded))
+		}
+		env, _ := json.Marshal(succeeded[0].Envelope())
+		var payload struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+			Data struct {
+				ID     string `json:"id"`
+				Object struct {
+					ID          string       `json:"id"`
+					AmountMinor int64        `json:"amount_minor"`
+					Currency    string       `json:"currency"`
+					Status      string       `json:"status"`
+					Details     *cardPresent `json:"payment_method_details"`
+				} `json:"object"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(env, &payload); err != nil {
+			t.Fatal(err)
+		}
+		o := payload.Data.Object
+		if !strings.HasPrefix(payload.ID, "evt_") || payload.Data.ID != id || o.ID != id || o.Status != "succeeded" || o.AmountMinor <= 0 ||
+			o.Currency == "" || o.Details == nil || *o.Details.CardPresent.P2PE != true || o.Details.CardPresent.AuthCode == "" {
+			t.Fatalf("payment_intent.succeeded payload: %s", env)
+		}
+	}
+	var want int64
+	if err := db.QueryRow(ctx, `SELECT COALESCE(SUM(amount_captured_minor), 0) FROM payment_intents
+		WHERE merchant_id = ? AND livemode = ? AND status = 'succeeded' AND currency = 'DJF'`, h.e.Merchant.MerchantID, false).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	var bal struct {
+		Balances []struct {
+			Currency  string `json:"currency"`
+			Available int64  `json:"available"`
+		} `json:"balances"`
+	}
+	h.get(t, "/v1/balance").JSON(t, &bal)
+	got := int64(-1)
+	for _, b := range bal.Balances {
+		if b.Currency == "DJF" {
+			got = b.Available
+		}
+	}
+	if want < 500*4 || got != want {
+		t.Fatalf("DJF available %d, want the %d of succeeded intents", got, want)
+	}
+	if err := ledger.Verify(ctx, db); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -380,7 +483,7 @@ func testRaces(t *testing.T, h *harness) {
 			reqs = append(reqs, apptest.Request{Method: "POST", Path: "/v1/terminals/" + id + "/payments", Key: h.e.SK, Body: body,
 				Headers: map[string]string{"Idempotency-Key": newKey()}})
 		}
-		before := h.rec.count()
+		before := h.intentCount(t)
 		if got := race(reqs); got[201] != 1 || got[400] != n-1 {
 			t.Fatalf("%s: racing payments with one KSN answered %v", model, got)
 		}

@@ -23,10 +23,12 @@ import (
 // every piece of card data the tests put into a payload, for the test that
 // searches logs, tables and bodies for them.
 type harness struct {
-	t   *testing.T
-	e   *apptest.Env
-	rec *fakeRecorder
-	svc *terminals.Service
+	t *testing.T
+	e *apptest.Env
+	// svc is the running terminals service; recorder the payments service it
+	// records intents through.
+	svc      *terminals.Service
+	recorder terminals.IntentRecorder
 
 	mu      sync.Mutex
 	bodies  [][]byte
@@ -35,11 +37,13 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, e *apptest.Env) *harness {
-	h := &harness{t: t, e: e, rec: newFakeRecorder(), svc: app.Terminals(e.Main)}
+	h := &harness{t: t, e: e, svc: app.Terminals(e.Main)}
 	if h.svc == nil {
 		t.Fatal("the terminals service is not wired")
 	}
-	h.svc.SetRecorder(h.rec)
+	if h.recorder = h.svc.Recorder(); h.recorder != e.Main.PaymentIntents() {
+		t.Fatal("the terminals service does not record through the payments service")
+	}
 	return h
 }
 
@@ -193,8 +197,18 @@ func (h *harness) written(t *testing.T, termID string) written {
 	if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM terminal_payments WHERE terminal_id = ?", termID).Scan(&w.payments); err != nil {
 		t.Fatal(err)
 	}
-	w.intents = h.rec.count()
+	w.intents = h.intentCount(t)
 	return w
+}
+
+// intentCount counts the payment intents of every merchant and mode.
+func (h *harness) intentCount(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := h.e.Main.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM payment_intents").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // requireNothingWritten runs fn and checks it wrote nothing.
