@@ -23,6 +23,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -43,12 +44,25 @@ func main() {
 	maxDur := flag.Duration("duration", 60*time.Second, "stop after this long")
 	db := flag.String("db", "", "database URL for the payd this starts (default: SQLite in a temporary directory)")
 	url := flag.String("url", "", "target a running payd on loopback instead (key from PAYD_API_KEY)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the timed phase (client and in-process server) to this file")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/terminals:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		cpuProfile = f
+	}
 	if err := run(*n, *c, *maxDur, *db, *url); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/terminals:", err)
 		os.Exit(1)
 	}
 }
+
+// cpuProfile receives the CPU profile when -cpuprofile is given.
+var cpuProfile *os.File
 
 func run(n, workers int, maxDur time.Duration, dbURL, target string) error {
 	ctx := context.Background()
@@ -137,6 +151,12 @@ func run(n, workers int, maxDur time.Duration, dbURL, target string) error {
 		failures  = map[string]int{}
 		sent      atomic.Int64
 	)
+	if cpuProfile != nil {
+		if err := pprof.StartCPUProfile(cpuProfile); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	deadline := time.Now().Add(maxDur)
 	start := time.Now()
 	var wg sync.WaitGroup
