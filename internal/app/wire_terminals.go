@@ -43,8 +43,9 @@ func init() {
 // terminalServices maps each Main to its terminals service.
 var terminalServices sync.Map // *Main -> *terminals.Service
 
-// Terminals returns the terminals service of a Main (nil before Open).
-func Terminals(m *Main) *terminals.Service {
+// Terminals returns the terminal registry and card-present service, for the
+// capabilities that show terminals (the portal); nil before Open.
+func (m *Main) Terminals() *terminals.Service {
 	s, _ := terminalServices.Load(m)
 	svc, _ := s.(*terminals.Service)
 	return svc

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/terminals"
@@ -37,7 +36,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, e *apptest.Env) *harness {
-	h := &harness{t: t, e: e, svc: app.Terminals(e.Main)}
+	h := &harness{t: t, e: e, svc: e.Main.Terminals()}
 	if h.svc == nil {
 		t.Fatal("the terminals service is not wired")
 	}
