@@ -59,7 +59,7 @@ func (r *PayoutRail) PayoutStatus(ctx context.Context, req providers.PayoutReque
 		return providers.PayoutResult{}, err
 	}
 	if req.Scenario == providers.NetworkTimeout.Name {
-		return failed(req, "provider_timeout", "the provider did not answer in time; the payout was not made"), nil
+		return payoutFailed(req, "provider_timeout", "the provider did not answer in time; the payout was not made"), nil
 	}
 	return r.outcome(req), nil
 }
@@ -70,13 +70,13 @@ func (r *PayoutRail) PayoutTimeout() time.Duration { return r.TimeoutDelay + tim
 func (r *PayoutRail) outcome(req providers.PayoutRequest) providers.PayoutResult {
 	switch req.Scenario {
 	case providers.InsufficientFunds.Name:
-		return failed(req, "insufficient_funds", "the provider's float is too low to pay this payout")
+		return payoutFailed(req, "insufficient_funds", "the provider's float is too low to pay this payout")
 	case providers.DuplicateMSISDN.Name:
-		return failed(req, "wallet_locked", "the recipient wallet is locked")
+		return payoutFailed(req, "wallet_locked", "the recipient wallet is locked")
 	case providers.AccountClosed.Name:
-		return failed(req, "account_not_found", "the recipient account does not exist or is closed")
+		return payoutFailed(req, "account_not_found", "the recipient account does not exist or is closed")
 	case providers.VelocityLimit.Name:
-		return failed(req, "velocity_limit_exceeded", "the recipient's daily velocity limit is exceeded")
+		return payoutFailed(req, "velocity_limit_exceeded", "the recipient's daily velocity limit is exceeded")
 	case providers.KYCBlocked.Name:
 		if !req.ComplianceCleared {
 			return providers.PayoutResult{Outcome: providers.PayoutHeld, ProviderReference: providerRef(req),
@@ -86,7 +86,7 @@ func (r *PayoutRail) outcome(req providers.PayoutRequest) providers.PayoutResult
 	return providers.PayoutResult{Outcome: providers.PayoutSucceeded, ProviderReference: providerRef(req)}
 }
 
-func failed(req providers.PayoutRequest, code, msg string) providers.PayoutResult {
+func payoutFailed(req providers.PayoutRequest, code, msg string) providers.PayoutResult {
 	return providers.PayoutResult{Outcome: providers.PayoutFailed, ProviderReference: providerRef(req),
 		Failure: &providers.Failure{Code: code, Message: msg}}
 }
