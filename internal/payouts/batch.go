@@ -48,12 +48,12 @@ func (b *Batch) MarshalJSON() ([]byte, error) {
 		if t == nil {
 			return nil
 		}
-		s := t.UTC().Format(time.RFC3339)
+		s := t.UTC().Format(time.RFC3339Nano)
 		return &s
 	}
 	m := map[string]any{
 		"id": b.ID, "object": "payout_batch", "livemode": b.Livemode, "status": b.Status, "description": b.Description,
-		"created_at": b.CreatedAt.UTC().Format(time.RFC3339), "canceled_at": ts(b.CanceledAt), "completed_at": ts(b.CompletedAt),
+		"created_at": b.CreatedAt.UTC().Format(time.RFC3339Nano), "canceled_at": ts(b.CanceledAt), "completed_at": ts(b.CompletedAt),
 	}
 	if b.Variant == VariantItems {
 		m["item_count"] = b.RowCount
