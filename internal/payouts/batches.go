@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
@@ -94,10 +95,10 @@ func (s *Service) createItemsBatch(ctx context.Context, pr auth.Principal, req *
 }
 
 // dueIfPending makes pending payouts due at once.
-func dueIfPending(now interface{ UnixMicro() int64 }) func(*Payout) (any, any) {
+func dueIfPending(now time.Time) func(*Payout) (any, any) {
 	return func(p *Payout) (any, any) {
 		if p.Status == Pending {
-			return now.UnixMicro(), nil
+			return micros(now), nil
 		}
 		return nil, nil
 	}

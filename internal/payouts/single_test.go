@@ -9,6 +9,7 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/payouts"
 )
 
 // TestSinglePayoutSucceeds: a payout reserves, pays and books exactly two
@@ -305,6 +306,21 @@ func testFourEyesSinglePayout(t *testing.T, e *apptest.Env) {
 	approved, err := svc.Approve(ctx, user(u2), byUser.ID)
 	if err != nil || approved.Status != "succeeded" || *approved.ApprovedBy != u2.ID {
 		t.Fatalf("other user approves: %v %+v", err, approved)
+	}
+	// Batches too: a user cannot approve the batch it made; a key can.
+	req, err := payouts.ParseBatchJSON([]byte(`{"currency":"DJF","rows":[{"recipient_msisdn":"+25377000001","amount":700,"provider":"wallet_b","reference":"u1"}]}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := svc.CreateBatch(ctx, user(u1), req)
+	if err != nil || b.CreatedBy != u1.ID {
+		t.Fatalf("user creates a batch: %v %+v", err, b)
+	}
+	if _, err := svc.ApproveBatch(ctx, user(u1), b.ID); !isCode(err, "self_approval_not_allowed") {
+		t.Fatalf("user approves own batch: %v", err)
+	}
+	if r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/approve", Key: e.SK}); r.Status != 200 {
+		t.Fatalf("a key approves a user's batch: %d %s", r.Status, r.Body)
 	}
 	// A key approves what a user made, and a user what a key made.
 	r = e.Post("/v1/payouts", map[string]any{"amount": 2000, "currency": "DJF", "provider": "wallet_b", "recipient_msisdn": "+25377123456"})
