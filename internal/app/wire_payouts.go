@@ -35,8 +35,8 @@ func (m *Main) Sanctions() *screening.Screener {
 }
 
 // wirePayouts loads the sanctions list, builds the payout service on the
-// payout rails (the sandbox rail in test mode; live rails are not wired
-// yet), mounts its routes and starts its dispatcher.
+// payout rails (the sandbox rail in test mode, the live adapters of
+// wire_providers.go in live mode), mounts its routes and starts its dispatcher.
 func wirePayouts(ctx context.Context, m *Main) error {
 	scr := screening.NewScreener(m.Config.SanctionsList, screening.Options{})
 	if m.Config.SanctionsList != "" {
@@ -46,7 +46,7 @@ func wirePayouts(ctx context.Context, m *Main) error {
 		}
 		m.Logger.Info("sanctions list loaded", "entries", scr.Size(), "took_ms", time.Since(start).Milliseconds())
 	}
-	rails := &providers.PayoutRails{Sandbox: sandbox.NewPayoutRail(m.Config.SandboxTimeoutDelay)}
+	rails := &providers.PayoutRails{Sandbox: sandbox.NewPayoutRail(m.Config.SandboxTimeoutDelay), Live: m.livePayoutRail}
 	// A payout its rail did not answer is asked about again after the
 	// sandbox timeout (tests set it to milliseconds), at most after the
 	// reconciliation interval.

@@ -280,3 +280,9 @@ func (cl *client) registerSecret(ctx context.Context) (response, string, error) 
 	cl.c.mu.Unlock()
 	return resp, "", nil
 }
+
+// providerTimeout is a 504 provider_timeout for a call whose answer did not
+// come in time and that payd does not leave pending (a report).
+func providerTimeout(provider string) *errs.Error {
+	return &errs.Error{Kind: errs.KindProviderTimeout, Code: "provider_timeout", Message: provider + ": the provider did not answer in time"}
+}

@@ -4,11 +4,12 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // metrics are the per-provider series of docs/providers.md.
 type metrics struct {
-	duration  *prometheus.HistogramVec
-	errors    *prometheus.CounterVec
-	breakers  *prometheus.GaugeVec
-	inFlight  *prometheus.GaugeVec
-	callbacks *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	errors     *prometheus.CounterVec
+	breakers   *prometheus.GaugeVec
+	inFlight   *prometheus.GaugeVec
+	callbacks  *prometheus.CounterVec
+	reconciled *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -25,9 +26,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Calls to the provider in flight from this process."}, []string{"provider"}),
 		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payd_provider_callbacks_total",
 			Help: "Provider callbacks received, by provider and result (applied, duplicate, rejected, error)."}, []string{"provider", "result"}),
+		reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payd_provider_reconciled_total",
+			Help: "Objects reconciliation asked a provider about, by kind and the status they were left in."}, []string{"kind", "outcome"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.duration, m.errors, m.breakers, m.inFlight, m.callbacks)
+		reg.MustRegister(m.duration, m.errors, m.breakers, m.inFlight, m.callbacks, m.reconciled)
 	}
 	return m
 }
@@ -35,4 +38,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 // CallbackReceived counts one callback by its result.
 func (c *Connections) CallbackReceived(provider, result string) {
 	c.metrics.callbacks.WithLabelValues(provider, result).Inc()
+}
+
+// Reconciled counts one object reconciliation asked about.
+func (c *Connections) Reconciled(kind, outcome string) {
+	c.metrics.reconciled.WithLabelValues(kind, outcome).Inc()
 }
