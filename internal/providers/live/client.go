@@ -255,15 +255,19 @@ func providerError(provider, msg string, cause error) *errs.Error {
 	return &errs.Error{Kind: errs.KindProvider, Code: "provider_error", Message: provider + ": " + msg, Err: safe}
 }
 
-// registerSecret tells the provider the callback secret, once per process
-// and secret, before the first other call. A provider that issues its own
+// registerEvery is how often the callback secret is registered again (a
+// provider that lost it, as a restarted simulator does, gets it back).
+const registerEvery = 10 * time.Minute
+
+// registerSecret tells the provider the callback secret before the first
+// other call of a process, and again every registerEvery. A provider that issues its own
 // secret answers 404 or 405; that is fine.
 func (cl *client) registerSecret(ctx context.Context) (response, string, error) {
 	fp := cl.merchantID + "/" + cl.provider + "/" + secretFingerprint(cl.conn.CallbackSecret)
 	cl.c.mu.Lock()
-	done := cl.c.registered[fp]
+	at, done := cl.c.registered[fp]
 	cl.c.mu.Unlock()
-	if done || cl.conn.CallbackSecret == "" {
+	if done && cl.c.cfg.Now().Sub(at) < registerEvery || cl.conn.CallbackSecret == "" {
 		return response{}, "", nil
 	}
 	resp, kind, err := cl.attempts(ctx, request{op: "callback_secret", method: http.MethodPut, path: "/v1/callback_secret",
@@ -276,7 +280,7 @@ func (cl *client) registerSecret(ctx context.Context) (response, string, error) 
 		return resp, "protocol", providerError(cl.provider, fmt.Sprintf("the provider refused the callback secret (%d %s)", resp.status, resp.errorBody().Code), nil)
 	}
 	cl.c.mu.Lock()
-	cl.c.registered[fp] = true
+	cl.c.registered[fp] = cl.c.cfg.Now()
 	cl.c.mu.Unlock()
 	return resp, "", nil
 }

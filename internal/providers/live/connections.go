@@ -76,7 +76,7 @@ type Connections struct {
 	mu         sync.Mutex
 	cache      map[connKey]cachedConn
 	breakers   map[connKey]*breaker
-	registered map[string]bool // connections whose callback secret the provider has
+	registered map[string]time.Time // when each connection's callback secret was last registered
 	rails      map[string]*rail
 }
 
@@ -116,7 +116,7 @@ func NewConnections(cfg Config) *Connections {
 		cfg.CallbackBase = func() string { return "" }
 	}
 	return &Connections{cfg: cfg, log: cfg.Logger, metrics: newMetrics(cfg.Registry), cache: map[connKey]cachedConn{},
-		breakers: map[connKey]*breaker{}, registered: map[string]bool{}, rails: map[string]*rail{}}
+		breakers: map[connKey]*breaker{}, registered: map[string]time.Time{}, rails: map[string]*rail{}}
 }
 
 // connection returns a merchant's connection, read at most CacheFor ago.

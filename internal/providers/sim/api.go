@@ -191,8 +191,8 @@ func (s *Sim) registerSecret(r *http.Request, a *account, body []byte) answer {
 	if ans, ok := decode(body, &req); !ok {
 		return ans
 	}
-	if len(req.Secret) < 16 || len(req.Secret) > 256 {
-		return errAnswer(http.StatusBadRequest, "parameter_invalid", "secret must be 16 to 256 characters", "secret")
+	if req.Secret == "" || len(req.Secret) > 1024 {
+		return errAnswer(http.StatusBadRequest, "parameter_invalid", "secret must be 1 to 1024 characters", "secret")
 	}
 	a.mu.Lock()
 	a.secret = req.Secret
