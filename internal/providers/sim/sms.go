@@ -67,13 +67,23 @@ func (s *Sim) serveOTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "parameter_invalid", "msisdn must be a phone number (E.164 or the bare local number)", "msisdn")
 		return
 	}
+	if code, ok := s.LatestOTP(q); ok {
+		writeJSON(w, http.StatusOK, map[string]string{"msisdn": q, "otp": code})
+		return
+	}
+	writeError(w, http.StatusNotFound, "otp_not_found", "no code was sent to this number", "msisdn")
+}
+
+// LatestOTP returns the latest code sent to a number (E.164 or bare local
+// form), as GET /_sim/otp does, for in-process callers (benchmarks).
+func (s *Sim) LatestOTP(number string) (string, bool) {
+	d := strings.TrimPrefix(strings.TrimSpace(number), "+")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := len(s.sms) - 1; i >= 0; i-- {
 		if sameNumber(s.sms[i].digits, d) {
-			writeJSON(w, http.StatusOK, map[string]string{"msisdn": q, "otp": s.sms[i].code})
-			return
+			return s.sms[i].code, true
 		}
 	}
-	writeError(w, http.StatusNotFound, "otp_not_found", "no code was sent to this number", "msisdn")
+	return "", false
 }
