@@ -25,7 +25,7 @@ type Result struct {
 
 	Latencies Latencies            // every operation's latency, failed ones included
 	Phases    map[string]Latencies // what the operations recorded with Call.Record, by phase
-	Failures  map[string]int       // operations' errors by message (at most maxFailureKinds kinds)
+	Failures  map[string]int       // operations' errors by message: 20 kinds at most, the rest as "other errors"
 }
 
 // maxFailureKinds bounds Result.Failures; further kinds count as otherFailures.
@@ -39,6 +39,7 @@ func (r Result) Throughput() float64 { return float64(r.Requests) / r.Elapsed.Se
 // Succeeded is the number of operations that returned no error.
 func (r Result) Succeeded() int64 { return r.Requests - r.Errors }
 
+// String is the step's one-line summary.
 func (r Result) String() string {
 	return fmt.Sprintf("clients=%-3d requests=%-7d errors=%-4d throughput=%8.0f/s p50=%7.2fms p99=%7.2fms max=%7.2fms",
 		r.Clients, r.Requests, r.Errors, r.Throughput(), MS(r.P50), MS(r.P99), MS(r.Max))
