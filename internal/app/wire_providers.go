@@ -29,11 +29,11 @@ type providersWiring struct {
 	callbacks *callbacks.Service
 }
 
-var providersByMain sync.Map // *Main → *providersWiring
-
 func (m *Main) providers() *providersWiring {
-	v, _ := providersByMain.LoadOrStore(m, &providersWiring{})
-	w := v.(*providersWiring)
+	if m.providersW == nil {
+		m.providersW = &providersWiring{}
+	}
+	w := m.providersW
 	w.once.Do(func() {
 		w.publicURL.Store(m.Config.PublicURL)
 		w.conns = live.NewConnections(live.Config{
@@ -117,7 +117,6 @@ func wireProviders(ctx context.Context, m *Main) error {
 		_, err := w.callbacks.Prune(ctx, 30*24*time.Hour)
 		return err
 	})
-	m.OnClose(func() { providersByMain.Delete(m) })
 	return nil
 }
 
