@@ -8,10 +8,6 @@ import (
 	"github.com/payd/payd/internal/providers/protocol"
 )
 
-// reportView is a settlement report being served; ReportFilter may change
-// it (tests of the settlement reconciliation).
-type reportView = protocol.SettlementReport
-
 // settlementReport handles GET /{provider}/v1/reports/settlement?date=YYYY-MM-DD:
 // every payment captured and every payout paid on that UTC day.
 func (s *Sim) settlementReport(r *http.Request, a *account, _ []byte) answer {
@@ -22,7 +18,7 @@ func (s *Sim) settlementReport(r *http.Request, a *account, _ []byte) answer {
 	}
 	next := day.AddDate(0, 0, 1)
 	in := func(t *time.Time) bool { return t != nil && !t.Before(day) && t.Before(next) }
-	rep := &reportView{Object: "settlement_report", Date: date, Entries: []protocol.SettlementEntry{}}
+	rep := &protocol.SettlementReport{Object: "settlement_report", Date: date, Entries: []protocol.SettlementEntry{}}
 	a.mu.Lock()
 	for _, p := range a.payments {
 		if p.Status == protocol.StatusSucceeded && in(p.SettledAt) {

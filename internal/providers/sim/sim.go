@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/providers/protocol"
 )
 
 // Config tunes the simulator. The zero value is a well-behaved provider
@@ -75,7 +76,7 @@ type Config struct {
 	Before func(provider, op string)
 	// ReportFilter, when set, may alter a settlement report before it is
 	// served (tests of the settlement reconciliation).
-	ReportFilter func(provider string, r *reportView)
+	ReportFilter func(provider string, r *protocol.SettlementReport)
 	// CallbackClient posts the callbacks (default: 5 s timeout).
 	CallbackClient *http.Client
 	Logger         *slog.Logger
