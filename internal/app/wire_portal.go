@@ -1,0 +1,28 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/payd/payd/internal/jobs"
+	"github.com/payd/payd/internal/portal"
+	"github.com/payd/payd/internal/secretbox"
+)
+
+// The merchant portal, mounted under /portal on the API's router (so it
+// passes the same request-id, logging and metrics middleware).
+func init() {
+	wirers = append(wirers, func(ctx context.Context, m *Main) error {
+		box, err := secretbox.New(m.Config.SecretsKey)
+		if err != nil {
+			return err
+		}
+		p, err := portal.New(portal.Config{DB: m.DB, Merchants: m.Merchants, Box: box, Logger: m.Logger, PublicURL: m.Config.PublicURL})
+		if err != nil {
+			return err
+		}
+		p.Register(m.API.Mux())
+		m.Jobs.Every("portal_cleanup", time.Hour, func(ctx context.Context, _ jobs.Job) error { return p.Cleanup(ctx) })
+		return nil
+	})
+}
