@@ -169,6 +169,21 @@ func applyBalance(ctx context.Context, tx *store.Tx, acct string, e Entry) error
 
 // accountID finds or creates the account.
 func accountID(ctx context.Context, tx *store.Tx, a AccountRef) (string, error) {
+	// Account ids never change once an account exists, so they are cached
+	// per database (safe across processes); an id enters the cache only after
+	// the transaction that read or created it committed.
+	key := "ledger_account:" + a.key()
+	if id, ok := tx.Cache().Load(key); ok {
+		return id.(string), nil
+	}
+	id, err := lookupOrCreateAccount(ctx, tx, a)
+	if err == nil {
+		tx.AfterCommit(func() { tx.Cache().Store(key, id) })
+	}
+	return id, err
+}
+
+func lookupOrCreateAccount(ctx context.Context, tx *store.Tx, a AccountRef) (string, error) {
 	var id string
 	err := tx.QueryRow(ctx, `SELECT id FROM ledger_accounts WHERE merchant_id = ? AND livemode = ? AND currency = ? AND kind = ? AND provider = ?`,
 		a.MerchantID, a.Livemode, a.Currency, string(a.Kind), a.Provider).Scan(&id)

@@ -3,8 +3,10 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/payd/payd/internal/ledger"
@@ -154,6 +156,29 @@ func BenchmarkPost(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "postings/s")
+		})
+	}
+}
+
+// BenchmarkPostParallel posts from 16 goroutines at once, each for its own
+// merchant (PostgreSQL commits group their WAL flushes under concurrency).
+func BenchmarkPostParallel(b *testing.B) {
+	for _, e := range storetest.Engines() {
+		b.Run(string(e), func(b *testing.B) {
+			db := storetest.Open(b, e)
+			ctx := context.Background()
+			var n atomic.Int64
+			b.SetParallelism(8) // 8 × GOMAXPROCS(2) = 16 posters
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				m := fmt.Sprintf("mer_%d", n.Add(1))
+				for pb.Next() {
+					if err := db.InTx(ctx, func(tx *store.Tx) error { return topup(ctx, tx, m, "DJF", 5) }); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "postings/s")
 		})
 	}

@@ -14,6 +14,10 @@ type index struct {
 	terms []term
 	vocab map[string]int32   // normalised word -> term id
 	grams map[bigram][]int32 // bigram -> term ids, ascending
+	// gramBits has, per term, one bit per bigram of its folded spelling (see
+	// gramBit): a quick, inexact membership test, kept apart from terms so
+	// that scanning it stays in cache.
+	gramBits []uint64
 	// Terms are numbered by increasing length, so every list of term ids is
 	// also ordered by length; lenStart[n] is the first term id of n or more
 	// runes, which bounds a search to terms of about the query word's length.
@@ -24,7 +28,7 @@ type index struct {
 type listedName struct {
 	entry   int32     // index of the entry in List.entries
 	alias   int32     // index in Entry.Aliases, or -1 for the primary name
-	terms   []int32   // distinct term ids in name order
+	terms   []int32   // term ids in name order; a repeated word is repeated
 	weights []float64 // weight of each term in this name
 	weight  float64   // sum of weights
 }
@@ -62,6 +66,14 @@ func wordBigrams(dst []bigram, word []rune) []bigram {
 	return dst
 }
 
+// gramBit maps a bigram to one of 64 bits. A term's gramBits has the bits of
+// all its bigrams, so a clear bit proves a bigram absent; a set bit only
+// suggests it present.
+func gramBit(g bigram) uint64 {
+	h := uint64(g) * 0x9E3779B97F4A7C15 // Fibonacci hashing spreads the rune pairs
+	return 1 << (h >> 58)
+}
+
 // termWeight is how much a word counts towards coverage: its length in
 // runes, so that a long surname outweighs a short given name.
 func termWeight(word []rune) float64 { return float64(len(word)) }
@@ -84,17 +96,18 @@ func buildIndex(entries []Entry) index {
 				word := []rune(w.text)
 				idx.terms = append(idx.terms, term{word: word, folded: vowelFolded(word)})
 			}
-			if slices.Contains(n.terms, t) {
-				continue
-			}
 			weight := termWeight(idx.terms[t].word)
 			if w.middle {
 				weight *= middleNameWeight
 			}
+			// A repeated word ("OMAR, Omar Awadh") stays repeated: the
+			// screened name must have it twice to cover the listed name.
+			if !slices.Contains(n.terms, t) {
+				idx.terms[t].postings = append(idx.terms[t].postings, id)
+			}
 			n.terms = append(n.terms, t)
 			n.weights = append(n.weights, weight)
 			n.weight += weight
-			idx.terms[t].postings = append(idx.terms[t].postings, id)
 		}
 		idx.names = append(idx.names, n)
 	}
@@ -108,10 +121,12 @@ func buildIndex(entries []Entry) index {
 	}
 	idx.orderByLength()
 	var gs []bigram
+	idx.gramBits = make([]uint64, len(idx.terms))
 	for t := range idx.terms {
 		gs = wordBigrams(gs[:0], idx.terms[t].folded)
 		for _, g := range gs {
 			idx.grams[g] = append(idx.grams[g], int32(t))
+			idx.gramBits[t] |= gramBit(g)
 		}
 	}
 	return idx

@@ -36,3 +36,10 @@ func TestJaroWinklerLongWords(t *testing.T) {
 		t.Errorf("jaroWinkler of 100-rune words = %.4f, want just below 1", got)
 	}
 }
+
+func BenchmarkJaroWinkler(b *testing.B) {
+	x, y := []rune("MUHAMAD"), []rune("MUHAMADI")
+	for b.Loop() {
+		jaroWinkler(x, y)
+	}
+}

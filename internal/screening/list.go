@@ -15,6 +15,7 @@ type List struct {
 	orphanAliases int
 	idx           index
 	scratch       sync.Pool // *scratch, per-screening work space
+	words         wordCache // close terms of recently screened words
 }
 
 // newList indexes entries.

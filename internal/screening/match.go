@@ -2,6 +2,7 @@ package screening
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -14,13 +15,14 @@ import (
 // name is found (nameCoverage), each weighted by word length.
 type scoring struct {
 	wordFloor   float64 // Jaro-Winkler below which two words do not pair
-	wordPenalty float64 // a pair counts 1 - wordPenalty*(1 - Jaro-Winkler)
+	offsetFloor float64 // the floor for words with different first letters
 	vowelFactor float64 // discount of the similarity of vowel-folded spellings
 	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
 	minShared   float64 // share of a word's bigrams a term must have to be compared
+	contained   float64 // nameCoverage at which a listed name inside the screened name is a hit
 }
 
-var defaultScoring = scoring{wordFloor: 0.85, wordPenalty: 1, vowelFactor: 0.95, queryShare: 0.6, minShared: 0.5}
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, queryShare: 0.6, minShared: 0.5, contained: 0.95}
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
@@ -53,9 +55,9 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 	}
 	for _, n := range s.touched {
 		name := &l.idx.names[n]
-		need := min(2, len(q.words), len(name.terms))
+		need := min(2, len(name.terms))
 		if bits.OnesCount64(s.nameMask[n]) < need {
-			continue // a hit needs two words in common unless a name has one
+			continue // a listed name of two words or more needs two in common
 		}
 		score := l.scoreName(s, q, name, need, sc)
 		if score < floor {
@@ -75,6 +77,9 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 	out := slices.Clone(s.found[:min(MaxMatches, len(s.found))])
 	for i := range out {
 		out[i].Programs = slices.Clone(out[i].Programs)
+		// Word similarities are kept as float32; four decimals is all the
+		// score means, and it reads better in a payout's screening record.
+		out[i].Score = math.Round(out[i].Score*1e4) / 1e4
 	}
 	return out
 }
@@ -82,26 +87,51 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 // closeTerms finds the terms equal or close to query word i, records their
 // similarity and marks the listed names containing them.
 func (l *List) closeTerms(s *scratch, q query, i int, sc scoring) {
-	for _, form := range q.forms[i] {
-		l.closeTermsOf(s, q, i, form, sc)
+	cacheable := sc == defaultScoring // tuning runs other scorings
+	key := string(q.words[i])
+	near, ok := l.words.get(key)
+	if !ok || !cacheable {
+		s.near = s.near[:0]
+		for _, form := range q.forms[i] {
+			l.closeTermsOf(s, form, sc)
+		}
+		near = s.near
+		if cacheable {
+			l.words.put(key, near)
+		}
+	}
+	for _, c := range near {
+		l.recordTerm(s, q, i, c.term, float64(c.sim))
 	}
 }
 
-// closeTermsOf finds the terms equal or close to one form of query word i.
-func (l *List) closeTermsOf(s *scratch, q query, i int, form wordForm, sc scoring) {
+// closeTermsOf appends to s.near the terms equal or close to one spelling
+// of a screened word.
+func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 	word := form.word
 	exact := int32(-1)
 	if t, ok := l.idx.vocab[string(word)]; ok {
 		exact = t
-		l.recordTerm(s, q, i, t, 1)
+		s.near = append(s.near, closeTerm{term: t, sim: 1})
 	}
 	if len(word) < 3 {
 		return // too short for a fuzzy comparison to mean anything
 	}
 	s.beginWord()
 	s.qgrams = wordBigrams(s.qgrams[:0], form.folded)
+	need := max(2, int(sc.minShared*float64(len(s.qgrams))+0.999))
+	if need > len(s.qgrams) {
+		return
+	}
+	// A term sharing need of the word's g bigrams has at least one among any
+	// g-need+1 of them, so only the postings of the g-need+1 rarest bigrams
+	// are read to find candidates; the commoner bigrams are then counted from
+	// each candidate's gramBits. gramBits may overcount, which only costs a
+	// Jaro-Winkler comparison more.
+	slices.SortFunc(s.qgrams, func(a, b bigram) int { return len(l.idx.grams[a]) - len(l.idx.grams[b]) })
+	rare, common := s.qgrams[:len(s.qgrams)-need+1], s.qgrams[len(s.qgrams)-need+1:]
 	lo, hi := l.idx.termsOfLength(len(word), lengthSlack(len(word)))
-	for _, g := range s.qgrams {
+	for _, g := range rare {
 		ts := l.idx.grams[g]
 		from, _ := slices.BinarySearch(ts, lo)
 		for _, t := range ts[from:] {
@@ -116,9 +146,20 @@ func (l *List) closeTermsOf(s *scratch, q query, i int, form wordForm, sc scorin
 			s.gramCount[t]++
 		}
 	}
-	need := uint16(max(2, int(sc.minShared*float64(len(s.qgrams))+0.999)))
+	var commonBits [16]uint64
+	for k, g := range common[:min(len(common), len(commonBits))] {
+		commonBits[k] = gramBit(g)
+	}
 	for _, t := range s.gramSeen {
-		if s.gramCount[t] < need || t == exact {
+		bits := l.idx.gramBits[t]
+		for _, b := range commonBits[:min(len(common), len(commonBits))] {
+			if bits&b != 0 {
+				s.gramCount[t]++
+			}
+		}
+	}
+	for _, t := range s.gramSeen {
+		if int(s.gramCount[t]) < need || t == exact {
 			continue
 		}
 		// Folding only merges letters, so the folded spellings are at least
@@ -129,8 +170,15 @@ func (l *List) closeTermsOf(s *scratch, q query, i int, form wordForm, sc scorin
 		if folded < sc.wordFloor {
 			continue
 		}
-		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= sc.wordFloor {
-			l.recordTerm(s, q, i, t, 1-sc.wordPenalty*(1-jw))
+		floor := sc.wordFloor
+		if word[0] != tm.word[0] {
+			// Without a common first letter Jaro-Winkler gives no prefix
+			// bonus, yet a short word inside a longer one ("ALI" in
+			// "SALIM") still scores high: such pairs must be closer.
+			floor = sc.offsetFloor
+		}
+		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
+			s.near = append(s.near, closeTerm{term: t, sim: float32(jw)})
 		}
 	}
 }
@@ -203,8 +251,20 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 	}
 	queryCoverage := queryCovered / q.total
 	nameCoverage := nameCovered / name.weight
-	return sc.queryShare*queryCoverage + (1-sc.queryShare)*nameCoverage
+	score := sc.queryShare*queryCoverage + (1-sc.queryShare)*nameCoverage
+	if paired >= containedWords && nameCoverage >= sc.contained {
+		// Every word of a listed name of three or more words is in the
+		// screened name, nearly as listed: extra words around it (a
+		// father's name, or padding meant to dilute the score) do not
+		// make it another name.
+		score = max(score, nameCoverage)
+	}
+	return score
 }
+
+// containedWords is the fewest words of a listed name found whole inside a
+// longer screened name that make a hit on their own.
+const containedWords = 3
 
 // keepBest records a scoring name under its entry, keeping the entry's best;
 // on equal scores the primary name wins over an alias, then the earlier

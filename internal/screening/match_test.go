@@ -82,6 +82,10 @@ func TestScreenFullList(t *testing.T) {
 		{"Igor Girkin", 16961},
 		{"Mohammed Hamza al-Zubaidi", 7851},
 		{"Banco Nacional de Cuba", 306},
+		{"Hamas", 4695},
+		{"Hassan Dahir Aweys Abdi Farah Guedi Robleh Waberi Kamil", 7006}, // padding does not hide a listed name of three words
+		{"Mohamed", 0}, // one word never hits a listed name of two or more
+		{"Maduro", 0},
 		{"Abebe Kebede Tesfaye", 0},
 		{"Société Djiboutienne de Commerce", 0},
 		{"Banco Nacional de Panama", 0},
@@ -167,4 +171,26 @@ func FuzzScreen(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestWordCacheKeepsResults(t *testing.T) {
+	cached := fullList(t)
+	fresh, err := Load(context.Background(), fullListPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range readLabelled(t) {
+		cached.Screen(r.name, Options{}) // fill the cache
+		got := cached.Screen(r.name, Options{})
+		fresh.words.reset()
+		want := fresh.Screen(r.name, Options{})
+		if got.Status != want.Status || len(got.Matches) != len(want.Matches) {
+			t.Fatalf("%q: cached %+v, uncached %+v", r.name, got, want)
+		}
+		for i := range got.Matches {
+			if got.Matches[i].EntryID != want.Matches[i].EntryID || got.Matches[i].Score != want.Matches[i].Score {
+				t.Fatalf("%q: cached %+v, uncached %+v", r.name, got, want)
+			}
+		}
+	}
 }

@@ -83,6 +83,7 @@ const (
 type roledWord struct {
 	text string
 	role role
+	kept bool // a dropped word kept because its part has nothing else
 }
 
 // nameWords normalises a name into the words screening compares. With
@@ -98,12 +99,14 @@ func nameWords(name string, commaOrder bool) []nameWord {
 		parts = strings.Split(name, ",")
 	}
 	addPart := func(s string, r role) {
+		start := len(words)
 		for _, w := range foldWords(s) {
 			if long, ok := abbreviations[w]; ok {
 				w = long
 			}
-			words = append(words, roledWord{w, r})
+			words = append(words, roledWord{text: w, role: r})
 		}
+		keepSurname(words[start:], r)
 	}
 	if len(parts) >= 2 {
 		addPart(parts[1], roleGiven)
@@ -119,7 +122,7 @@ func nameWords(name string, commaOrder bool) []nameWord {
 	prefix := ""
 	givenSeen := false
 	for i, w := range words {
-		if droppedWords[w.text] {
+		if droppedWords[w.text] && !w.kept {
 			continue
 		}
 		if prefixWords[w.text] && i < len(words)-1 {
@@ -144,4 +147,24 @@ func nameWords(name string, commaOrder bool) []nameWord {
 		}
 	}
 	return out
+}
+
+// articles are the dropped words that stay dropped even from a surname made
+// only of dropped words.
+var articles = setOf("AL", "EL", "UL")
+
+// keepSurname keeps the words of a surname that would otherwise vanish:
+// "AL-SHAYKH, Muhammad" is Muhammad of the al-Shaykh family, not "Muhammad".
+func keepSurname(part []roledWord, r role) {
+	if r != roleSurname {
+		return
+	}
+	for _, w := range part {
+		if !droppedWords[w.text] {
+			return
+		}
+	}
+	for i := range part {
+		part[i].kept = !articles[part[i].text]
+	}
 }

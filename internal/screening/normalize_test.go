@@ -31,6 +31,8 @@ func TestNormalize(t *testing.T) {
 		{"Хорошев Дмитрий", "KHOROSHEV DMITRI"}, // Cyrillic
 		{"DELOS REYES, Feliciano Semborio, Jr.", "FELICIANO SEMBORIO DELOS REYES"},
 		{"Dr. Ayman AL ZAWAHIRI", "AYMAN ZAWAHIRI"},    // title dropped
+		{"AL-SHAYKH, Muhammad", "MUHAMAD SHAYKH"},      // a surname of dropped words is kept
+		{"OMAR, Omar Awadh", "OMAR AWADH OMAR"},        // repeated words stay
 		{"The Company Limited", "THE COMPANY LIMITED"}, // nothing left: words kept
 		{"محمد علي", "محمد علي"},                       // other scripts pass through
 		{"--- ...", ""},

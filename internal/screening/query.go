@@ -29,9 +29,6 @@ func newQuery(name string) query {
 	var q query
 	for _, nw := range nameWords(name, true) {
 		r := []rune(nw.text)
-		if containsWord(q.words, r) {
-			continue // token sets: a repeated word counts once
-		}
 		if len(q.words) == maxQueryWords {
 			break
 		}
@@ -42,15 +39,6 @@ func newQuery(name string) query {
 		q.total += wt
 	}
 	return q
-}
-
-func containsWord(words [][]rune, w []rune) bool {
-	for _, x := range words {
-		if string(x) == string(w) {
-			return true
-		}
-	}
-	return false
 }
 
 // wordForm is one spelling of a screened word, with its vowels folded.

@@ -23,6 +23,8 @@ type scratch struct {
 	gramWord  uint32   // generation of the bigram count, one per query word
 	qgrams    []bigram
 
+	near []closeTerm // terms close to the current query word
+
 	entryGen   []uint32 // per entry
 	entryBest  []int32  // per entry: index of its best match in found
 	found      []Match

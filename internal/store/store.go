@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -44,6 +45,9 @@ type DB struct {
 	writeLock chan struct{}
 	// Clock returns the current time; tests may replace it.
 	Clock func() time.Time
+	// cache holds immutable lookups (ids that never change once created)
+	// for this database only.
+	cache *sync.Map
 }
 
 // Open connects to url: "sqlite:PATH" (or a bare path ending .db) or
@@ -83,6 +87,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite:PATH or postgres://", redactURL(url))
 	}
 	db.Clock = func() time.Time { return time.Now().UTC() }
+	db.cache = &sync.Map{}
 	if err := db.sql.PingContext(ctx); err != nil {
 		db.sql.Close()
 		return nil, fmt.Errorf("connect %s: %w", db.dialect, err)
@@ -157,7 +162,13 @@ type Tx struct {
 	dialect Dialect
 	now     time.Time
 	after   []func()
+	cache   *sync.Map
 }
+
+// Cache is a per-database map for immutable lookups (an account's id never
+// changes once created). Store into it only from AfterCommit, so a value
+// created by a transaction that rolled back is never cached.
+func (tx *Tx) Cache() *sync.Map { return tx.cache }
 
 // Exec runs a statement in the transaction.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -217,7 +228,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err != nil {
 		return translate(err)
 	}
-	tx := &Tx{tx: stx, dialect: db.dialect, now: db.Now()}
+	tx := &Tx{tx: stx, dialect: db.dialect, now: db.Now(), cache: db.cache}
 	defer func() {
 		if p := recover(); p != nil {
 			stx.Rollback()

@@ -110,22 +110,3 @@ func toMinor(d decimalText, exponent int) amountReading {
 	r.minor = v
 	return r
 }
-
-// formatMajorAmount renders minor units of currency as an xs:decimal in major
-// units, e.g. 12345 EUR as "123.45" and 500 DJF as "500".
-func formatMajorAmount(minor int64, currency string) string {
-	exp := CurrencyExponent(currency)
-	s := strconv.FormatInt(minor, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	if exp > 0 {
-		if len(s) <= exp {
-			s = strings.Repeat("0", exp-len(s)+1) + s
-		}
-		s = s[:len(s)-exp] + "." + s[len(s)-exp:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}

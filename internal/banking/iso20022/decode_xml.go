@@ -4,15 +4,20 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 )
 
 // Namespaces of the message versions payd speaks.
 const (
+	// NamespacePacs008 is the customer credit transfer payd accepts.
 	NamespacePacs008 = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"
+	// NamespacePacs002 is the payment status report payd sends.
 	NamespacePacs002 = "urn:iso:std:iso:20022:tech:xsd:pacs.002.001.10"
+	// NamespacePacs004 is the payment return payd accepts.
 	NamespacePacs004 = "urn:iso:std:iso:20022:tech:xsd:pacs.004.001.09"
+	// NamespaceCamt056 is the cancellation request payd accepts.
 	NamespaceCamt056 = "urn:iso:std:iso:20022:tech:xsd:camt.056.001.08"
 )
 
@@ -172,9 +177,16 @@ func (doc *pacs008Document) message() Message {
 	return m
 }
 
-// parseCreatedAt reads an RFC 3339 date-time into UTC; anything else is the
-// zero time (Validate then reports CH16 from CreatedAtText).
+// rfc3339 is the RFC 3339 date-time grammar, with the upper-case T and Z
+// that time.Parse requires; time.Parse alone also takes one-digit hours.
+var rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`)
+
+// parseCreatedAt reads an RFC 3339 date-time (year 0001 or later) into UTC;
+// anything else is the zero time, and Validate reports CH16 from the text.
 func parseCreatedAt(s string) time.Time {
+	if !rfc3339.MatchString(s) || strings.HasPrefix(s, "0000") {
+		return time.Time{}
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}

@@ -83,6 +83,7 @@ func (e *FieldError) Error() string {
 // the first violation found (the checker stops there, since later ones are
 // usually consequences of it).
 type SchemaError struct {
+	// Problems holds the violation found, with Code FF01.
 	Problems []FieldError
 }
 

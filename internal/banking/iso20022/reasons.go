@@ -20,14 +20,23 @@ const (
 // AM12 and DUPL (for a UETR repeated inside one message); the banking service
 // adds DUPL across messages, RC01 for an unknown creditor agent and AM04.
 const (
+	// ReasonFF01 (InvalidFileFormat): the message breaks its schema.
 	ReasonFF01 = "FF01"
+	// ReasonCH16 (ElementContentFormallyIncorrect): a value breaks the profile.
 	ReasonCH16 = "CH16"
+	// ReasonAC01 (IncorrectAccountNumber): an account is missing or fails its check.
 	ReasonAC01 = "AC01"
+	// ReasonRC01 (BankIdentifierIncorrect): a BIC is malformed or unknown.
 	ReasonRC01 = "RC01"
+	// ReasonAM01 (ZeroAmount): the amount is zero.
 	ReasonAM01 = "AM01"
+	// ReasonAM03 (NotAllowedCurrency): the currency is not DJF.
 	ReasonAM03 = "AM03"
+	// ReasonAM04 (InsufficientFunds): the debtor agent's settlement balance is short.
 	ReasonAM04 = "AM04"
+	// ReasonAM12 (InvalidAmount): the amount is missing, malformed or fractional.
 	ReasonAM12 = "AM12"
+	// ReasonDUPL (DuplicatePayment): the msg_id or UETR was used before.
 	ReasonDUPL = "DUPL"
 )
 

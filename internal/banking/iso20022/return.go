@@ -9,9 +9,12 @@ import (
 
 // Sources of a ReturnRequest.
 const (
+	// ReturnFromPacs004 marks a request read from a pacs.004.001.09.
 	ReturnFromPacs004 = "pacs.004.001.09"
+	// ReturnFromCamt056 marks a request read from a camt.056.001.08.
 	ReturnFromCamt056 = "camt.056.001.08"
-	ReturnFromJSON    = "json"
+	// ReturnFromJSON marks a request read from the JSON body.
+	ReturnFromJSON = "json"
 )
 
 // ReturnRequest is a return (by the creditor agent) or a cancellation (by the
@@ -223,31 +226,31 @@ type camt056Document struct {
 }
 
 func (doc *camt056Document) request() (ReturnRequest, error) {
-	count := 0
-	for _, u := range doc.Req.Undrlyg {
+	count, under := 0, 0
+	for i, u := range doc.Req.Undrlyg {
 		count += len(u.TxInf)
+		if len(u.TxInf) > 0 {
+			under = i
+		}
 	}
 	if count != 1 {
 		return ReturnRequest{}, &FieldError{Path: "Undrlyg/TxInf", Reason: "payd takes exactly one transaction per cancellation request"}
 	}
-	for _, u := range doc.Req.Undrlyg {
-		for _, tx := range u.TxInf {
-			r := ReturnRequest{
-				Source:             ReturnFromCamt056,
-				MsgID:              doc.Req.Assgnmt.ID,
-				OriginalMsgID:      firstNonEmpty(tx.OrgnlGrpInf.OrgnlMsgID, u.OrgnlGrpInfAndCxl.OrgnlMsgID),
-				OriginalEndToEndID: tx.OrgnlEndToEndID,
-				OriginalUETR:       tx.OrgnlUETR,
-				Currency:           tx.Amount.Ccy,
-			}
-			r.ReasonCode, r.ReasonText = firstReason(tx.CxlRsnInf, u.OrgnlGrpInfAndCxl.CxlRsnInf)
-			if r.ReasonCode == "" {
-				return ReturnRequest{}, &FieldError{Path: "Undrlyg/TxInf/CxlRsnInf/Rsn", Reason: "a cancellation reason code is required"}
-			}
-			return r, nil
-		}
+	u := doc.Req.Undrlyg[under]
+	tx := u.TxInf[0]
+	r := ReturnRequest{
+		Source:             ReturnFromCamt056,
+		MsgID:              doc.Req.Assgnmt.ID,
+		OriginalMsgID:      firstNonEmpty(tx.OrgnlGrpInf.OrgnlMsgID, u.OrgnlGrpInfAndCxl.OrgnlMsgID),
+		OriginalEndToEndID: tx.OrgnlEndToEndID,
+		OriginalUETR:       tx.OrgnlUETR,
+		Currency:           tx.Amount.Ccy,
 	}
-	panic("unreachable")
+	r.ReasonCode, r.ReasonText = firstReason(tx.CxlRsnInf, u.OrgnlGrpInfAndCxl.CxlRsnInf)
+	if r.ReasonCode == "" {
+		return ReturnRequest{}, &FieldError{Path: "Undrlyg/TxInf/CxlRsnInf/Rsn", Reason: "a cancellation reason code is required"}
+	}
+	return r, nil
 }
 
 func firstNonEmpty(values ...string) string {

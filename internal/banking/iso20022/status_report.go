@@ -22,7 +22,8 @@ type StatusReport struct {
 	CreatedAt time.Time
 	// OriginalMsgID is the reported message's MsgId.
 	OriginalMsgID string
-	// OriginalCreatedAt is the reported message's CreDtTm; zero omits it.
+	// OriginalCreatedAt is the reported message's CreDtTm; it is omitted when
+	// zero or outside years 1 to 9999.
 	OriginalCreatedAt time.Time
 	// GroupReason rejects the whole group (FF01 for a schema-invalid
 	// message); zero when each transaction has its own status.
@@ -84,8 +85,8 @@ func (r StatusReport) check() error {
 	if n := utf8.RuneCountInString(r.MsgID); n == 0 || n > 35 {
 		return &FieldError{Path: "GrpHdr/MsgId", Reason: "report MsgID must be 1 to 35 characters"}
 	}
-	if r.CreatedAt.IsZero() {
-		return &FieldError{Path: "GrpHdr/CreDtTm", Reason: "report CreatedAt is zero"}
+	if !representableTime(r.CreatedAt) {
+		return &FieldError{Path: "GrpHdr/CreDtTm", Reason: "report CreatedAt must be in years 1 to 9999"}
 	}
 	if len(r.Transactions) == 0 && r.GroupReason.IsZero() {
 		return &FieldError{Path: "TxInfAndSts", Reason: "a report needs transactions or a group reason"}
@@ -122,6 +123,13 @@ func validReasonCode(code string) bool {
 	return true
 }
 
+// representableTime reports whether t can be written as an xs:dateTime with a
+// four-digit year and is set; XSD has no year 0, which RFC 3339 allows.
+func representableTime(t time.Time) bool {
+	y := t.UTC().Year()
+	return !t.IsZero() && y >= 1 && y <= 9999
+}
+
 // formatTimestamp renders an ISO 20022 / RFC 3339 date-time in UTC with
 // milliseconds.
 func formatTimestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
@@ -146,7 +154,7 @@ func EncodeStatusReport(report StatusReport) ([]byte, error) {
 		g.OrgnlMsgID = report.OriginalMsgID
 	}
 	g.OrgnlMsgNmID = OriginalMessageName
-	if !report.OriginalCreatedAt.IsZero() {
+	if representableTime(report.OriginalCreatedAt) {
 		g.OrgnlCreDtTm = formatTimestamp(report.OriginalCreatedAt)
 	}
 	g.GrpSts = report.GroupStatus()

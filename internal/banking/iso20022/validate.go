@@ -3,7 +3,6 @@ package iso20022
 import (
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -97,7 +96,7 @@ func checkTimestamp(s string) string {
 	if s == "" {
 		return "missing"
 	}
-	if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+	if parseCreatedAt(s).IsZero() {
 		return "not an RFC 3339 date-time with a UTC offset"
 	}
 	if !strings.HasSuffix(s, "Z") && !strings.HasSuffix(s, "+00:00") {
