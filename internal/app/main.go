@@ -48,15 +48,6 @@ type Main struct {
 	purgeTables []retention.Table
 }
 
-// NewLogger makes the JSON logger for a level name.
-func NewLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
 // Open connects to the database, applies migrations and builds the services,
 // without listening or starting workers (what the CLI commands need).
 func (m *Main) Open(ctx context.Context) error {

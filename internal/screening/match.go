@@ -17,27 +17,28 @@ type scoring struct {
 	wordFloor   float64 // Jaro-Winkler below which two words do not pair
 	offsetFloor float64 // the floor for words with different first letters
 	vowelFactor float64 // discount of the similarity of vowel-folded spellings
+	wordPenalty float64 // a pair of words at similarity jw counts 1 - wordPenalty*(1-jw)
 	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
 	minShared   float64 // share of a word's bigrams a term must have to be compared
 	contained   float64 // nameCoverage at which a listed name inside the screened name is a hit
 }
 
-var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, queryShare: 0.6, minShared: 0.5, contained: 0.95}
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, wordPenalty: 1, queryShare: 0.6, minShared: 0.5, contained: 0.95}
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
 // name, or one with no letters or digits, is StatusNotScreened.
 func (l *List) Screen(name string, opts Options) Result {
 	if l == nil {
-		return Result{Status: StatusNotScreened}
+		return notScreened()
 	}
 	q := newQuery(name)
 	if len(q.words) == 0 {
-		return Result{Status: StatusNotScreened}
+		return notScreened()
 	}
 	found := l.search(q, opts.threshold(), defaultScoring)
 	if len(found) == 0 {
-		return Result{Status: StatusClear}
+		return Result{Status: StatusClear, Matches: []Match{}}
 	}
 	return Result{Status: StatusHit, Matches: found}
 }
@@ -178,7 +179,7 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			floor = sc.offsetFloor
 		}
 		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
-			s.near = append(s.near, closeTerm{term: t, sim: float32(jw)})
+			s.near = append(s.near, closeTerm{term: t, sim: float32(1 - sc.wordPenalty*(1-jw))})
 		}
 	}
 }

@@ -33,8 +33,11 @@ func (o Options) threshold() float64 {
 // Result is the outcome of screening one name.
 type Result struct {
 	Status  string  `json:"status"`  // StatusClear, StatusHit or StatusNotScreened
-	Matches []Match `json:"matches"` // entries scoring at or above the threshold, best first, at most MaxMatches
+	Matches []Match `json:"matches"` // entries scoring at or above the threshold, best first, at most MaxMatches; empty, not nil, when there are none
 }
+
+// notScreened is the result for a name that was not screened.
+func notScreened() Result { return Result{Status: StatusNotScreened, Matches: []Match{}} }
 
 // Match is one listed entry that a screened name resembles.
 type Match struct {
@@ -44,5 +47,5 @@ type Match struct {
 	IsAlias     bool     `json:"is_alias"`     // whether MatchedName is an alias
 	Type        string   `json:"type"`         // TypeIndividual, TypeEntity, TypeVessel or TypeAircraft
 	Programs    []string `json:"programs"`     // sanctions programs of the entry
-	Score       float64  `json:"score"`        // similarity from 0 to 1
+	Score       float64  `json:"score"`        // similarity from 0 to 1, rounded to four decimals
 }

@@ -44,7 +44,7 @@ func NewScreenerFromList(l *List, opts Options) *Screener {
 // Screen screens name against the current list.
 func (s *Screener) Screen(name string) Result {
 	if s == nil {
-		return Result{Status: StatusNotScreened}
+		return notScreened()
 	}
 	return s.list.Load().Screen(name, s.opts)
 }

@@ -37,7 +37,7 @@ func (c *wordCache) put(word string, near []closeTerm) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.words == nil || len(c.words) >= wordCacheSize {
-		c.words = make(map[string][]closeTerm, wordCacheSize)
+		c.words = make(map[string][]closeTerm)
 	}
 	c.words[word] = slices.Clone(near)
 }

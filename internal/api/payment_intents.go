@@ -1,0 +1,84 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/payments"
+)
+
+// RegisterPaymentIntents mounts the payment intent routes.
+func RegisterPaymentIntents(s *Server, svc *payments.Service) {
+	h := paymentIntents{svc}
+	s.Handle("POST /v1/payment_intents", h.create, RequireIdempotencyKey())
+	s.Handle("GET /v1/payment_intents", h.list)
+	s.Handle("GET /v1/payment_intents/{id}", h.get)
+	s.Handle("POST /v1/payment_intents/{id}/confirm", h.confirm, AllowPublishable())
+}
+
+type paymentIntents struct{ svc *payments.Service }
+
+// ScenarioHeader chooses a sandbox scenario on create (test mode only).
+const ScenarioHeader = "X-Service-Scenario"
+
+func (h paymentIntents) create(w http.ResponseWriter, r *http.Request) error {
+	var in payments.CreateParams
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	in.Scenario = r.Header.Get(ScenarioHeader)
+	pi, err := h.svc.Create(r.Context(), auth.Must(r.Context()), in)
+	if err != nil {
+		return err
+	}
+	writeIntent(w, http.StatusCreated, pi)
+	return nil
+}
+
+func (h paymentIntents) get(w http.ResponseWriter, r *http.Request) error {
+	pi, err := h.svc.Get(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, pi)
+	return nil
+}
+
+func (h paymentIntents) list(w http.ResponseWriter, r *http.Request) error {
+	lp, err := payments.ParseListQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	list, err := h.svc.List(r.Context(), auth.Must(r.Context()), lp)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, list)
+	return nil
+}
+
+type confirmRequest struct {
+	OTP string `json:"otp"`
+}
+
+func (h paymentIntents) confirm(w http.ResponseWriter, r *http.Request) error {
+	var in confirmRequest
+	if err := DecodeJSON(r, &in); err != nil {
+		return err
+	}
+	pi, err := h.svc.Confirm(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in.OTP)
+	if err != nil {
+		return err
+	}
+	writeIntent(w, http.StatusOK, pi)
+	return nil
+}
+
+// writeIntent answers an intent a create or confirm left; one the provider
+// refused is 402 with the intent as the body (CONTRACT section 10).
+func writeIntent(w http.ResponseWriter, status int, pi payments.Intent) {
+	if pi.Status == payments.Canceled {
+		status = http.StatusPaymentRequired
+	}
+	WriteJSON(w, status, pi)
+}

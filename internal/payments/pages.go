@@ -1,0 +1,86 @@
+package payments
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/providers"
+)
+
+// HostedPage implements the hosted pages' backend: what the page of intent
+// id shows. A missing or wrong token, or an intent without a hosted page, is
+// 404 (the same answer, so a token cannot be probed).
+func (s *Service) HostedPage(ctx context.Context, id, token string) (providers.HostedPage, error) {
+	r, err := s.pageIntent(ctx, id, token)
+	if err != nil {
+		return providers.HostedPage{}, err
+	}
+	return pageView(r), nil
+}
+
+// SubmitHostedPage records what the customer submitted on the page: the
+// provider decides (sandbox: the test cards and the scenario in force), and
+// the intent settles exactly once however many submits race. The answer
+// says where the browser goes: back to the page for a next step (3-D
+// Secure) or to return_url once the intent no longer waits for the page.
+func (s *Service) SubmitHostedPage(ctx context.Context, id, token string, sub providers.PageSubmission) (providers.HostedPage, error) {
+	ctx = context.WithoutCancel(ctx)
+	r, _, err := s.step(ctx,
+		func() (*record, error) { return s.pageIntent(ctx, id, token) },
+		func(r *record) error {
+			if r.Status != RequiresAction || r.pageStep != sub.Step {
+				return errNothingToDo
+			}
+			return nil
+		},
+		func(a providers.PaymentAdapter, pay providers.Payment) (providers.Result, error) {
+			return a.CompletePage(ctx, pay, sub)
+		})
+	if err != nil && err != errNothingToDo {
+		return providers.HostedPage{}, err
+	}
+	return pageView(r), nil
+}
+
+func (s *Service) pageIntent(ctx context.Context, id, token string) (*record, error) {
+	r, err := loadByID(ctx, s.db, id)
+	if err != nil {
+		return nil, err
+	}
+	if !r.tokenMatches(token) {
+		return nil, errs.NotFound("payment_intent", id)
+	}
+	return r, nil
+}
+
+func pageView(r *record) providers.HostedPage {
+	v := providers.HostedPage{IntentID: r.ID, Provider: r.Provider, Status: string(r.Status), AmountMinor: r.AmountMinor,
+		Currency: r.Currency, Method: r.Metadata[metaWalletDMethod], Methods: WalletDMethods}
+	if r.Description != nil {
+		v.Description = *r.Description
+	}
+	if r.Status == RequiresAction {
+		v.Step = r.pageStep
+	}
+	if r.ReturnURL != nil {
+		v.ReturnURL = ReturnURL(*r.ReturnURL, r.ID)
+	}
+	if r.LastError != nil {
+		v.Error = r.LastError.Message
+	}
+	return v
+}
+
+// ReturnURL is where a redirect flow sends the customer back:
+// return_url with payment_intent=<id> added to its query.
+func ReturnURL(returnURL, id string) string {
+	u, err := url.Parse(returnURL)
+	if err != nil {
+		return returnURL
+	}
+	q := u.Query()
+	q.Set("payment_intent", id)
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -1,0 +1,364 @@
+package payments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
+)
+
+// Config is what the service needs.
+type Config struct {
+	DB        *store.DB
+	Providers *providers.Registry
+	Logger    *slog.Logger
+	// WakeJobs wakes the job runner after a poll job is queued (optional).
+	WakeJobs func()
+}
+
+// Service creates, confirms and settles payment intents through the
+// provider adapters, and records every outcome with its ledger posting and
+// events in one transaction.
+type Service struct {
+	db   *store.DB
+	reg  *providers.Registry
+	log  *slog.Logger
+	wake func()
+}
+
+// NewService makes the service.
+func NewService(cfg Config) *Service {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.WakeJobs == nil {
+		cfg.WakeJobs = func() {}
+	}
+	return &Service{db: cfg.DB, reg: cfg.Providers, log: cfg.Logger, wake: cfg.WakeJobs}
+}
+
+// maxRaces bounds how often a step re-reads an intent that another request
+// moved meanwhile before giving up with 409.
+const maxRaces = 5
+
+// Create validates the request, asks the provider (the sandbox in test mode)
+// to start the payment, and records the intent in the state the provider's
+// answer leaves it: requires_action with its next_action, or at once
+// succeeded (with the ledger credit), canceled (the caller answers 402) or
+// compliance_review. A sandbox network_timeout returns the canceled intent
+// with a 504 provider_timeout error. Bad input is a 400 naming the field,
+// and then nothing is written.
+func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams) (Intent, error) {
+	n, err := validate(in)
+	if err != nil {
+		return Intent{}, err
+	}
+	adapter, err := s.reg.PaymentAdapter(ctx, p.MerchantID, p.Livemode, n.provider)
+	if err != nil {
+		return Intent{}, err
+	}
+	scenario := ""
+	if sel, ok := adapter.(providers.ScenarioSelector); ok {
+		sent := ""
+		if n.msisdn != nil {
+			sent = *n.msisdn
+		}
+		if scenario, err = sel.SelectScenario(n.rail, in.Scenario, sent); err != nil {
+			return Intent{}, err
+		}
+	}
+	now := s.db.Now()
+	r := &record{Intent: Intent{ID: ids.New("pi_"), Object: "payment_intent", Status: Processing, AmountMinor: n.amountMinor,
+		Currency: n.currency, Provider: n.provider, CustomerMSISDN: n.msisdn, Description: n.description, Metadata: n.metadata,
+		ReturnURL: n.returnURL, Livemode: p.Livemode, CreatedAt: now, MerchantID: p.MerchantID},
+		flow: n.flow, scenario: scenario, updatedAt: now}
+	// From here the provider is involved: finish recording its answer even
+	// if the client goes away.
+	ctx = context.WithoutCancel(ctx)
+	if adapter.Remote() {
+		return s.createRemote(ctx, adapter, r)
+	}
+	res, err := adapter.Initiate(ctx, r.payment())
+	if err != nil {
+		return Intent{}, fmt.Errorf("initiate %s payment: %w", n.provider, err)
+	}
+	var out record
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		out = *r
+		t, err := applyResult(&out, res, tx.Now())
+		if err != nil {
+			return err
+		}
+		if err := insert(ctx, tx, &out); err != nil {
+			return err
+		}
+		if _, err := emitCreated(ctx, tx, &out); err != nil {
+			return err
+		}
+		return s.effects(ctx, tx, &out, t, res)
+	})
+	if err != nil {
+		return Intent{}, err
+	}
+	return answer(&out, res)
+}
+
+// createRemote records the intent as processing before calling a remote
+// provider, so a crash or a lost answer leaves a row to reconcile.
+func (s *Service) createRemote(ctx context.Context, adapter providers.PaymentAdapter, r *record) (Intent, error) {
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := insert(ctx, tx, r); err != nil {
+			return err
+		}
+		_, err := emitCreated(ctx, tx, r)
+		return err
+	})
+	if err != nil {
+		return Intent{}, err
+	}
+	res, err := adapter.Initiate(ctx, r.payment())
+	if err != nil {
+		return unknownOutcome(r, err)
+	}
+	out, err := s.record(ctx, r, res)
+	if err != nil {
+		return Intent{}, err
+	}
+	return answer(out, res)
+}
+
+// unknownOutcome answers a provider call whose result is not known: the
+// intent stays processing for reconciliation.
+func unknownOutcome(r *record, err error) (Intent, error) {
+	if errors.Is(err, providers.ErrNoAnswer) {
+		return r.view(), nil
+	}
+	return r.view(), &errs.Error{Kind: errs.KindProvider, Code: "provider_error", Err: err,
+		Message: "the provider could not be reached; the payment intent stays processing until it is reconciled",
+		Extra:   map[string]any{"payment_intent": r.ID}}
+}
+
+// record writes a provider's answer on an intent read at r's version.
+func (s *Service) record(ctx context.Context, r *record, res providers.Result) (*record, error) {
+	var out record
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		out = *r
+		t, err := applyResult(&out, res, tx.Now())
+		if err != nil {
+			return err
+		}
+		if err := move(ctx, tx, &out, t); err != nil {
+			return err
+		}
+		return s.effects(ctx, tx, &out, t, res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// applyResult sets r to the state a provider's answer leads to and returns
+// the transition that gets it there.
+func applyResult(r *record, res providers.Result, now time.Time) (transition, error) {
+	r.updatedAt = now
+	if res.ProviderRef != "" {
+		r.providerRef = res.ProviderRef
+	}
+	if res.MethodDetails != nil {
+		raw := append(json.RawMessage(nil), res.MethodDetails...)
+		r.PaymentMethodDetails = &raw
+	}
+	switch res.Outcome {
+	case providers.Pending:
+		if res.NextAction != nil {
+			r.NextAction = &NextAction{Type: res.NextAction.Type, OTPLength: res.NextAction.OTPLength, RedirectURL: res.NextAction.RedirectURL}
+		}
+		if r.NextAction == nil {
+			return transition{}, fmt.Errorf("payments: the %s adapter left intent %s pending with nothing to do", r.Provider, r.ID)
+		}
+		if res.PageStep != "" {
+			r.pageStep = res.PageStep
+		}
+		if res.PageToken != "" {
+			r.pageTokenHash = hashToken(res.PageToken)
+		}
+		r.Status = RequiresAction
+		return await, nil
+	case providers.Succeeded:
+		if res.CapturedMinor < 0 || res.CapturedMinor > r.AmountMinor {
+			return transition{}, fmt.Errorf("payments: the %s adapter captured %d of %d", r.Provider, res.CapturedMinor, r.AmountMinor)
+		}
+		r.Status, r.AmountCapturedMinor, r.SucceededAt, r.NextAction, r.LastError = Succeeded, res.CapturedMinor, &now, nil, nil
+		return succeed, nil
+	case providers.Failed:
+		f := res.Failure
+		if f == nil {
+			f = &providers.Failure{Code: "provider_declined", Message: "The provider declined the payment."}
+		}
+		r.Status, r.CanceledAt, r.NextAction = Canceled, &now, nil
+		r.LastError = &LastError{Code: f.Code, Message: f.Message, Provider: r.Provider, DeclineCode: f.DeclineCode}
+		return cancel, nil
+	case providers.Review:
+		r.Status, r.NextAction = ComplianceReview, nil
+		return holdForReview, nil
+	}
+	return transition{}, fmt.Errorf("payments: the %s adapter answered outcome %d", r.Provider, res.Outcome)
+}
+
+// effects writes what accompanies a transition in its transaction: the
+// sandbox webhook-fail marker, the ledger credit of a success, the event,
+// and the next poll of a push approval.
+func (s *Service) effects(ctx context.Context, tx *store.Tx, r *record, t transition, res providers.Result) error {
+	if res.FailFirstWebhook {
+		if err := events.MarkWebhookFail(ctx, tx, r.ID); err != nil {
+			return err
+		}
+	}
+	if t.event != "" {
+		if _, err := events.Emit(ctx, tx, r.MerchantID, r.Livemode, t.event, "payment_intent", r.ID, r.view()); err != nil {
+			return err
+		}
+	}
+	if t.to == RequiresAction && res.PollAfter > 0 {
+		if err := s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(res.PollAfter)); err != nil {
+			return err
+		}
+	}
+	// The credit comes last: every payment of a merchant updates the same
+	// two account rows, so their row locks are held for as short a time as
+	// the transaction allows.
+	if t.to == Succeeded && r.AmountCapturedMinor > 0 {
+		return creditMerchant(ctx, tx, r)
+	}
+	return nil
+}
+
+// emitCreated records payment_intent.created with the intent as written.
+func emitCreated(ctx context.Context, tx *store.Tx, r *record) (events.Event, error) {
+	return events.Emit(ctx, tx, r.MerchantID, r.Livemode, EventCreated, "payment_intent", r.ID, r.view())
+}
+
+// creditMerchant books a captured payment: the provider owes it (clearing)
+// and the merchant can spend it (available). Only the captured amount moves.
+func creditMerchant(ctx context.Context, tx *store.Tx, r *record) error {
+	acct := func(kind ledger.AccountKind, provider string) ledger.AccountRef {
+		return ledger.AccountRef{MerchantID: r.MerchantID, Livemode: r.Livemode, Currency: r.Currency, Kind: kind, Provider: provider}
+	}
+	_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: r.MerchantID, Livemode: r.Livemode, Kind: "payment_succeeded", Reference: r.ID,
+		Entries: []ledger.Entry{
+			{Account: acct(ledger.Available, ""), Amount: r.AmountCapturedMinor},
+			{Account: acct(ledger.ProviderClearing, r.Provider), Amount: -r.AmountCapturedMinor},
+		}})
+	if errors.Is(err, ledger.ErrInvalidEntry) {
+		return errs.Invalid("amount", "amount_too_large", "crediting this payment would overflow the merchant's balance")
+	}
+	return err
+}
+
+// answer turns a recorded outcome into the service's reply. The refusals
+// that CONTRACT gives their own error (wrong or expired code, the sandbox
+// timeout) come back as errors carrying the intent's id; other refusals
+// return the canceled intent, which the API answers with 402.
+func answer(r *record, res providers.Result) (Intent, error) {
+	v := r.view()
+	if res.Outcome != providers.Failed || res.Failure == nil {
+		return v, nil
+	}
+	extra := map[string]any{"payment_intent": v.ID}
+	switch res.Failure.Code {
+	case "otp_invalid":
+		return v, &errs.Error{Kind: errs.KindInvalid, Code: "otp_invalid", Message: "otp invalid", Param: "otp", Extra: extra}
+	case "otp_expired":
+		return v, &errs.Error{Kind: errs.KindInvalid, Code: "otp_expired", Message: res.Failure.Message, Param: "otp", Extra: extra}
+	case "provider_timeout":
+		return v, &errs.Error{Kind: errs.KindProviderTimeout, Code: "provider_timeout", Message: res.Failure.Message, Extra: extra}
+	}
+	return v, nil
+}
+
+// Get returns one intent of the principal's merchant and mode.
+func (s *Service) Get(ctx context.Context, p auth.Principal, id string) (Intent, error) {
+	r, err := load(ctx, s.db, p.MerchantID, p.Livemode, id)
+	if err != nil {
+		return Intent{}, err
+	}
+	return r.view(), nil
+}
+
+// adapterFor returns the adapter of an existing intent.
+func (s *Service) adapterFor(ctx context.Context, r *record) (providers.PaymentAdapter, error) {
+	return s.reg.PaymentAdapter(ctx, r.MerchantID, r.Livemode, r.Provider)
+}
+
+// errNothingToDo stops a step whose intent no longer waits for it; the
+// caller answers with the intent as it is.
+var errNothingToDo = errors.New("payments: nothing to do")
+
+// step runs one provider call on an intent and records its answer, exactly
+// once however many requests race: each reads the intent, checks it may
+// act, and writes the answer as a compare-and-set on the version it read; a
+// loser reads again (and usually finds nothing left to do). For a remote
+// adapter the intent is claimed (processing) before the call, so only one
+// request ever calls the provider.
+func (s *Service) step(ctx context.Context, read func() (*record, error), check func(*record) error,
+	call func(providers.PaymentAdapter, providers.Payment) (providers.Result, error)) (*record, providers.Result, error) {
+	for range maxRaces {
+		r, err := read()
+		if err != nil {
+			return nil, providers.Result{}, err
+		}
+		if err := check(r); err != nil {
+			return r, providers.Result{}, err
+		}
+		adapter, err := s.adapterFor(ctx, r)
+		if err != nil {
+			return r, providers.Result{}, err
+		}
+		if adapter.Remote() {
+			claimed := *r
+			claimed.Status, claimed.updatedAt = Processing, s.db.Now()
+			err := s.db.InTx(ctx, func(tx *store.Tx) error {
+				c := claimed
+				if err := move(ctx, tx, &c, claim); err != nil {
+					return err
+				}
+				claimed = c
+				return nil
+			})
+			if errors.Is(err, errLostRace) {
+				continue
+			}
+			if err != nil {
+				return r, providers.Result{}, err
+			}
+			r = &claimed
+		}
+		res, err := call(adapter, r.payment())
+		if err != nil {
+			if adapter.Remote() {
+				_, err = unknownOutcome(r, err)
+			}
+			return r, res, err
+		}
+		out, err := s.record(ctx, r, res)
+		if errors.Is(err, errLostRace) {
+			continue
+		}
+		if err != nil {
+			return r, res, err
+		}
+		return out, res, nil
+	}
+	return nil, providers.Result{}, errs.InvalidState("the payment intent kept changing while this request ran; retrieve it and try again")
+}

@@ -1,0 +1,232 @@
+package payments
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
+)
+
+// record is an intent as stored: the API object plus what only payd and the
+// adapter see.
+type record struct {
+	Intent
+	flow          providers.Flow
+	scenario      string
+	pageStep      string
+	pageTokenHash string
+	providerRef   string
+	version       int64
+	updatedAt     time.Time
+	idemKey       string // card-present intents: the terminal request's Idempotency-Key
+}
+
+// rail is the sandbox rail of the intent: the card gateway for card payments.
+func (r *record) rail() string {
+	if r.flow == providers.FlowCardPage {
+		return providers.CardGatewayCNP
+	}
+	return r.Provider
+}
+
+// payment is what the adapter is told about the intent.
+func (r *record) payment() providers.Payment {
+	p := providers.Payment{ID: r.ID, MerchantID: r.MerchantID, Livemode: r.Livemode, Provider: r.Provider, Rail: r.rail(),
+		Flow: r.flow, AmountMinor: r.AmountMinor, Currency: r.Currency, Method: r.Metadata[metaWalletDMethod],
+		Scenario: r.scenario, ProviderRef: r.providerRef, PageStep: r.pageStep, CreatedAt: r.CreatedAt}
+	if r.CustomerMSISDN != nil {
+		// Stored as sent and checked at creation; the provider's form is
+		// derived again the same way.
+		p.MSISDN, _ = ProviderMSISDN(r.Provider, *r.CustomerMSISDN)
+	}
+	if r.Description != nil {
+		p.Description = *r.Description
+	}
+	if r.ReturnURL != nil {
+		p.ReturnURL = *r.ReturnURL
+	}
+	return p
+}
+
+// view is the intent as the API shows it: times at second precision.
+func (r *record) view() Intent {
+	in := r.Intent
+	in.Object = "payment_intent"
+	in.CreatedAt = in.CreatedAt.Truncate(time.Second)
+	if in.SucceededAt != nil {
+		t := in.SucceededAt.Truncate(time.Second)
+		in.SucceededAt = &t
+	}
+	if in.CanceledAt != nil {
+		t := in.CanceledAt.Truncate(time.Second)
+		in.CanceledAt = &t
+	}
+	if in.Metadata == nil {
+		in.Metadata = map[string]string{}
+	}
+	return in
+}
+
+// tokenMatches compares a page token with the stored hash in constant time.
+func (r *record) tokenMatches(token string) bool {
+	if r.pageTokenHash == "" || token == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(r.pageTokenHash)) == 1
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+const columns = `id, merchant_id, livemode, status, amount_minor, amount_captured_minor, currency, provider, flow,
+	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
+	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at`
+
+func scan(row interface{ Scan(...any) error }) (*record, error) {
+	var r record
+	var msisdn, desc, retURL, next, lastErr, details, tokenHash sql.NullString
+	var metadata string
+	var created, updated int64
+	var succeeded, canceled sql.NullInt64
+	err := row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.Currency, &r.Provider, &r.flow,
+		&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
+		&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled)
+	if err != nil {
+		return nil, err
+	}
+	r.CustomerMSISDN = nullString(msisdn)
+	r.Description = nullString(desc)
+	r.ReturnURL = nullString(retURL)
+	r.pageTokenHash = tokenHash.String
+	if err := json.Unmarshal([]byte(metadata), &r.Metadata); err != nil {
+		return nil, fmt.Errorf("intent %s metadata: %w", r.ID, err)
+	}
+	if next.Valid {
+		r.NextAction = &NextAction{}
+		if err := json.Unmarshal([]byte(next.String), r.NextAction); err != nil {
+			return nil, fmt.Errorf("intent %s next_action: %w", r.ID, err)
+		}
+	}
+	if lastErr.Valid {
+		r.LastError = &LastError{}
+		if err := json.Unmarshal([]byte(lastErr.String), r.LastError); err != nil {
+			return nil, fmt.Errorf("intent %s last_error: %w", r.ID, err)
+		}
+	}
+	if details.Valid {
+		raw := json.RawMessage(details.String)
+		r.PaymentMethodDetails = &raw
+	}
+	r.CreatedAt = store.FromMicros(created)
+	r.updatedAt = store.FromMicros(updated)
+	r.SucceededAt = store.NullMicros(succeeded)
+	r.CanceledAt = store.NullMicros(canceled)
+	return &r, nil
+}
+
+func nullString(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
+}
+
+// mutable is the stored form of the columns a transition may change.
+func (r *record) mutable() []any {
+	var next, lastErr, details any
+	if r.NextAction != nil {
+		b, _ := json.Marshal(r.NextAction)
+		next = string(b)
+	}
+	if r.LastError != nil {
+		b, _ := json.Marshal(r.LastError)
+		lastErr = string(b)
+	}
+	if r.PaymentMethodDetails != nil {
+		details = string(*r.PaymentMethodDetails)
+	}
+	var tokenHash any
+	if r.pageTokenHash != "" {
+		tokenHash = r.pageTokenHash
+	}
+	return []any{string(r.Status), r.AmountCapturedMinor, next, lastErr, details, r.scenario, r.pageStep, tokenHash, r.providerRef,
+		store.Micros(r.updatedAt), store.MicrosPtr(r.SucceededAt), store.MicrosPtr(r.CanceledAt)}
+}
+
+// insert writes a new intent.
+func insert(ctx context.Context, tx *store.Tx, r *record) error {
+	md, _ := json.Marshal(r.Metadata)
+	args := []any{r.ID, r.MerchantID, r.Livemode, r.AmountMinor, r.Currency, r.Provider, string(r.flow),
+		r.CustomerMSISDN, r.Description, string(md), r.ReturnURL, nullable(r.idemKey, ""), store.Micros(r.CreatedAt)}
+	args = append(args, r.mutable()...)
+	_, err := tx.Exec(ctx, `INSERT INTO payment_intents (id, merchant_id, livemode, amount_minor, currency, provider, flow,
+		customer_msisdn, description, metadata, return_url, idempotency_key, created_at,
+		status, amount_captured_minor, next_action, last_error, payment_method_details, scenario, page_step, page_token_hash, provider_ref,
+		updated_at, succeeded_at, canceled_at, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`, args...)
+	return err
+}
+
+// move writes r's new state as the compare-and-set of t: it succeeds only
+// if the row is still in one of t's source states at the version read.
+func move(ctx context.Context, tx *store.Tx, r *record, t transition) error {
+	if r.Status != t.to {
+		return fmt.Errorf("payments: transition %s leads to %s, not %s", t.name, t.to, r.Status)
+	}
+	args := append(r.mutable(), r.ID, r.version)
+	placeholders := make([]string, len(t.from))
+	for i, s := range t.from {
+		placeholders[i] = "?"
+		args = append(args, string(s))
+	}
+	res, err := tx.Exec(ctx, `UPDATE payment_intents SET status = ?, amount_captured_minor = ?, next_action = ?, last_error = ?,
+		payment_method_details = ?, scenario = ?, page_step = ?, page_token_hash = ?, provider_ref = ?, updated_at = ?,
+		succeeded_at = ?, canceled_at = ?, version = version + 1
+		WHERE id = ? AND version = ? AND status IN (`+strings.Join(placeholders, ", ")+`)`, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return errLostRace
+	}
+	r.version++
+	return nil
+}
+
+func nullable(s, empty string) any {
+	if s == empty {
+		return nil
+	}
+	return s
+}
+
+// load returns an intent of the principal's merchant and mode, or 404.
+func load(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string) (*record, error) {
+	r, err := scan(q.QueryRow(ctx, "SELECT "+columns+" FROM payment_intents WHERE id = ? AND merchant_id = ? AND livemode = ?", id, merchantID, livemode))
+	if store.IsNotFound(err) {
+		return nil, errs.NotFound("payment_intent", id)
+	}
+	return r, err
+}
+
+// loadByID returns any intent by id: for the hosted pages (whose token is
+// the credential) and background jobs.
+func loadByID(ctx context.Context, q store.Querier, id string) (*record, error) {
+	r, err := scan(q.QueryRow(ctx, "SELECT "+columns+" FROM payment_intents WHERE id = ?", id))
+	if store.IsNotFound(err) {
+		return nil, errs.NotFound("payment_intent", id)
+	}
+	return r, err
+}
