@@ -10,7 +10,9 @@ import (
 )
 
 // The merchant portal, mounted under /portal on the API's router (so it
-// passes the same request-id, logging and metrics middleware).
+// passes the same request-id, logging and metrics middleware). The
+// capabilities' services are passed as getters: some capabilities are wired
+// after the portal, and each getter is only called while serving a page.
 func init() {
 	wirers = append(wirers, func(ctx context.Context, m *Main) error {
 		box, err := secretbox.New(m.Config.SecretsKey)
@@ -21,6 +23,7 @@ func init() {
 		if err != nil {
 			return err
 		}
+		p.WithPayments(m.PaymentIntents)
 		p.Register(m.API.Mux())
 		m.Jobs.Every("portal_cleanup", time.Hour, func(ctx context.Context, _ jobs.Job) error { return p.Cleanup(ctx) })
 		return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 )
@@ -48,6 +49,10 @@ type Portal struct {
 	hashing chan struct{}
 	caps    []capability
 	volume  volumeSource
+
+	// The capabilities' services, looked up per request (each is wired by
+	// its own wirer, some after the portal's).
+	payments func() *payments.Service
 }
 
 // New makes the portal.

@@ -206,6 +206,22 @@ var funcs = template.FuncMap{
 	"lower":   strings.ToLower,
 	"isError": func(s string) bool { return s != "" && s != "ok" },
 	"dict":    dict,
+	"objpath": objectPath,
+}
+
+// collections maps an event's object type to its portal collection.
+var collections = map[string]string{
+	"payment_intent": "payment_intents", "payout": "payouts", "payout_batch": "batches",
+	"transfer": "transfers", "terminal": "terminals", "webhook_endpoint": "webhook_endpoints",
+}
+
+// objectPath is the page of an event's object, or "" when it has none.
+func objectPath(mode, objectType, id string) string {
+	c, ok := collections[objectType]
+	if !ok || id == "" {
+		return ""
+	}
+	return "/portal/" + mode + "/" + c + "/" + url.PathEscape(id)
 }
 
 // dict builds a map for passing several values to a sub-template.
