@@ -10,6 +10,7 @@ import (
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/providers"
 )
@@ -89,11 +90,21 @@ func (p *Portal) intentsList(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 		p.render(w, r, c, http.StatusBadRequest, "payment_intents", v)
 		return nil
 	}
+	shown := lp.Page
+	if lp.CreatedUntil != nil && lp.Page.EndingBefore == "" {
+		// Ids are time-ordered: start the newest-first scan just above the
+		// range's end (a minute of margin for clocks) instead of at the
+		// newest intent, so a day long ago costs what today costs.
+		ceiling := ids.Floor("pi_", lp.CreatedUntil.Add(time.Minute))
+		if lp.Page.StartingAfter == "" || ceiling < lp.Page.StartingAfter {
+			lp.Page.StartingAfter = ceiling
+		}
+	}
 	list, err := p.payments().List(r.Context(), c.principal(), lp)
 	if err != nil {
 		return err
 	}
-	ld := newList(list.Data, list.HasMore, lp.Page, func(i payments.Intent) string { return i.ID })
+	ld := newList(list.Data, list.HasMore, shown, func(i payments.Intent) string { return i.ID })
 	ld.Filters = f
 	data.listData = ld
 	v.Data = data

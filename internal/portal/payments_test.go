@@ -55,6 +55,15 @@ func TestPaymentPages(t *testing.T) {
 		if pg := p.Get("/portal/test/payment_intents?from=" + today + "&to=" + today + "&provider=bank_a"); len(rowRE.FindAllString(pg.Body, -1)) != 4 {
 			t.Fatalf("today's bank_a intents: %d", len(rowRE.FindAllString(pg.Body, -1)))
 		}
+		dated := p.Get("/portal/test/payment_intents?limit=2&from=" + today + "&to=" + today)
+		d1 := rowRE.FindAllStringSubmatch(dated.Body, -1)
+		if len(d1) != 2 || d1[0][1] != open || strings.Contains(dated.Body, `rel="prev"`) {
+			t.Fatalf("first dated page: %v", d1)
+		}
+		d2 := rowRE.FindAllStringSubmatch(p.Get("/portal/test/payment_intents?limit=2&from="+today+"&to="+today+"&starting_after="+d1[1][1]).Body, -1)
+		if len(d2) != 2 || d2[1][1] != ok1 {
+			t.Fatalf("second dated page: %v", d2)
+		}
 		if pg := p.Get("/portal/test/payment_intents?from=" + "2099-01-01"); len(rowRE.FindAllString(pg.Body, -1)) != 0 {
 			t.Fatal("a future from date matched intents")
 		}
