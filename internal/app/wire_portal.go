@@ -24,6 +24,7 @@ func init() {
 			return err
 		}
 		p.WithPayments(m.PaymentIntents)
+		p.WithBanking(m.Banking)
 		p.Register(m.API.Mux())
 		m.Jobs.Every("portal_cleanup", time.Hour, func(ctx context.Context, _ jobs.Job) error { return p.Cleanup(ctx) })
 		return nil

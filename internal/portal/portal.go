@@ -21,8 +21,10 @@ import (
 
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/banking"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
@@ -53,6 +55,11 @@ type Portal struct {
 	// The capabilities' services, looked up per request (each is wired by
 	// its own wirer, some after the portal's).
 	payments func() *payments.Service
+	banking  func() *banking.Service
+
+	complianceOn bool
+	// heldPayouts lists payouts held by screening (set with payouts).
+	heldPayouts func(r *http.Request, c *reqCtx, page pagination.Page) (any, bool, error)
 }
 
 // New makes the portal.
