@@ -1,0 +1,277 @@
+// Command webhooks measures payd's webhook delivery: deliveries per second
+// to a local receiver with 1 and with 50 endpoints, and the latency from an
+// event's commit to the first delivery attempt on an idle queue.
+//
+//	go run ./bench/webhooks                       # SQLite in a temporary file
+//	go run ./bench/webhooks -db postgres://...    # PostgreSQL (a fresh schema is made and dropped)
+//
+// It starts payd itself (app.Main on 127.0.0.1:0, workers on), records events
+// through the outbox exactly as the capabilities do (events.Emit in a
+// transaction), and runs a receiver on loopback that checks every signature.
+// Everything is bounded: -events events per run, -samples latency samples,
+// and -timeout overall.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/payd/payd/internal/app"
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/webhook"
+)
+
+func main() {
+	db := flag.String("db", "", "database URL (default: SQLite in a temporary directory); a postgres:// URL gets a fresh schema")
+	nEvents := flag.Int("events", 2000, "events per throughput run")
+	endpointCounts := flag.String("endpoints", "1,50", "endpoint counts to measure")
+	samples := flag.Int("samples", 200, "commit-to-first-attempt latency samples")
+	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if err := run(ctx, *db, *nEvents, *endpointCounts, *samples); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/webhooks:", err)
+		os.Exit(1)
+	}
+}
+
+// receiver acknowledges every delivery after checking its signature.
+type receiver struct {
+	mu      sync.Mutex
+	secrets map[string]string // path -> secret
+	arrived map[string]time.Time
+	count   atomic.Int64
+	bad     atomic.Int64
+	wake    chan struct{}
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	now := time.Now()
+	rc.mu.Lock()
+	secret := rc.secrets[r.URL.Path]
+	rc.mu.Unlock()
+	d, err := webhook.Verify(secret, r.Header, body)
+	if err != nil {
+		rc.bad.Add(1)
+		w.WriteHeader(400)
+		return
+	}
+	rc.mu.Lock()
+	if _, ok := rc.arrived[d.EventID]; !ok {
+		rc.arrived[d.EventID] = now
+	}
+	rc.mu.Unlock()
+	rc.count.Add(1)
+	select {
+	case rc.wake <- struct{}{}:
+	default:
+	}
+}
+
+func run(ctx context.Context, dbURL string, nEvents int, endpointCounts string, samples int) error {
+	tmp, err := os.MkdirTemp("", "payd-bench-webhooks-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	engine := "sqlite"
+	switch {
+	case dbURL == "":
+		dbURL = "sqlite:" + filepath.Join(tmp, "payd.db")
+	case strings.HasPrefix(dbURL, "postgres"):
+		engine = "postgres"
+		u, drop, err := freshSchema(dbURL)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		dbURL = u
+	}
+	cfg, err := app.ConfigFromEnv(func(string) string { return "" })
+	if err != nil {
+		return err
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	cfg.Addr, cfg.PublicURL, cfg.DatabaseURL, cfg.RateLimit, cfg.SecretsKey = "127.0.0.1:0", "", dbURL, 0, hex.EncodeToString(key)
+	m := &app.Main{Config: cfg, Out: io.Discard, Logger: app.NewLogger(io.Discard, "error")}
+	if err := m.Run(ctx); err != nil {
+		return err
+	}
+	defer m.Close()
+
+	rc := &receiver{secrets: map[string]string{}, arrived: map[string]time.Time{}, wake: make(chan struct{}, 1)}
+	srv := &http.Server{Handler: rc}
+	lnAddr, err := listen(srv)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	fmt.Printf("payd webhooks benchmark: engine %s, %d events per run, receiver on %s\n", engine, nEvents, lnAddr)
+
+	for _, field := range strings.Split(endpointCounts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-endpoints: %q", field)
+		}
+		merchantID, err := merchantWithEndpoints(ctx, m, rc, lnAddr, n)
+		if err != nil {
+			return err
+		}
+		start := rc.count.Load()
+		t0 := time.Now()
+		for i := 0; i < nEvents; i += 100 {
+			err := m.DB.InTx(ctx, func(tx *store.Tx) error {
+				for j := i; j < min(i+100, nEvents); j++ {
+					if _, err := events.Emit(ctx, tx, merchantID, false, "payout.succeeded", "payout", fmt.Sprintf("po_bench%07d", j), map[string]any{"n": j}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		want := int64(nEvents * n)
+		for rc.count.Load()-start < want {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("timed out: %d of %d deliveries", rc.count.Load()-start, want)
+			case <-rc.wake:
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		el := time.Since(t0)
+		fmt.Printf("  %2d endpoint(s): %d deliveries in %s = %.0f deliveries/s\n", n, want, el.Round(time.Millisecond), float64(want)/el.Seconds())
+	}
+
+	// Latency on an idle queue: one event at a time, one endpoint.
+	merchantID, err := merchantWithEndpoints(ctx, m, rc, lnAddr, 1)
+	if err != nil {
+		return err
+	}
+	var lat []time.Duration
+	for i := 0; i < samples; i++ {
+		time.Sleep(20 * time.Millisecond) // idle: the worker is asleep
+		var id string
+		t0 := time.Now()
+		err := m.DB.InTx(ctx, func(tx *store.Tx) error {
+			ev, err := events.Emit(ctx, tx, merchantID, false, "payment_intent.succeeded", "payment_intent", fmt.Sprintf("pi_lat%05d", i), map[string]any{"n": i})
+			id = ev.ID
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for {
+			rc.mu.Lock()
+			at, ok := rc.arrived[id]
+			rc.mu.Unlock()
+			if ok {
+				lat = append(lat, at.Sub(t0))
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-rc.wake:
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(float64(len(lat))*p))] }
+	fmt.Printf("  commit -> first attempt (idle queue, %d samples): p50 %s  p90 %s  p99 %s  max %s\n",
+		len(lat), pct(0.50).Round(10*time.Microsecond), pct(0.90).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
+	if b := rc.bad.Load(); b > 0 {
+		return fmt.Errorf("%d deliveries failed signature verification", b)
+	}
+	return nil
+}
+
+func listen(srv *http.Server) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	go srv.Serve(ln)
+	return ln.Addr().String(), nil
+}
+
+// merchantWithEndpoints makes a merchant with n test-mode endpoints on the
+// receiver (paths /hooks/<merchant>/<i>), through the API.
+func merchantWithEndpoints(ctx context.Context, m *app.Main, rc *receiver, rcvAddr string, n int) (string, error) {
+	c, err := m.Merchants.Create(ctx, merchants.CreateParams{Name: "Bench"})
+	if err != nil {
+		return "", err
+	}
+	for i := 0; i < n; i++ {
+		path := fmt.Sprintf("/hooks/%s/%d", c.MerchantID, i)
+		body := fmt.Sprintf(`{"url":"http://%s%s","enabled_events":["*"]}`, rcvAddr, path)
+		req, _ := http.NewRequestWithContext(ctx, "POST", m.URL()+"/v1/webhook_endpoints", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+c.SecretKeys[0])
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		var ep struct{ Secret string }
+		json.NewDecoder(resp.Body).Decode(&ep)
+		resp.Body.Close()
+		if resp.StatusCode != 201 {
+			return "", fmt.Errorf("create endpoint: %d", resp.StatusCode)
+		}
+		rc.mu.Lock()
+		rc.secrets[path] = ep.Secret
+		rc.mu.Unlock()
+	}
+	return c.MerchantID, nil
+}
+
+// freshSchema makes a schema on the PostgreSQL server and returns a URL that
+// uses it and a function that drops it.
+func freshSchema(base string) (string, func(), error) {
+	b := make([]byte, 6)
+	rand.Read(b)
+	schema := "bench_" + hex.EncodeToString(b)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		admin.Close()
+		return "", nil, err
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() { admin.Exec("DROP SCHEMA " + schema + " CASCADE"); admin.Close() }, nil
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/webhook"
+)
+
+func init() {
+	register(command{"listen", "stream your events and forward each, signed, to a local URL (for building a receiver)", runListen})
+}
+
+// runListen is `payd listen --forward-to URL [--events t1,t2] [--secret whsec_...]`:
+// it reads the merchant's events from GET /v1/events/stream (server from
+// PAYD_URL, default http:// + PAYD_ADDR; key from PAYD_API_KEY) and posts each
+// to the local URL exactly as a webhook delivery (same headers, signed with a
+// secret it prints at start), printing one line per delivery. It reconnects
+// with Last-Event-ID when the stream drops.
+func runListen(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("listen", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	forward := fs.String("forward-to", "", "local URL to post each event to, e.g. http://localhost:4242/webhooks")
+	types := fs.String("events", "", "comma-separated event types to forward (default: all)")
+	secret := fs.String("secret", "", "signing secret to use (default: a new whsec_... printed at start)")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *forward == "" || fs.NArg() > 0 {
+		fmt.Fprintln(e.stderr, "usage: payd listen --forward-to http://localhost:PORT/path [--events t1,t2] [--secret whsec_...]\n(server from PAYD_URL, key from PAYD_API_KEY)")
+		return errUsage
+	}
+	if u, err := url.Parse(*forward); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--forward-to %q is not an http(s) URL", *forward)
+	}
+	key := e.getenv("PAYD_API_KEY")
+	if key == "" {
+		return errors.New("PAYD_API_KEY is not set: export your secret key (sk_test_...)")
+	}
+	base := strings.TrimRight(e.getenv("PAYD_URL"), "/")
+	if base == "" {
+		addr := e.getenv("PAYD_ADDR")
+		if addr == "" {
+			addr = "127.0.0.1:8080"
+		}
+		base = "http://" + addr
+	}
+	if *secret == "" {
+		*secret = ids.Secret("whsec_", 32)
+	}
+	l := &listener{out: e.stdout, errOut: e.stderr, base: base, key: key, forwardTo: *forward, secret: *secret,
+		types: strings.ReplaceAll(*types, " ", ""), seen: webhook.NewDedup(10000),
+		stream:  &http.Client{}, // no timeout: the stream is long-lived
+		forward: &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return l.run(ctx)
+}
+
+type listener struct {
+	out, errOut     io.Writer
+	base, key       string
+	forwardTo       string
+	secret, types   string
+	lastID          string
+	seen            *webhook.Dedup
+	stream, forward *http.Client
+	readyOnce       sync.Once
+}
+
+// errFatal marks an answer that retrying cannot fix (a bad key, a bad filter).
+type errFatal struct{ msg string }
+
+func (e errFatal) Error() string { return e.msg }
+
+func (l *listener) run(ctx context.Context) error {
+	backoff := 500 * time.Millisecond
+	for {
+		err := l.connect(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var fatal errFatal
+		if errors.As(err, &fatal) {
+			return err
+		}
+		fmt.Fprintf(l.errOut, "payd listen: stream interrupted (%v); reconnecting in %s\n", err, backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
+}
+
+// connect reads one stream connection until it ends.
+func (l *listener) connect(ctx context.Context) error {
+	q := url.Values{}
+	if l.types != "" {
+		q.Set("types", l.types)
+	}
+	u := l.base + "/v1/events/stream"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return errFatal{err.Error()}
+	}
+	req.Header.Set("Authorization", "Bearer "+l.key)
+	req.Header.Set("Accept", "text/event-stream")
+	if l.lastID != "" {
+		req.Header.Set("Last-Event-ID", l.lastID)
+	}
+	resp, err := l.stream.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var body struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		json.Unmarshal(raw, &body)
+		msg := fmt.Sprintf("the server answered %d: %s", resp.StatusCode, body.Error.Message)
+		if resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
+			return errFatal{msg}
+		}
+		return errors.New(msg)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var id, typ string
+	var data bytes.Buffer
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if data.Len() > 0 {
+				l.deliver(ctx, id, typ, bytes.TrimSuffix(data.Bytes(), []byte("\n")))
+			}
+			id, typ = "", ""
+			data.Reset()
+		case strings.HasPrefix(line, ":"):
+			l.readyOnce.Do(func() {
+				fmt.Fprintf(l.out, "Ready! Forwarding events from %s to %s\nYour webhook signing secret is %s (^C to quit)\n", l.base, l.forwardTo, l.secret)
+			})
+		default:
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "id":
+				id = value
+			case "event":
+				typ = value
+			case "data":
+				data.WriteString(value)
+				data.WriteByte('\n')
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return errors.New("the server closed the stream")
+}
+
+// deliver forwards one event like a webhook delivery and prints one line.
+func (l *listener) deliver(ctx context.Context, id, typ string, body []byte) {
+	if id == "" {
+		return
+	}
+	l.lastID = id
+	if !l.seen.FirstTime(id) {
+		return
+	}
+	start := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.forwardTo, bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintf(l.out, "%s  %-34s %s  --> %v\n", start.UTC().Format(time.RFC3339), typ, id, err)
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "payd-listen/1")
+	req.Header.Set(webhook.HeaderEventID, id)
+	req.Header.Set(webhook.HeaderEventType, typ)
+	req.Header.Set(webhook.HeaderSignature, webhook.SignatureHeader(l.secret, start, id, body))
+	resp, err := l.forward.Do(req)
+	ms := time.Since(start).Milliseconds()
+	if err != nil {
+		fmt.Fprintf(l.out, "%s  %-34s %s  --> POST %s failed: %v\n", start.UTC().Format(time.RFC3339), typ, id, l.forwardTo, err)
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	fmt.Fprintf(l.out, "%s  %-34s %s  --> POST %s [%d] %d ms\n", start.UTC().Format(time.RFC3339), typ, id, l.forwardTo, resp.StatusCode, ms)
+}

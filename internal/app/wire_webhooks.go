@@ -1,0 +1,65 @@
+package app
+
+import (
+	"context"
+	"sync"
+
+	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/secretbox"
+	"github.com/payd/payd/internal/webhooks"
+)
+
+// webhookServices maps each Main to its webhooks service (see Webhooks).
+var webhookServices sync.Map // *Main -> *webhooks.Service
+
+// Webhooks returns this process's webhooks service (for the portal: endpoint
+// pages, deliveries, redeliver), or nil before Open.
+func (m *Main) Webhooks() *webhooks.Service {
+	if v, ok := webhookServices.Load(m); ok {
+		return v.(*webhooks.Service)
+	}
+	return nil
+}
+
+// eventWake fans the outbox's after-commit wake-up out to every webhooks
+// service in the process (tests run several Mains in one process;
+// events.SetNotifier holds one notifier).
+type eventWake struct{}
+
+func (eventWake) Notify() {
+	webhookServices.Range(func(_, v any) bool {
+		v.(*webhooks.Service).Notify()
+		return true
+	})
+}
+
+var installWake sync.Once
+
+func init() {
+	wirers = append(wirers, func(ctx context.Context, m *Main) error {
+		box, err := secretbox.New(m.Config.SecretsKey)
+		if err != nil {
+			return err
+		}
+		svc := webhooks.New(webhooks.Config{DB: m.DB, Logger: m.Logger.With("capability", "webhooks"), Box: box,
+			RetrySchedule: m.Config.WebhookRetrySchedule, Registry: m.Registry})
+		webhookServices.Store(m, svc)
+		installWake.Do(func() { events.SetNotifier(eventWake{}) })
+		api.RegisterWebhooks(m.API, svc)
+		m.PurgeTestMode("webhook_attempts", "webhook_deliveries", "sandbox_webhook_fail")
+		m.OnStart(func(ctx context.Context) {
+			// End open event streams when the server shuts down, so
+			// http.Server.Shutdown does not wait for them.
+			if m.server != nil {
+				m.server.RegisterOnShutdown(svc.Close)
+			}
+			svc.Run(ctx)
+		})
+		m.OnClose(func() {
+			svc.Close()
+			webhookServices.Delete(m)
+		})
+		return nil
+	})
+}

@@ -1,0 +1,158 @@
+package webhooks
+
+import (
+	"context"
+	"time"
+
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/store"
+)
+
+// dispatchBatch is how many undispatched events one dispatch transaction takes.
+const dispatchBatch = 200
+
+// runDispatcher turns committed events into deliveries: woken after every
+// commit that emitted events in this process, and every poll interval for
+// events committed by other processes.
+func (s *Service) runDispatcher(ctx context.Context) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.wakeDispatch:
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
+		}
+		for ctx.Err() == nil {
+			n, err := s.Dispatch(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Error("dispatch webhook events", "err", err)
+				}
+				break
+			}
+			if n > 0 {
+				s.wakeDelivery()
+			}
+			if n < dispatchBatch {
+				break
+			}
+		}
+		t.Reset(s.poll)
+	}
+}
+
+// Dispatch takes up to dispatchBatch undispatched events and, in one
+// transaction, creates one delivery per (event, enabled endpoint of the
+// event's merchant and mode subscribed to its type) and marks the events
+// dispatched. Either all of that commits or none of it, so an event is
+// neither lost nor given two deliveries to one endpoint. On PostgreSQL the
+// events are locked with SKIP LOCKED, so dispatchers in several processes take
+// disjoint batches. It returns how many events it dispatched.
+func (s *Service) Dispatch(ctx context.Context) (int, error) {
+	var n int
+	var made int
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		n, made = 0, 0
+		rows, err := tx.Query(ctx, "SELECT "+events.Columns+` FROM events WHERE dispatched_at IS NULL
+			ORDER BY created_at, id LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(), dispatchBatch)
+		if err != nil {
+			return err
+		}
+		var batch []events.Event
+		for rows.Next() {
+			ev, err := events.Scan(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			batch = append(batch, ev)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		type owner struct {
+			merchant string
+			live     bool
+		}
+		endpoints := map[owner][]Endpoint{}
+		type pair struct {
+			ev *events.Event
+			ep string
+		}
+		var pairs []pair
+		var testObjects []string
+		ids := make([]any, 0, len(batch)+1)
+		ids = append(ids, store.Micros(tx.Now()))
+		for i := range batch {
+			ev := &batch[i]
+			key := owner{ev.MerchantID, ev.Livemode}
+			eps, ok := endpoints[key]
+			if !ok {
+				if eps, err = subscribers(ctx, tx, ev.MerchantID, ev.Livemode); err != nil {
+					return err
+				}
+				endpoints[key] = eps
+			}
+			sub := false
+			for _, ep := range eps {
+				if subscribed(ep.EnabledEvents, ev.Type) {
+					pairs = append(pairs, pair{ev, ep.ID})
+					sub = true
+				}
+			}
+			if sub && !ev.Livemode {
+				testObjects = append(testObjects, ev.ObjectID)
+			}
+			ids = append(ids, ev.ID)
+		}
+		marked, err := webhookFailMarked(ctx, tx, testObjects)
+		if err != nil {
+			return err
+		}
+		todo := make([]newDelivery, len(pairs))
+		for i, p := range pairs {
+			todo[i] = newDelivery{ev: p.ev, endpointID: p.ep, failFirst: !p.ev.Livemode && marked[p.ev.ObjectID]}
+		}
+		if _, err := insertDeliveries(ctx, tx, todo, false); err != nil {
+			return err
+		}
+		made = len(todo)
+		res, err := tx.Exec(ctx, "UPDATE events SET dispatched_at = ? WHERE dispatched_at IS NULL AND id IN ("+placeholders(len(batch))+")", ids...)
+		if err != nil {
+			return err
+		}
+		if k, _ := res.RowsAffected(); int(k) != len(batch) {
+			// Another dispatcher got some of them first (possible only if
+			// the lock was not taken): undo, so no delivery is doubled.
+			return errRaced
+		}
+		n = len(batch)
+		return nil
+	})
+	if err == errRaced {
+		return 0, nil
+	}
+	if err == nil {
+		s.metrics.dispatched.Add(float64(n))
+		s.metrics.created.Add(float64(made))
+	}
+	return n, err
+}
+
+type racedError struct{}
+
+func (racedError) Error() string { return "events dispatched concurrently" }
+
+var errRaced error = racedError{}
