@@ -25,6 +25,8 @@ func init() {
 		}
 		p.WithPayments(m.PaymentIntents)
 		p.WithBanking(m.Banking)
+		p.WithTerminals(m.Terminals)
+		p.WithWebhooks(m.Webhooks)
 		p.Register(m.API.Mux())
 		m.Jobs.Every("portal_cleanup", time.Hour, func(ctx context.Context, _ jobs.Job) error { return p.Cleanup(ctx) })
 		return nil

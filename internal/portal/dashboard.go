@@ -8,6 +8,7 @@ import (
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/pagination"
+	"github.com/payd/payd/internal/webhooks"
 )
 
 type dashboardData struct {
@@ -25,7 +26,7 @@ func (p *Portal) dashboard(w http.ResponseWriter, r *http.Request, c *reqCtx) er
 	if err != nil {
 		return err
 	}
-	recent, _, err := p.listEvents(ctx, c, pagination.Page{Limit: 10})
+	recent, _, err := p.listEvents(ctx, c, "", pagination.Page{Limit: 10})
 	if err != nil {
 		return err
 	}
@@ -73,8 +74,13 @@ func pageOf(r *http.Request) (pagination.Page, error) {
 	return pagination.Parse(q)
 }
 
-// listEvents pages through the merchant's events in this mode (the outbox).
-func (p *Portal) listEvents(ctx context.Context, c *reqCtx, page pagination.Page) ([]events.Event, bool, error) {
+// listEvents pages through the merchant's events in this mode, through the
+// webhooks service when it is wired (its filters: type, or a prefix such as
+// "payout.*"), else straight from the outbox.
+func (p *Portal) listEvents(ctx context.Context, c *reqCtx, typ string, page pagination.Page) ([]events.Event, bool, error) {
+	if p.webhooks != nil {
+		return p.webhooks().ListEvents(ctx, owner(c), webhooks.EventFilter{Type: typ}, page)
+	}
 	cond, args, tail := page.Clause("id")
 	rows, err := p.cfg.DB.Query(ctx, "SELECT "+events.Columns+" FROM events WHERE merchant_id = ? AND livemode = ?"+cond+tail,
 		append([]any{c.sess.MerchantID, c.live}, args...)...)
@@ -102,12 +108,16 @@ func (p *Portal) eventsList(w http.ResponseWriter, r *http.Request, c *reqCtx) e
 	if err != nil {
 		return err
 	}
-	evs, more, err := p.listEvents(r.Context(), c, page)
+	typ := r.URL.Query().Get("type")
+	evs, more, err := p.listEvents(r.Context(), c, typ, page)
 	if err != nil {
 		return err
 	}
-	p.render(w, r, c, http.StatusOK, "events", &view{Title: "Events", Section: "events",
-		Data: newList(evs, more, page, func(e events.Event) string { return e.ID })})
+	d := newList(evs, more, page, func(e events.Event) string { return e.ID })
+	if typ != "" {
+		d.Filters = map[string]string{"type": typ}
+	}
+	p.render(w, r, c, http.StatusOK, "events", &view{Title: "Events", Section: "events", Form: r.URL.Query(), Data: d})
 	return nil
 }
 

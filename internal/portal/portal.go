@@ -28,6 +28,8 @@ import (
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/terminals"
+	"github.com/payd/payd/internal/webhooks"
 )
 
 // Config is what the portal needs from the process.
@@ -56,6 +58,8 @@ type Portal struct {
 	// its own wirer, some after the portal's).
 	payments func() *payments.Service
 	banking  func() *banking.Service
+	terminals func() *terminals.Service
+	webhooks func() *webhooks.Service
 
 	complianceOn bool
 	// heldPayouts lists payouts held by screening (set with payouts).
