@@ -56,10 +56,10 @@ type Portal struct {
 
 	// The capabilities' services, looked up per request (each is wired by
 	// its own wirer, some after the portal's).
-	payments func() *payments.Service
-	banking  func() *banking.Service
+	payments  func() *payments.Service
+	banking   func() *banking.Service
 	terminals func() *terminals.Service
-	webhooks func() *webhooks.Service
+	webhooks  func() *webhooks.Service
 
 	complianceOn bool
 	// heldPayouts lists payouts held by screening (set with payouts).
