@@ -17,11 +17,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/banking"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/payouts"
 	"github.com/payd/payd/internal/retention"
+	"github.com/payd/payd/internal/screening"
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/terminals"
+	"github.com/payd/payd/internal/webhooks"
 )
 
 // Main is one payd process.
@@ -46,6 +51,15 @@ type Main struct {
 	starters    []func(context.Context)
 	listeners   []func(string)
 	purgeTables []retention.Table
+
+	// The capabilities' services, set by their wirers (wire_<name>.go) and
+	// reached through the accessors there (Payouts, Banking, ...).
+	sanctions   *screening.Screener
+	paymentsW   *paymentsWiring
+	payoutSvc   *payouts.Service
+	bankingSvc  *banking.Service
+	terminalSvc *terminals.Service
+	webhookSvc  *webhooks.Service
 }
 
 // Open connects to the database, applies migrations and builds the services,

@@ -18,6 +18,9 @@ var wirers []wirer
 // wire runs every capability's wirer, then registers the sandbox purge over
 // the tables the capabilities declared.
 func (m *Main) wire(ctx context.Context) error {
+	if err := m.loadSanctions(ctx); err != nil {
+		return err
+	}
 	for _, w := range wirers {
 		if err := w(ctx, m); err != nil {
 			return err

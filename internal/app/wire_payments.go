@@ -21,11 +21,11 @@ type paymentsWiring struct {
 	sandbox  *sandbox.Sandbox
 }
 
-var paymentsByMain sync.Map // *Main -> *paymentsWiring
-
 func (m *Main) payments() *paymentsWiring {
-	v, _ := paymentsByMain.LoadOrStore(m, &paymentsWiring{})
-	w := v.(*paymentsWiring)
+	if m.paymentsW == nil {
+		m.paymentsW = &paymentsWiring{}
+	}
+	w := m.paymentsW
 	w.once.Do(func() {
 		w.sandbox = sandbox.New(sandbox.Config{PublicURL: m.Config.PublicURL, PushDelay: m.Config.SandboxPushDelay,
 			TimeoutDelay: m.Config.SandboxTimeoutDelay})
@@ -52,6 +52,5 @@ func wirePayments(ctx context.Context, m *Main) error {
 	sandbox.NewPages(w.svc, m.Logger).Mount(m.API.Mux())
 	m.Jobs.Handle(payments.PollJob, w.svc.RunPollJob)
 	m.PurgeTestMode("payment_intents")
-	m.OnClose(func() { paymentsByMain.Delete(m) })
 	return nil
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"sync"
 
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/terminals"
@@ -34,19 +33,11 @@ func init() {
 			}
 			m.Logger.Info("P2PE live keys reloaded", "models", keys.LiveModels())
 		})
-		terminalServices.Store(m, svc)
-		m.OnClose(func() { terminalServices.Delete(m) })
+		m.terminalSvc = svc
 		return nil
 	})
 }
 
-// terminalServices maps each Main to its terminals service.
-var terminalServices sync.Map // *Main -> *terminals.Service
-
 // Terminals returns the terminal registry and card-present service, for the
 // capabilities that show terminals (the portal); nil before Open.
-func (m *Main) Terminals() *terminals.Service {
-	s, _ := terminalServices.Load(m)
-	svc, _ := s.(*terminals.Service)
-	return svc
-}
+func (m *Main) Terminals() *terminals.Service { return m.terminalSvc }

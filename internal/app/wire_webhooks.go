@@ -10,16 +10,14 @@ import (
 	"github.com/payd/payd/internal/webhooks"
 )
 
-// webhookServices maps each Main to its webhooks service (see Webhooks).
+// webhookServices holds every running webhooks service in the process, for
+// the outbox's one wake-up hook (tests run several Mains in one process).
 var webhookServices sync.Map // *Main -> *webhooks.Service
 
 // Webhooks returns this process's webhooks service (for the portal: endpoint
 // pages, deliveries, redeliver), or nil before Open.
 func (m *Main) Webhooks() *webhooks.Service {
-	if v, ok := webhookServices.Load(m); ok {
-		return v.(*webhooks.Service)
-	}
-	return nil
+	return m.webhookSvc
 }
 
 // eventWake fans the outbox's after-commit wake-up out to every webhooks
@@ -44,6 +42,7 @@ func init() {
 		}
 		svc := webhooks.New(webhooks.Config{DB: m.DB, Logger: m.Logger.With("capability", "webhooks"), Box: box,
 			RetrySchedule: m.Config.WebhookRetrySchedule, Registry: m.Registry})
+		m.webhookSvc = svc
 		webhookServices.Store(m, svc)
 		installWake.Do(func() { events.SetNotifier(eventWake{}) })
 		api.RegisterWebhooks(m.API, svc)

@@ -111,7 +111,7 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 		id = ids.New("po_")
 		po := map[string]any{"id": id, "object": "payout", "status": "pending", "amount": 5000, "currency": "DJF",
 			"provider": "wallet_b", "recipient_msisdn": "+253000000001", "recipient_account": nil, "recipient_name": "Sandbox Recipient",
-			"description": "Sandbox fixture", "metadata": meta, "reference": nil, "batch_id": nil,
+			"description": "Sandbox fixture", "metadata": meta, "reference": "sandbox_fixture_" + id[len("po_"):], "batch_id": nil,
 			"screening": map[string]any{"status": "clear", "matches": []any{}}, "failure_code": nil, "failure_message": nil,
 			"approved_by": nil, "livemode": false, "created_at": ts, "updated_at": ts, "succeeded_at": nil, "failed_at": nil}
 		switch eventType {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/payd/payd/internal/app"
+	"github.com/payd/payd/internal/screening"
+)
+
+func init() {
+	register(command{"sanctions", "sanctions check NAME: screen a name against PAYD_SANCTIONS_LIST", runSanctions})
+}
+
+// runSanctions is `payd sanctions check [--list PATH] [--threshold F] [--json] NAME`:
+// it prints the listed entries the name resembles, with their scores.
+func runSanctions(ctx context.Context, e *env, args []string) error {
+	usage := func() error {
+		fmt.Fprintln(e.stderr, "usage: payd sanctions check [--list PATH|URL] [--threshold 0.82] [--json] NAME")
+		return errUsage
+	}
+	if len(args) == 0 || args[0] != "check" {
+		return usage()
+	}
+	fs := flag.NewFlagSet("sanctions check", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	list := fs.String("list", "", "sdn.csv path or https URL (PAYD_SANCTIONS_LIST)")
+	threshold := fs.Float64("threshold", screening.DefaultThreshold, "score at or above which a listed name is a hit")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if err := fs.Parse(args[1:]); err != nil {
+		return errUsage
+	}
+	name := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(name) == "" {
+		return usage()
+	}
+	cfg, err := app.ConfigFromEnv(e.getenv)
+	if err != nil {
+		return err
+	}
+	if *list == "" {
+		*list = cfg.SanctionsList
+	}
+	if *list == "" {
+		return fmt.Errorf("no sanctions list: set PAYD_SANCTIONS_LIST or pass --list")
+	}
+	start := time.Now()
+	l, err := screening.Load(ctx, *list)
+	if err != nil {
+		return err
+	}
+	loaded := time.Since(start)
+	start = time.Now()
+	res := l.Screen(name, screening.Options{Threshold: *threshold})
+	took := time.Since(start)
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(e.stdout, "%q: %s against %d entries and %d aliases (list loaded in %v, screened in %v)\n",
+		name, res.Status, l.Size(), l.AliasCount(), loaded.Round(time.Millisecond), took.Round(time.Microsecond))
+	for _, m := range res.Matches {
+		via := ""
+		if m.IsAlias {
+			via = fmt.Sprintf(" via alias %q", m.MatchedName)
+		}
+		fmt.Fprintf(e.stdout, "  %.3f  %s (entry %d, %s, %s)%s\n", m.Score, m.ListName, m.EntryID, m.Type, strings.Join(m.Programs, ", "), via)
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/pagination"
+	"github.com/payd/payd/internal/payouts"
+)
+
+func registerPayoutBatches(s *Server, svc *payouts.Service) {
+	h := batchHandlers{svc: svc}
+	s.Handle("POST /v1/payouts/bulk", h.create, MaxBody(payouts.MaxBatchBytes), RequireIdempotencyKey())
+	s.Handle("GET /v1/payouts/bulk", h.list)
+	s.Handle("GET /v1/payouts/bulk/{id}", h.get)
+	s.Handle("POST /v1/payouts/bulk/{id}/approve", h.approve)
+	s.Handle("POST /v1/payouts/bulk/{id}/cancel", h.cancel)
+}
+
+type batchHandlers struct{ svc *payouts.Service }
+
+// create picks the variant by the request's shape (CONTRACT section 5):
+// JSON items or text/csv → variant A, 202; JSON rows or multipart/form-data
+// → variant B, 201.
+func (h batchHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	body, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	pr := auth.Must(r.Context())
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var req *payouts.BatchRequest
+	switch {
+	case IsJSON(r):
+		req, err = payouts.ParseBatchJSON(body, pr.Livemode)
+	case mt == "text/csv":
+		req, err = payouts.ParseItemsCSV(body, pr.Livemode)
+	case mt == "multipart/form-data":
+		req, err = parseRowsUpload(body, params["boundary"], pr.Livemode)
+	default:
+		return &errs.Error{Kind: errs.KindUnsupportedMedia, Code: "unsupported_media_type",
+			Message: "Content-Type must be application/json (items or rows), text/csv (items) or multipart/form-data (a CSV of rows)"}
+	}
+	if err != nil {
+		return err
+	}
+	b, err := h.svc.CreateBatch(r.Context(), pr, req)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if b.Variant == payouts.VariantItems {
+		status = http.StatusAccepted
+	}
+	WriteJSON(w, status, b)
+	return nil
+}
+
+// parseRowsUpload reads a multipart upload: the part file (the CSV) and the
+// fields currency and description.
+func parseRowsUpload(body []byte, boundary string, livemode bool) (*payouts.BatchRequest, error) {
+	if boundary == "" {
+		return nil, errs.Invalid("Content-Type", "parameter_invalid", "multipart/form-data needs a boundary")
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	var file []byte
+	var currency, description string
+	seen := map[string]bool{}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, errs.Invalid("file", "multipart_invalid", "the multipart body cannot be read")
+		}
+		name := part.FormName()
+		if seen[name] {
+			return nil, errs.Invalid(name, "parameter_invalid", "%s is given twice", name)
+		}
+		seen[name] = true
+		limit := int64(4096)
+		if name == "file" {
+			limit = payouts.MaxBatchBytes
+		}
+		data, err := io.ReadAll(io.LimitReader(part, limit+1))
+		if err != nil {
+			return nil, errs.Invalid(name, "multipart_invalid", "the part %s cannot be read", name)
+		}
+		if int64(len(data)) > limit {
+			return nil, &errs.Error{Kind: errs.KindTooLarge, Code: "request_too_large", Param: name, Message: "the part " + name + " is too large"}
+		}
+		switch name {
+		case "file":
+			file = data
+		case "currency":
+			currency = string(data)
+		case "description":
+			description = string(data)
+		default:
+			return nil, errs.Invalid(name, "parameter_unknown", "unknown form field: %s (expected file, currency, description)", name)
+		}
+	}
+	if !seen["file"] {
+		return nil, errs.Missing("file")
+	}
+	return payouts.ParseRowsCSV(file, currency, description, livemode)
+}
+
+func (h batchHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	page, err := pagination.Parse(q)
+	if err != nil {
+		return err
+	}
+	status := payouts.BatchStatus(q.Get("status"))
+	switch status {
+	case "", payouts.BatchPendingApproval, payouts.BatchProcessing, payouts.BatchCompleted, payouts.BatchCanceled:
+	default:
+		return errs.Invalid("status", "parameter_invalid", "status must be pending_approval, processing, completed or canceled")
+	}
+	items, more, err := h.svc.ListBatches(r.Context(), auth.Must(r.Context()), status, page)
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, pagination.NewList(items, more))
+	return nil
+}
+
+func (h batchHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	b, err := h.svc.GetBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, b)
+	return nil
+}
+
+func (h batchHandlers) approve(w http.ResponseWriter, r *http.Request) error {
+	var none struct{}
+	if err := DecodeOptionalJSON(r, &none); err != nil {
+		return err
+	}
+	b, err := h.svc.ApproveBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, b)
+	return nil
+}
+
+func (h batchHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
+	var none struct{}
+	if err := DecodeOptionalJSON(r, &none); err != nil {
+		return err
+	}
+	b, err := h.svc.CancelBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, http.StatusOK, b)
+	return nil
+}

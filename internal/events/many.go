@@ -1,0 +1,65 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/store"
+)
+
+// Pending is one event to record with EmitMany.
+type Pending struct {
+	MerchantID string
+	Livemode   bool
+	Type       string
+	ObjectType string
+	ObjectID   string
+	Object     any // marshalled to JSON by EmitMany
+}
+
+// emitChunk bounds the rows of one multi-row INSERT.
+const emitChunk = 500
+
+// EmitMany records many events in tx with multi-row inserts, for changes
+// that touch thousands of objects in one transaction (the rows of a payout
+// batch). Each event is exactly what Emit would record; ids are taken in
+// order, so the events of one call sort in the order given.
+func EmitMany(ctx context.Context, tx *store.Tx, pending []Pending) ([]Event, error) {
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	out := make([]Event, len(pending))
+	for i, p := range pending {
+		data, err := json.Marshal(p.Object)
+		if err != nil {
+			return nil, fmt.Errorf("marshal %s for event %s: %w", p.ObjectType, p.Type, err)
+		}
+		out[i] = Event{ID: ids.New("evt_"), MerchantID: p.MerchantID, Livemode: p.Livemode, Type: p.Type,
+			ObjectType: p.ObjectType, ObjectID: p.ObjectID, Data: data, CreatedAt: tx.Now()}
+	}
+	now := store.Micros(tx.Now())
+	for start := 0; start < len(out); start += emitChunk {
+		end := min(start+emitChunk, len(out))
+		var q strings.Builder
+		q.WriteString("INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at) VALUES ")
+		args := make([]any, 0, (end-start)*8)
+		for i := start; i < end; i++ {
+			if i > start {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+			e := out[i]
+			args = append(args, e.ID, e.MerchantID, e.Livemode, e.Type, e.ObjectType, e.ObjectID, string(e.Data), now)
+		}
+		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+			return nil, err
+		}
+	}
+	if n := notifier; n != nil {
+		tx.AfterCommit(n.Notify)
+	}
+	return out, nil
+}

@@ -1,0 +1,515 @@
+package payouts
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/pagination"
+	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/screening"
+	"github.com/payd/payd/internal/store"
+)
+
+// Config is what the service needs.
+type Config struct {
+	DB       *store.DB
+	Rails    *providers.PayoutRails
+	Screener *screening.Screener // nil screens nothing (not_screened)
+	Logger   *slog.Logger
+	Registry prometheus.Registerer // optional
+
+	// Workers is how many chunks are dispatched at once in this process
+	// (default 4); Chunk how many payouts one claim takes (default 250);
+	// Calls how many rail calls run at once within a chunk (default 32).
+	Workers, Chunk, Calls int
+	// Lease is how long a claim outlives the rail's longest call before
+	// another dispatcher may take the payout over (default 5s).
+	Lease time.Duration
+	// ReconcileAfter is how long a payout whose rail gave no answer waits
+	// before its status is asked (default 1s; PAYD_SANDBOX_TIMEOUT_DELAY in
+	// the app). It doubles with each unanswered attempt, up to an hour.
+	ReconcileAfter time.Duration
+	// Poll bounds how long an idle dispatcher sleeps (default 1s).
+	Poll time.Duration
+}
+
+// Service manages payouts and batches.
+type Service struct {
+	db       *store.DB
+	rails    *providers.PayoutRails
+	screener *screening.Screener
+	log      *slog.Logger
+	cfg      Config
+	wake     *signal
+	metrics  *metrics
+}
+
+// New makes the service.
+func New(cfg Config) *Service {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.Chunk <= 0 {
+		cfg.Chunk = 250
+	}
+	if cfg.Calls <= 0 {
+		cfg.Calls = 32
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 5 * time.Second
+	}
+	if cfg.ReconcileAfter <= 0 {
+		cfg.ReconcileAfter = time.Second
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	return &Service{db: cfg.DB, rails: cfg.Rails, screener: cfg.Screener, log: cfg.Logger, cfg: cfg,
+		wake: newSignal(), metrics: newMetrics(cfg.Registry)}
+}
+
+// Screen screens a recipient name against the current sanctions list.
+func (s *Service) Screen(name string) screening.Result {
+	start := time.Now()
+	r := s.screener.Screen(name)
+	s.metrics.screening.Observe(time.Since(start).Seconds())
+	return r
+}
+
+// CreateParams is the body of POST /v1/payouts (SPEC: Payout (single)).
+type CreateParams struct {
+	Amount           *int64            `json:"amount"`
+	Currency         string            `json:"currency"`
+	Provider         string            `json:"provider"`
+	RecipientMSISDN  string            `json:"recipient_msisdn"`
+	RecipientAccount string            `json:"recipient_account"`
+	RecipientName    string            `json:"recipient_name"`
+	Description      string            `json:"description"`
+	Metadata         map[string]string `json:"metadata"`
+	// Reference is optional: the key the payout is sent to its rail under
+	// (unique among the merchant's single payouts); the payout id when absent.
+	Reference string `json:"reference"`
+	// Scenario is the X-Service-Scenario header (test mode).
+	Scenario string `json:"-"`
+}
+
+// Create makes a single payout: it screens the recipient, reserves the
+// amount (402 insufficient_balance when available is short, nothing
+// reserved), and sends it to its rail at once unless it is held by
+// screening or needs four-eyes approval. The returned payout shows the
+// rail's answer; status failed means the rail refused it.
+func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams) (*Payout, error) {
+	pin := &payoutInput{Currency: in.Currency, Provider: in.Provider, MSISDN: in.RecipientMSISDN,
+		Account: in.RecipientAccount, Name: in.RecipientName, Description: in.Description, Reference: in.Reference,
+		Metadata: in.Metadata}
+	if in.Amount != nil {
+		pin.Amount, pin.AmountSet = *in.Amount, true
+	}
+	pin.validate(shapeSingle, pr.Livemode, in.Scenario)
+	if err := singleError(pin); err != nil {
+		return nil, err
+	}
+	if _, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, pin.Provider); err != nil {
+		return nil, railUnavailable(pin.Provider, err)
+	}
+	m, err := merchants.Get(ctx, s.db, pr.MerchantID)
+	if err != nil {
+		return nil, err
+	}
+	scr := screeningOf(s.Screen(pin.Name))
+	p := s.newPayout(pr, pin, scr, m.ApprovalThresholdMinor, nil)
+	if p.Reference == "" {
+		p.Reference = p.ID
+	}
+	var claimID string
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		now := tx.Now()
+		p.CreatedAt, p.UpdatedAt = now, now
+		claimID = ""
+		if p.Status == Processing {
+			claimID = ids.New("clm_")
+			p.dispatchAttempts = 1
+		}
+		err := insertPayouts(ctx, tx, []*Payout{p}, func(*Payout) (any, any) {
+			if claimID == "" {
+				return nil, nil
+			}
+			return micros(now.Add(s.lease(p))), claimID
+		})
+		if store.IsConflict(err) {
+			return errs.Conflict("reference_taken", "another payout already uses reference %q", clip(p.Reference))
+		}
+		if err != nil {
+			return err
+		}
+		if err := reserve(ctx, tx, p.MerchantID, p.Livemode, kindReserve, p.ID, []*Payout{p}); err != nil {
+			return err
+		}
+		return s.emitCreated(ctx, tx, []*Payout{p})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if claimID != "" {
+		s.dispatchInline(ctx, claimID, p)
+	}
+	return s.reload(ctx, p)
+}
+
+// newPayout builds a payout from validated input: held on a screening hit,
+// requires_approval over the threshold (single payouts and variant A items),
+// otherwise processing (single, sent inline) or pending (batch rows).
+func (s *Service) newPayout(pr auth.Principal, in *payoutInput, scr Screening, threshold *int64, batch *Batch) *Payout {
+	p := &Payout{ID: ids.New("po_"), Object: "payout", Amount: in.Amount, Currency: in.Currency, Provider: in.Provider,
+		RecipientMSISDN: strPtr(in.MSISDN), RecipientAccount: strPtr(in.Account), RecipientName: strPtr(in.Name),
+		Description: strPtr(in.Description), Metadata: in.Metadata, Reference: in.Reference, Screening: scr,
+		Livemode: pr.Livemode, MerchantID: pr.MerchantID, CreatedBy: pr.ID, Scenario: in.Scenario}
+	if p.Metadata == nil {
+		p.Metadata = map[string]string{}
+	}
+	rowOfRowsBatch := batch != nil && batch.Variant == VariantRows
+	if threshold != nil && in.Amount > *threshold && !rowOfRowsBatch {
+		p.NeedsApproval = true
+	}
+	switch {
+	case scr.Status == screening.StatusHit:
+		p.Status = Held
+	case p.NeedsApproval:
+		p.Status = RequiresApproval
+	case batch != nil:
+		p.Status = Pending
+	default:
+		p.Status = Processing
+	}
+	if batch != nil {
+		p.BatchID = &batch.ID
+		p.BatchRow = in.Row
+		p.CreatedBy = batch.CreatedBy
+		if batch.ApprovedBy != nil {
+			p.ApprovedBy = batch.ApprovedBy // rows are covered by the batch's approval
+		}
+	}
+	return p
+}
+
+// emitCreated records payout.created for each payout (and payout.held for
+// the held ones) and marks sandbox_webhook_fail payouts.
+func (s *Service) emitCreated(ctx context.Context, tx *store.Tx, ps []*Payout) error {
+	pend := make([]events.Pending, 0, len(ps))
+	for _, p := range ps {
+		pend = append(pend, payoutEvent(p, "payout.created"))
+	}
+	for _, p := range ps {
+		if p.Status == Held {
+			pend = append(pend, payoutEvent(p, "payout.held"))
+		}
+		if p.Scenario == providers.SandboxWebhookFail.Name {
+			if err := events.MarkWebhookFail(ctx, tx, p.ID); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := events.EmitMany(ctx, tx, pend)
+	return err
+}
+
+func payoutEvent(p *Payout, typ string) events.Pending {
+	cp := *p
+	return events.Pending{MerchantID: p.MerchantID, Livemode: p.Livemode, Type: typ, ObjectType: "payout", ObjectID: p.ID, Object: &cp}
+}
+
+// reload reads a payout again (after its rail answered).
+func (s *Service) reload(ctx context.Context, p *Payout) (*Payout, error) {
+	return getPayout(ctx, s.db, p.MerchantID, p.Livemode, p.ID, false)
+}
+
+// Get returns one payout of the caller's merchant and mode.
+func (s *Service) Get(ctx context.Context, pr auth.Principal, id string) (*Payout, error) {
+	return getPayout(ctx, s.db, pr.MerchantID, pr.Livemode, id, false)
+}
+
+// List returns a page of payouts, newest first.
+func (s *Service) List(ctx context.Context, pr auth.Principal, f ListParams, page pagination.Page) ([]*Payout, bool, error) {
+	q := "SELECT " + payoutColumns + " FROM payouts WHERE merchant_id = ? AND livemode = ?"
+	args := []any{pr.MerchantID, pr.Livemode}
+	if f.Status != "" {
+		q += " AND status = ?"
+		args = append(args, string(f.Status))
+	}
+	if f.Recipient != "" {
+		q += " AND (recipient_msisdn = ? OR recipient_account = ?)"
+		args = append(args, f.Recipient, f.Recipient)
+	}
+	if f.BatchID != "" {
+		q += " AND batch_id = ?"
+		args = append(args, f.BatchID)
+	}
+	if f.Provider != "" {
+		q += " AND provider = ?"
+		args = append(args, f.Provider)
+	}
+	cond, cargs, tail := page.Clause("id")
+	rows, err := s.db.Query(ctx, q+cond+tail, append(args, cargs...)...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	var out []*Payout
+	for rows.Next() {
+		p, err := scanPayout(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	out, more := pagination.Finish(page, out)
+	return out, more, nil
+}
+
+// Approve clears a payout that requires approval (four-eyes: the approver
+// must not be its creator, 403 self_approval_not_allowed). A single payout
+// is then sent at once; a batch row waits for its batch's dispatcher.
+func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*Payout, error) {
+	var p *Payout
+	var claimID string
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if p, err = getPayout(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
+			return err
+		}
+		if p.Status != RequiresApproval {
+			return errs.InvalidState("payout %s is %s; only a payout in requires_approval can be approved", p.ID, p.Status)
+		}
+		if p.CreatedBy == pr.ID {
+			return selfApproval("payout")
+		}
+		claimID, err = s.clear(ctx, tx, p, RequiresApproval, pr.ID, "")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if claimID != "" {
+		s.dispatchInline(ctx, claimID, p)
+	}
+	return s.reload(ctx, p)
+}
+
+// maxReviewNote bounds a review's note.
+const maxReviewNote = 500
+
+// Review decides on a held payout: release sends it on (or to approval when
+// it is over the threshold and not yet approved), reject cancels it with
+// failure_code screening_rejected and releases its float. Four-eyes as
+// Approve.
+func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, note string) (*Payout, error) {
+	if decision != "release" && decision != "reject" {
+		if decision == "" {
+			return nil, errs.Missing("decision")
+		}
+		return nil, errs.Invalid("decision", "parameter_invalid", "decision must be release or reject")
+	}
+	if utf8.RuneCountInString(note) > maxReviewNote {
+		return nil, errs.Invalid("note", "parameter_too_long", "note is at most %d characters", maxReviewNote)
+	}
+	var p *Payout
+	var claimID string
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if p, err = getPayout(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
+			return err
+		}
+		if p.Status != Held {
+			return errs.InvalidState("payout %s is %s; only a held payout can be reviewed", p.ID, p.Status)
+		}
+		if p.CreatedBy == pr.ID {
+			return selfApproval("payout")
+		}
+		if decision == "reject" {
+			claimID = ""
+			return s.reject(ctx, tx, p, pr.ID, note)
+		}
+		claimID, err = s.clear(ctx, tx, p, Held, "", pr.ID)
+		if err == nil {
+			_, err = tx.Exec(ctx, "UPDATE payouts SET review_note = ? WHERE id = ?", nullable(strPtr(note)), p.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if claimID != "" {
+		s.dispatchInline(ctx, claimID, p)
+	}
+	return s.reload(ctx, p)
+}
+
+// clear moves a held or approval-waiting payout on: to requires_approval
+// when it still needs an approval, else to processing (single payouts,
+// claimed here and sent by the caller after commit) or pending (batch rows).
+// approver is set by Approve, reviewer by Review.
+func (s *Service) clear(ctx context.Context, tx *store.Tx, p *Payout, from Status, approver, reviewer string) (string, error) {
+	now := tx.Now()
+	if approver != "" {
+		p.ApprovedBy = &approver
+	}
+	if reviewer != "" && p.Status == Held && p.dispatchAttempts > 0 {
+		p.ComplianceCleared = true // the rail held it; the merchant released it
+	}
+	to := Pending
+	var claimID any
+	var dispatchAt any = micros(now)
+	switch {
+	case p.NeedsApproval && p.ApprovedBy == nil:
+		to, dispatchAt = RequiresApproval, nil
+	case p.BatchID == nil:
+		to = Processing
+		id := ids.New("clm_")
+		claimID = id
+		dispatchAt = micros(now.Add(s.lease(p)))
+	}
+	res, err := tx.Exec(ctx, `UPDATE payouts SET status = ?, approved_by = ?, reviewed_by = COALESCE(?, reviewed_by),
+		compliance_cleared = ?, dispatch_at = ?, claim_id = ?, dispatch_attempts = CASE WHEN ? THEN 1 ELSE 0 END, updated_at = ?
+		WHERE id = ? AND `+casFrom(to, from), string(to), nullable(p.ApprovedBy), nullable(strPtr(reviewer)),
+		p.ComplianceCleared, dispatchAt, claimID, claimID != nil, micros(now), p.ID)
+	if err != nil {
+		return "", err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return "", errs.InvalidState("payout %s changed state meanwhile; retry", p.ID)
+	}
+	p.Status, p.UpdatedAt = to, now
+	if to == Pending {
+		tx.AfterCommit(s.wake.Notify)
+	}
+	if claimID != nil {
+		p.dispatchAttempts = 1
+		return claimID.(string), nil
+	}
+	return "", nil
+}
+
+// reject cancels a held payout after review and releases its float.
+func (s *Service) reject(ctx context.Context, tx *store.Tx, p *Payout, reviewer, note string) error {
+	now := tx.Now()
+	res, err := tx.Exec(ctx, `UPDATE payouts SET status = 'canceled', failure_code = 'screening_rejected', failure_message = ?,
+		reviewed_by = ?, review_note = ?, dispatch_at = NULL, canceled_at = ?, updated_at = ? WHERE id = ? AND `+casFrom(Canceled, Held),
+		"the payout was rejected on compliance review", reviewer, nullable(strPtr(note)), micros(now), micros(now), p.ID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return errs.InvalidState("payout %s changed state meanwhile; retry", p.ID)
+	}
+	p.Status, p.UpdatedAt = Canceled, now
+	p.FailureCode, p.FailureMessage = strPtr("screening_rejected"), strPtr("the payout was rejected on compliance review")
+	if _, err := ledger.PostMany(ctx, tx, []ledger.Transaction{releaseTxn(p, kindCanceled)}); err != nil {
+		return err
+	}
+	if _, err := events.EmitMany(ctx, tx, []events.Pending{payoutEvent(p, "payout.canceled")}); err != nil {
+		return err
+	}
+	if p.BatchID != nil {
+		return s.batchDelta(ctx, tx, *p.BatchID, delta{canceled: 1, pending: -1})
+	}
+	return nil
+}
+
+// Retry sends a failed payout again under its original reference (the
+// rail's idempotency key), reserving its amount again: failed → processing,
+// answered at once; the rail's answer arrives asynchronously. scenario is
+// the X-Service-Scenario header: in test mode it replaces the scenario the
+// payout was made with.
+func (s *Service) Retry(ctx context.Context, pr auth.Principal, id, scenario string) (*Payout, error) {
+	var p *Payout
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if p, err = getPayout(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
+			return err
+		}
+		if p.Status != Failed {
+			return errs.InvalidState("payout %s is %s; only a failed payout can be retried", p.ID, p.Status)
+		}
+		if scenario != "" && !pr.Livemode {
+			in := &payoutInput{Provider: p.Provider}
+			in.resolveScenario(shapeSingle, scenario)
+			if err := singleError(in); err != nil {
+				return err
+			}
+			p.Scenario = in.Scenario
+		}
+		now := tx.Now()
+		res, err := tx.Exec(ctx, `UPDATE payouts SET status = 'processing', scenario = ?, failure_code = NULL, failure_message = NULL,
+			failed_at = NULL, dispatch_at = ?, dispatch_attempts = 0, claim_id = NULL, retries = retries + 1, updated_at = ?
+			WHERE id = ? AND `+casFrom(Processing, Failed), nullable(strPtr(p.Scenario)), micros(now), micros(now), p.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return errs.InvalidState("payout %s changed state meanwhile; retry", p.ID)
+		}
+		if err := reserve(ctx, tx, p.MerchantID, p.Livemode, kindReserve, p.ID, []*Payout{p}); err != nil {
+			return err
+		}
+		if p.BatchID != nil {
+			if err := s.batchDelta(ctx, tx, *p.BatchID, delta{failed: -1, pending: 1}); err != nil {
+				return err
+			}
+		}
+		p.Status, p.UpdatedAt = Processing, now
+		p.FailureCode, p.FailureMessage, p.FailedAt = nil, nil, nil
+		tx.AfterCommit(s.wake.Notify)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The payout as the retry left it: a dispatcher may already be sending it.
+	return p, nil
+}
+
+// selfApproval is the four-eyes refusal (SPEC: Authentication 4).
+func selfApproval(what string) error {
+	return errs.Permission("self_approval_not_allowed", "the principal that created this %s cannot approve it; another key or portal user must", what)
+}
+
+// railUnavailable is the 503 for a provider with no rail in this mode.
+func railUnavailable(provider string, err error) error {
+	return &errs.Error{Kind: errs.KindUnavailable, Code: "provider_unavailable",
+		Message: "payouts on " + provider + " are not available in this mode", Err: err}
+}
+
+// lease is how long a claim on p lasts: the rail's longest call plus the
+// configured margin.
+func (s *Service) lease(p *Payout) time.Duration {
+	a, err := s.rails.For(context.Background(), p.MerchantID, p.Livemode, p.Provider)
+	if err != nil {
+		return s.cfg.Lease
+	}
+	return a.PayoutTimeout() + s.cfg.Lease
+}
+
+// insufficient maps the ledger's refusal to the 402 of CONTRACT section 5.
+func insufficient(err error) error {
+	if errors.Is(err, ledger.ErrInsufficientFunds) {
+		return errs.PaymentRequired("insufficient_balance", "the available balance is lower than the payout amount; nothing was reserved")
+	}
+	return err
+}
