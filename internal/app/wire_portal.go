@@ -24,6 +24,7 @@ func init() {
 			return err
 		}
 		p.WithPayments(m.PaymentIntents)
+		p.WithPayouts(m.Payouts)
 		p.WithBanking(m.Banking)
 		p.WithTerminals(m.Terminals)
 		p.WithWebhooks(m.Webhooks)

@@ -26,6 +26,7 @@ import (
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/payouts"
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/terminals"
@@ -60,6 +61,7 @@ type Portal struct {
 	banking   func() *banking.Service
 	terminals func() *terminals.Service
 	webhooks  func() *webhooks.Service
+	payouts   func() *payouts.Service
 
 	complianceOn bool
 	// heldPayouts lists payouts held by screening (set with payouts).
