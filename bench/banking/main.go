@@ -5,7 +5,8 @@
 // row, two events and the stored report, in one database transaction). XML
 // and JSON, one and ten transactions per message, at several client counts.
 //
-// It starts its own payd on a loopback port:
+// It starts its own payd on a loopback port, over a temporary SQLite file or
+// a fresh schema of the PostgreSQL database given:
 //
 //	go run ./bench/banking -engine sqlite
 //	go run ./bench/banking -engine postgres -database-url 'postgres://postgres@127.0.0.1:5432/payd_bench?sslmode=disable'
@@ -22,24 +23,18 @@ import (
 	"crypto/rand"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/payd/payd/bench/harness"
 	"github.com/payd/payd/bench/loadgen"
 	"github.com/payd/payd/internal/app"
-	"github.com/payd/payd/internal/merchants"
 )
 
 func main() {
-	engine := flag.String("engine", "sqlite", "sqlite or postgres (when payd is started here)")
-	dbURL := flag.String("database-url", "", "database URL (postgres: an empty database you can drop)")
+	db := harness.DatabaseFlags(flag.CommandLine)
 	target := flag.String("url", "", "drive a running payd at this loopback URL instead of starting one")
 	key := flag.String("key", "", "with -url: secret key of a funded participant")
 	debtor := flag.String("debtor", "BANKDJJDXXX", "with -url: the BIC of the key's participant")
@@ -49,28 +44,26 @@ func main() {
 	clients := flag.String("clients", "1,8,32", "concurrency levels")
 	large := flag.Int("large", 2000, "finally post one XML message with this many transactions (0 skips)")
 	flag.Parse()
+	levels, err := harness.Levels("clients", *clients)
+	if err != nil {
+		harness.Fatal(err)
+	}
 
-	base, sk := *target, *key
-	if base == "" {
-		m, k, err := start(*engine, *dbURL, *debtor, *creditor)
+	api, engine := harness.API{Base: *target, Key: *key}, "external"
+	if api.Base == "" {
+		m, cleanup, k, err := start(db, *debtor, *creditor)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			harness.Fatal(err)
 		}
-		defer m.Close()
-		base, sk = m.URL(), k
-	} else if err := loopbackOnly(base); err != nil || sk == "" {
-		fmt.Fprintln(os.Stderr, "-url must be a loopback http URL and -key is required:", err)
-		os.Exit(2)
+		defer cleanup()
+		api, engine = harness.API{Base: m.URL(), Key: k}, db.Engine
+	} else if err := harness.RequireLoopback(api.Base); err != nil {
+		harness.Fatal(err)
+	} else if api.Key == "" {
+		harness.Fatal(fmt.Errorf("-url needs -key"))
 	}
-	var levels []int
-	for _, s := range strings.Split(*clients, ",") {
-		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 {
-			levels = append(levels, n)
-		}
-	}
-	fmt.Printf("engine=%s url=%s step=%s max=%d\n", *engine, base, *dur, *maxOps)
-	run := randomTag()
+	fmt.Printf("engine=%s url=%s step=%s max=%d\n", engine, api.Base, *dur, *maxOps)
+	run := harness.RandomHex(4)
 	for _, sc := range []struct {
 		name, contentType string
 		txs               int
@@ -82,85 +75,51 @@ func main() {
 		fmt.Printf("\nPOST /banking/v1/transfers: %s → pacs.002 (ACSC)\n", sc.name)
 		for _, n := range levels {
 			step := run + strconv.Itoa(n) + strconv.Itoa(sc.txs) + sc.contentType[12:13]
-			res := loadgen.Run(n, *dur, *maxOps, func(c *http.Client, i int64) error {
-				body := message(sc.contentType, step+"-"+strconv.FormatInt(i, 10), sc.txs, *debtor, *creditor)
-				req, _ := http.NewRequest("POST", base+"/banking/v1/transfers", bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+sk)
-				req.Header.Set("Content-Type", sc.contentType)
-				resp, err := c.Do(req)
-				return settled(resp, err)
+			res := loadgen.RunWith(loadgen.Options{Clients: n, Duration: *dur, MaxOps: *maxOps}, func(c *loadgen.Call) error {
+				return transfer(api.With(c.HTTP), sc.contentType, message(sc.contentType, step+"-"+strconv.FormatInt(c.N, 10), sc.txs, *debtor, *creditor))
 			})
 			fmt.Printf("%s  transactions/s=%.0f\n", res, res.Throughput()*float64(sc.txs))
+			res.WriteFailures(os.Stderr)
 		}
 	}
 	if *large > 0 {
 		body := message("application/xml", run+"-large", *large, *debtor, *creditor)
-		req, _ := http.NewRequest("POST", base+"/banking/v1/transfers", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+sk)
-		req.Header.Set("Content-Type", "application/xml")
 		t := time.Now()
-		resp, err := http.DefaultClient.Do(req)
-		err = settled(resp, err)
+		err := transfer(api.With(&http.Client{Timeout: 5 * time.Minute}), "application/xml", body)
 		fmt.Printf("\nOne XML pacs.008 of %d transactions (%d bytes): %s, err=%v\n", *large, len(body), time.Since(t).Round(time.Millisecond), err)
 	}
 }
 
 // start runs payd on a fresh database with two participants and funds the
 // debtor; it returns the debtor's key.
-func start(engine, dbURL, debtor, creditor string) (*app.Main, string, error) {
-	if engine == "sqlite" && dbURL == "" {
-		dir, err := os.MkdirTemp("", "payd-bench-banking")
-		if err != nil {
-			return nil, "", err
-		}
-		dbURL = "sqlite:" + filepath.Join(dir, "bench.db")
-	}
-	if dbURL == "" {
-		return nil, "", fmt.Errorf("-database-url is required for postgres")
-	}
-	cfg, err := app.ConfigFromEnv(func(string) string { return "" })
-	if err != nil {
-		return nil, "", err
-	}
-	cfg.Addr, cfg.PublicURL, cfg.DatabaseURL, cfg.RateLimit = "127.0.0.1:0", "", dbURL, 0
-	m := &app.Main{Config: cfg, Out: io.Discard, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+func start(db *harness.Database, debtor, creditor string) (*app.Main, func(), string, error) {
 	ctx := context.Background()
-	if err := m.Run(ctx); err != nil {
-		return nil, "", err
-	}
-	tag := randomTag()[:3]
-	d, err := m.Merchants.Create(ctx, merchants.CreateParams{Name: "Debtor bank " + tag, BIC: debtor})
+	m, cleanup, err := db.Start(ctx)
 	if err != nil {
-		m.Close()
-		return nil, "", fmt.Errorf("create %s (use an empty database): %w", debtor, err)
+		return nil, nil, "", err
 	}
-	if _, err := m.Merchants.Create(ctx, merchants.CreateParams{Name: "Creditor bank " + tag, BIC: creditor}); err != nil {
-		m.Close()
-		return nil, "", err
+	d, err := harness.NewMerchant(ctx, m, "Debtor bank", debtor)
+	if err == nil {
+		_, err = harness.NewMerchant(ctx, m, "Creditor bank", creditor)
 	}
-	req, _ := http.NewRequest("POST", m.URL()+"/v1/sandbox/topups", strings.NewReader(`{"currency":"DJF","amount_minor":1000000000000}`))
-	req.Header.Set("Authorization", "Bearer "+d.SecretKeys[0])
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err := loadgen.Check(resp, err, 201); err != nil {
-		m.Close()
-		return nil, "", fmt.Errorf("fund the debtor: %w", err)
+	if err == nil {
+		err = harness.API{Base: m.URL(), Key: d.SecretKeys[0]}.TopUp("DJF", 1_000_000_000_000)
 	}
-	return m, d.SecretKeys[0], nil
+	if err != nil {
+		cleanup()
+		return nil, nil, "", err
+	}
+	return m, cleanup, d.SecretKeys[0], nil
 }
 
-// settled accepts a 200 whose every transaction settled.
-func settled(resp *http.Response, err error) error {
-	if err != nil {
+// transfer posts a pacs.008 and accepts a 200 whose every transaction settled.
+func transfer(api harness.API, contentType string, body []byte) error {
+	var report []byte
+	if err := api.Do(harness.Request{Method: "POST", Path: "/banking/v1/transfers", Body: body, ContentType: contentType}, &report); err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	if bytes.Contains(b, []byte("RJCT")) || bytes.Contains(b, []byte("PART")) {
-		return fmt.Errorf("not settled: %.200s", b)
+	if bytes.Contains(report, []byte("RJCT")) || bytes.Contains(report, []byte("PART")) {
+		return fmt.Errorf("not settled: %.200s", report)
 	}
 	return nil
 }
@@ -207,27 +166,4 @@ func uuid4() string {
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
-}
-
-func randomTag() string {
-	var b [4]byte
-	rand.Read(b[:])
-	return fmt.Sprintf("%x", b)
-}
-
-// loopbackOnly refuses a target that is not a loopback http URL.
-func loopbackOnly(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return err
-	}
-	if u.Scheme != "http" {
-		return fmt.Errorf("scheme %q", u.Scheme)
-	}
-	switch h := u.Hostname(); h {
-	case "127.0.0.1", "localhost", "::1":
-		return nil
-	default:
-		return fmt.Errorf("host %q is not loopback", h)
-	}
 }

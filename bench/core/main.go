@@ -2,90 +2,69 @@
 // /v1/balance (auth, rate limiter, logging, metrics, one indexed read) and
 // idempotent creates (POST /v1/sandbox/topups, each with its own key: the
 // idempotency claim, a ledger posting and the stored response), at 1, 16
-// and 64 concurrent clients. It starts its own payd on a loopback port.
+// and 64 concurrent clients. It starts its own payd on a loopback port, over
+// a temporary SQLite file or a fresh schema of the PostgreSQL database given.
 //
 //	go run ./bench/core -engine sqlite
 //	go run ./bench/core -engine postgres -database-url 'postgres://postgres@127.0.0.1:5432/payd_bench?sslmode=disable'
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
 	"os"
-	"path/filepath"
+	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/payd/payd/bench/harness"
 	"github.com/payd/payd/bench/loadgen"
 	"github.com/payd/payd/internal/app"
-	"github.com/payd/payd/internal/merchants"
 )
 
 func main() {
-	engine := flag.String("engine", "sqlite", "sqlite or postgres")
-	dbURL := flag.String("database-url", "", "database URL (postgres: an empty database you can drop)")
+	db := harness.DatabaseFlags(flag.CommandLine)
 	dur := flag.Duration("duration", 5*time.Second, "duration of each step")
 	clients := flag.String("clients", "1,16,64", "concurrency levels")
 	flag.Parse()
-
-	url := *dbURL
-	if *engine == "sqlite" && url == "" {
-		dir, _ := os.MkdirTemp("", "payd-bench")
-		defer os.RemoveAll(dir)
-		url = "sqlite:" + filepath.Join(dir, "bench.db")
-	}
-	if url == "" {
-		fmt.Fprintln(os.Stderr, "-database-url is required for postgres")
-		os.Exit(2)
-	}
-	cfg, _ := app.ConfigFromEnv(func(string) string { return "" })
-	cfg.Addr, cfg.PublicURL, cfg.DatabaseURL, cfg.RateLimit = "127.0.0.1:0", "", url, 0
-	cfg.Workers = false
-	m := &app.Main{Config: cfg, Out: io.Discard, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	ctx := context.Background()
-	if err := m.Run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	defer m.Close()
-	c, err := m.Merchants.Create(ctx, merchants.CreateParams{Name: "Bench"})
+	levels, err := harness.Levels("clients", *clients)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		harness.Fatal(err)
 	}
-	base, key := m.URL(), c.SecretKeys[0]
-	fmt.Printf("engine=%s cores=2 go=%s\n", *engine, strings.TrimPrefix(os.Getenv("GOVERSION"), ""))
 
-	var levels []int
-	for _, s := range strings.Split(*clients, ",") {
-		n, _ := strconv.Atoi(s)
-		levels = append(levels, n)
+	ctx := context.Background()
+	m, cleanup, err := db.Start(ctx, harness.Configure(func(c *app.Config) { c.Workers = false }))
+	if err != nil {
+		harness.Fatal(err)
 	}
+	defer cleanup()
+	c, err := harness.NewMerchant(ctx, m, "Bench", "")
+	if err != nil {
+		harness.Fatal(err)
+	}
+	api := harness.API{Base: m.URL(), Key: c.SecretKeys[0]}
+	fmt.Printf("engine=%s cores=%d go=%s\n", db.Engine, runtime.NumCPU(), runtime.Version())
+
 	fmt.Println("\nGET /v1/balance (authenticated read)")
 	for _, n := range levels {
-		fmt.Println(loadgen.Run(n, *dur, 0, func(cl *http.Client, _ int64) error {
-			req, _ := http.NewRequest("GET", base+"/v1/balance", nil)
-			req.Header.Set("Authorization", "Bearer "+key)
-			resp, err := cl.Do(req)
-			return loadgen.Check(resp, err, 200)
+		report(loadgen.RunWith(loadgen.Options{Clients: n, Duration: *dur}, func(c *loadgen.Call) error {
+			return api.With(c.HTTP).Get("/v1/balance", nil)
 		}))
 	}
 	fmt.Println("\nPOST /v1/sandbox/topups with a fresh Idempotency-Key (idempotent create + ledger posting)")
+	body := []byte(`{"currency":"DJF","amount_minor":5}`)
 	for _, n := range levels {
-		run := strconv.Itoa(n)
-		fmt.Println(loadgen.Run(n, *dur, 0, func(cl *http.Client, i int64) error {
-			req, _ := http.NewRequest("POST", base+"/v1/sandbox/topups", bytes.NewReader([]byte(`{"currency":"DJF","amount_minor":5}`)))
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", "bench-"+run+"-"+strconv.FormatInt(i, 10))
-			resp, err := cl.Do(req)
-			return loadgen.Check(resp, err, 201)
+		run := "bench-" + strconv.Itoa(n) + "-"
+		report(loadgen.RunWith(loadgen.Options{Clients: n, Duration: *dur}, func(c *loadgen.Call) error {
+			return api.With(c.HTTP).Do(harness.Request{Method: "POST", Path: "/v1/sandbox/topups", Body: body,
+				IdempotencyKey: run + strconv.FormatInt(c.N, 10), Want: 201}, nil)
 		}))
 	}
+}
+
+// report prints a step's line, and its errors on stderr.
+func report(r loadgen.Result) {
+	fmt.Println(r)
+	r.WriteFailures(os.Stderr)
 }

@@ -4,6 +4,7 @@
 //
 //	go run ./bench/webhooks                       # SQLite in a temporary file
 //	go run ./bench/webhooks -db postgres://...    # PostgreSQL (a fresh schema is made and dropped)
+//	go run ./bench/webhooks -engine postgres      # the same, in $PAYD_TEST_DATABASE_URL
 //
 // It starts payd itself (app.Main on 127.0.0.1:0, workers on), records events
 // through the outbox exactly as the capabilities do (events.Emit in a
@@ -14,36 +15,25 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib"
-
+	"github.com/payd/payd/bench/harness"
+	"github.com/payd/payd/bench/loadgen"
 	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/events"
-	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/webhook"
 )
 
 func main() {
-	db := flag.String("db", "", "database URL (default: SQLite in a temporary directory); a postgres:// URL gets a fresh schema")
+	db := harness.DatabaseFlags(flag.CommandLine)
 	nEvents := flag.Int("events", 2000, "events per throughput run")
 	endpointCounts := flag.String("endpoints", "1,50", "endpoint counts to measure")
 	samples := flag.Int("samples", 200, "commit-to-first-attempt latency samples")
@@ -51,9 +41,8 @@ func main() {
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := run(ctx, *db, *nEvents, *endpointCounts, *samples); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/webhooks:", err)
-		os.Exit(1)
+	if err := run(ctx, db, *nEvents, *endpointCounts, *samples); err != nil {
+		harness.Fatal(err)
 	}
 }
 
@@ -91,37 +80,16 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func run(ctx context.Context, dbURL string, nEvents int, endpointCounts string, samples int) error {
-	tmp, err := os.MkdirTemp("", "payd-bench-webhooks-")
+func run(ctx context.Context, db *harness.Database, nEvents int, endpointCounts string, samples int) error {
+	counts, err := harness.Levels("endpoints", endpointCounts)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	engine := "sqlite"
-	switch {
-	case dbURL == "":
-		dbURL = "sqlite:" + filepath.Join(tmp, "payd.db")
-	case strings.HasPrefix(dbURL, "postgres"):
-		engine = "postgres"
-		u, drop, err := freshSchema(dbURL)
-		if err != nil {
-			return err
-		}
-		defer drop()
-		dbURL = u
-	}
-	cfg, err := app.ConfigFromEnv(func(string) string { return "" })
+	m, cleanup, err := db.Start(ctx)
 	if err != nil {
 		return err
 	}
-	key := make([]byte, 32)
-	rand.Read(key)
-	cfg.Addr, cfg.PublicURL, cfg.DatabaseURL, cfg.RateLimit, cfg.SecretsKey = "127.0.0.1:0", "", dbURL, 0, hex.EncodeToString(key)
-	m := &app.Main{Config: cfg, Out: io.Discard, Logger: app.NewLogger(io.Discard, "error")}
-	if err := m.Run(ctx); err != nil {
-		return err
-	}
-	defer m.Close()
+	defer cleanup()
 
 	rc := &receiver{secrets: map[string]string{}, arrived: map[string]time.Time{}, wake: make(chan struct{}, 1)}
 	srv := &http.Server{Handler: rc}
@@ -130,13 +98,9 @@ func run(ctx context.Context, dbURL string, nEvents int, endpointCounts string, 
 		return err
 	}
 	defer srv.Close()
-	fmt.Printf("payd webhooks benchmark: engine %s, %d events per run, receiver on %s\n", engine, nEvents, lnAddr)
+	fmt.Printf("payd webhooks benchmark: engine %s, %d events per run, receiver on %s\n", db.Engine, nEvents, lnAddr)
 
-	for _, field := range strings.Split(endpointCounts, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil || n < 1 {
-			return fmt.Errorf("-endpoints: %q", field)
-		}
+	for _, n := range counts {
 		merchantID, err := merchantWithEndpoints(ctx, m, rc, lnAddr, n)
 		if err != nil {
 			return err
@@ -203,10 +167,10 @@ func run(ctx context.Context, dbURL string, nEvents int, endpointCounts string, 
 			}
 		}
 	}
-	slices.Sort(lat)
-	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(float64(len(lat))*p))] }
+	l := loadgen.Sorted(lat)
+	pct := func(p float64) time.Duration { return l.Percentile(p).Round(10 * time.Microsecond) }
 	fmt.Printf("  commit -> first attempt (idle queue, %d samples): p50 %s  p90 %s  p99 %s  max %s\n",
-		len(lat), pct(0.50).Round(10*time.Microsecond), pct(0.90).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
+		len(l), pct(50), pct(90), pct(99), pct(100))
 	if b := rc.bad.Load(); b > 0 {
 		return fmt.Errorf("%d deliveries failed signature verification", b)
 	}
@@ -225,53 +189,20 @@ func listen(srv *http.Server) (string, error) {
 // merchantWithEndpoints makes a merchant with n test-mode endpoints on the
 // receiver (paths /hooks/<merchant>/<i>), through the API.
 func merchantWithEndpoints(ctx context.Context, m *app.Main, rc *receiver, rcvAddr string, n int) (string, error) {
-	c, err := m.Merchants.Create(ctx, merchants.CreateParams{Name: "Bench"})
+	c, err := harness.NewMerchant(ctx, m, "Bench", "")
 	if err != nil {
 		return "", err
 	}
-	for i := 0; i < n; i++ {
+	api := harness.API{Base: m.URL(), Key: c.SecretKeys[0]}
+	for i := range n {
 		path := fmt.Sprintf("/hooks/%s/%d", c.MerchantID, i)
-		body := fmt.Sprintf(`{"url":"http://%s%s","enabled_events":["*"]}`, rcvAddr, path)
-		req, _ := http.NewRequestWithContext(ctx, "POST", m.URL()+"/v1/webhook_endpoints", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+c.SecretKeys[0])
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return "", err
-		}
 		var ep struct{ Secret string }
-		json.NewDecoder(resp.Body).Decode(&ep)
-		resp.Body.Close()
-		if resp.StatusCode != 201 {
-			return "", fmt.Errorf("create endpoint: %d", resp.StatusCode)
+		if err := api.Post("/v1/webhook_endpoints", map[string]any{"url": "http://" + rcvAddr + path, "enabled_events": []string{"*"}}, 201, &ep); err != nil {
+			return "", fmt.Errorf("create endpoint: %w", err)
 		}
 		rc.mu.Lock()
 		rc.secrets[path] = ep.Secret
 		rc.mu.Unlock()
 	}
 	return c.MerchantID, nil
-}
-
-// freshSchema makes a schema on the PostgreSQL server and returns a URL that
-// uses it and a function that drops it.
-func freshSchema(base string) (string, func(), error) {
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "bench_" + hex.EncodeToString(b)
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		return "", nil, err
-	}
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		admin.Close()
-		return "", nil, err
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", nil, err
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), func() { admin.Exec("DROP SCHEMA " + schema + " CASCADE"); admin.Close() }, nil
 }
