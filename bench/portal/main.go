@@ -5,8 +5,9 @@
 //
 // It starts its own payd on a loopback port and seeds the intents:
 //
-//	go run ./bench/portal -engine sqlite
-//	go run ./bench/portal -engine postgres -database-url 'postgres://postgres@127.0.0.1:5432/payd_bench?sslmode=disable'
+//	go run ./bench/portal                        # SQLite in a temporary file
+//	go run ./bench/portal -db postgres://...     # PostgreSQL (a fresh schema is made and dropped)
+//	go run ./bench/portal -engine postgres       # the same, in $PAYD_TEST_DATABASE_URL
 //
 // or drives a running payd on loopback with a portal login (no seeding):
 //
@@ -18,29 +19,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime/pprof"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
+	"github.com/payd/payd/bench/harness"
 	"github.com/payd/payd/bench/loadgen"
-	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
-	"github.com/payd/payd/internal/merchants"
 )
 
 func main() {
-	engine := flag.String("engine", "sqlite", "sqlite or postgres (when payd is started here)")
-	dbURL := flag.String("database-url", "", "database URL (postgres: an empty database you can drop)")
+	db := harness.DatabaseFlags(flag.CommandLine)
 	target := flag.String("url", "", "drive a running payd at this loopback URL instead of starting one")
 	email := flag.String("email", "", "with -url: portal email")
 	password := flag.String("password", "", "with -url: portal password")
@@ -52,34 +45,44 @@ func main() {
 	flag.Parse()
 	if *prof != "" {
 		f, err := os.Create(*prof)
-		if err == nil {
-			pprof.StartCPUProfile(f)
-			defer pprof.StopCPUProfile()
+		if err != nil {
+			harness.Fatal(err)
 		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
 	}
-
+	levels, err := harness.Levels("clients", *clients)
+	if err != nil {
+		harness.Fatal(err)
+	}
+	ctx := context.Background()
 	base := *target
 	if base == "" {
-		m, login, err := start(*engine, *dbURL, *n)
+		m, cleanup, err := db.Start(ctx)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			harness.Fatal(err)
 		}
-		defer m.Close()
-		base, *email, *password = m.URL(), login.Email, login.Password
-	} else if err := loopbackOnly(base); err != nil || *email == "" {
-		fmt.Fprintln(os.Stderr, "-url must be a loopback http URL and -email/-password are required:", err)
-		os.Exit(2)
+		defer cleanup()
+		c, err := harness.NewMerchant(ctx, m, "Portal bench", "")
+		if err != nil {
+			harness.Fatal(err)
+		}
+		t := time.Now()
+		if err := apptest.SeedPaymentIntents(ctx, m.DB, c.MerchantID, *n, m.DB.Now(), 90*24*time.Hour, 1000); err != nil {
+			harness.Fatal(fmt.Errorf("seed: %w", err))
+		}
+		fmt.Printf("seeded %d payment intents over 90 days in %s\n", *n, time.Since(t).Round(time.Millisecond))
+		base, *email, *password = m.URL(), c.Portal.Email, c.Portal.Password
+	} else if err := harness.RequireLoopback(base); err != nil || *email == "" {
+		harness.Fatal(fmt.Errorf("-url must be a loopback http URL and -email/-password are required (%v)", err))
 	}
 	c, err := signIn(base, *email, *password)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sign in:", err)
-		os.Exit(1)
+		harness.Fatal(fmt.Errorf("sign in: %w", err))
 	}
 	mid, err := middleIntent(c, base)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		harness.Fatal(err)
 	}
 	day := time.Now().UTC().AddDate(0, 0, -30).Format("2006-01-02")
 	pages := []struct{ name, path string }{
@@ -90,73 +93,19 @@ func main() {
 		{"payment intents, one day", "/portal/test/payment_intents?from=" + day + "&to=" + day},
 		{"one payment intent", "/portal/test/payment_intents/" + mid},
 	}
-	var levels []int
-	for _, s := range strings.Split(*clients, ",") {
-		if v, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && v > 0 {
-			levels = append(levels, v)
-		}
-	}
-	fmt.Printf("engine=%s url=%s step=%s max=%d\n", *engine, base, *dur, *maxOps)
+	fmt.Printf("engine=%s url=%s step=%s max=%d load=%s\n", db.Engine, base, *dur, *maxOps, harness.LoadAvg())
 	for _, pg := range pages {
 		fmt.Printf("\nGET %s\n", pg.name)
 		for _, cl := range levels {
-			var mu sync.Mutex
-			var lat []time.Duration
+			// Every client shares the signed-in session (its cookie jar).
 			res := loadgen.Run(cl, *dur, *maxOps, func(_ *http.Client, _ int64) error {
-				t := time.Now()
 				resp, err := c.Get(base + pg.path)
-				err = loadgen.Check(resp, err, 200)
-				mu.Lock()
-				lat = append(lat, time.Since(t))
-				mu.Unlock()
-				return err
+				return loadgen.Check(resp, err, 200)
 			})
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			p95 := time.Duration(0)
-			if len(lat) > 0 {
-				p95 = lat[min(len(lat)-1, len(lat)*95/100)]
-			}
-			fmt.Printf("%s p95=%7.2fms\n", res, float64(p95.Microseconds())/1000)
+			fmt.Printf("%s p95=%7.2fms\n", res, loadgen.MS(res.Latencies.Percentile(95)))
+			res.WriteFailures(os.Stdout)
 		}
 	}
-}
-
-// start runs payd on a fresh database with one merchant and n seeded
-// intents; it returns the merchant's portal login.
-func start(engine, dbURL string, n int) (*app.Main, merchants.PortalLogin, error) {
-	var none merchants.PortalLogin
-	if engine == "sqlite" && dbURL == "" {
-		dir, err := os.MkdirTemp("", "payd-bench-portal")
-		if err != nil {
-			return nil, none, err
-		}
-		dbURL = "sqlite:" + filepath.Join(dir, "bench.db")
-	}
-	if dbURL == "" {
-		return nil, none, fmt.Errorf("-database-url is required for postgres")
-	}
-	cfg, err := app.ConfigFromEnv(func(string) string { return "" })
-	if err != nil {
-		return nil, none, err
-	}
-	cfg.Addr, cfg.PublicURL, cfg.DatabaseURL, cfg.RateLimit = "127.0.0.1:0", "", dbURL, 0
-	m := &app.Main{Config: cfg, Out: io.Discard, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
-	ctx := context.Background()
-	if err := m.Run(ctx); err != nil {
-		return nil, none, err
-	}
-	c, err := m.Merchants.Create(ctx, merchants.CreateParams{Name: "Portal bench"})
-	if err != nil {
-		m.Close()
-		return nil, none, err
-	}
-	t := time.Now()
-	if err := apptest.SeedPaymentIntents(ctx, m.DB, c.MerchantID, n, m.DB.Now(), 90*24*time.Hour, 1000); err != nil {
-		m.Close()
-		return nil, none, fmt.Errorf("seed (use an empty database): %w", err)
-	}
-	fmt.Printf("seeded %d payment intents over 90 days in %s\n", n, time.Since(t).Round(time.Millisecond))
-	return m, c.Portal, nil
 }
 
 var csrfRE = regexp.MustCompile(`name="csrf_token" value="([^"]*)"`)
@@ -213,20 +162,4 @@ func middleIntent(c *http.Client, base string) (string, error) {
 		return "", fmt.Errorf("no payment intents listed")
 	}
 	return last, nil
-}
-
-func loopbackOnly(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return err
-	}
-	if u.Scheme != "http" {
-		return fmt.Errorf("scheme %q", u.Scheme)
-	}
-	switch h := u.Hostname(); h {
-	case "127.0.0.1", "localhost", "::1":
-		return nil
-	default:
-		return fmt.Errorf("host %q is not loopback", h)
-	}
 }
