@@ -19,6 +19,7 @@ import (
 // end (refreshed by the page's script, no reload by the test), then release
 // a held payout from the compliance queue with a note.
 func TestBrowserBatchFourEyes(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		b := browser(t)
 		topup(t, e, 1_000_000)
@@ -66,14 +67,13 @@ func TestBrowserBatchFourEyes(t *testing.T) {
 		b.click("#approve-batch")
 		b.shot("approved")
 		// The page's script refreshes the progress; the test only reads.
-		deadline := time.Now().Add(20 * time.Second)
-		for b.text("#batch-status") != "completed" {
-			if time.Now().After(deadline) {
-				b.shot("not-completed")
-				t.Fatal("the batch page never showed completed")
-			}
-			time.Sleep(200 * time.Millisecond)
+		if !b.waitText("batch-status", "completed", 30*time.Second) {
+			b.shot("not-completed")
+			t.Fatal("the batch page never showed completed")
 		}
+		// The script reloads the page once the batch is done; load it afresh
+		// so what follows does not race that reload.
+		b.open(e.URL + batchURL)
 		if v, err := chromedp.Run(b.ctx, chromedp.Evaluate[float64](`document.getElementById("progress-bar").value`)); err != nil || v != 3 {
 			t.Fatalf("progress bar value %v (%v)", v, err)
 		}

@@ -15,6 +15,7 @@ import (
 // works, and rolling a key shows the new secret once; the API then takes the
 // new key and refuses the old one.
 func TestBrowserLoginAndRollKey(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		b := browser(t)
 		old, err := e.Main.Merchants.Authenticate(context.Background(), e.SK2)

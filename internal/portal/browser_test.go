@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -102,6 +103,21 @@ func (b *tab) text(sel string) string {
 		b.t.Fatalf("browser: text of %s: %v", sel, err)
 	}
 	return s
+}
+
+// waitText waits until the element with this id has exactly the text want,
+// reading it with a script so that a page replacing the element or
+// reloading itself meanwhile (as the batch page's progress script does) is
+// only a miss, not an error.
+func (b *tab) waitText(id, want string, timeout time.Duration) bool {
+	b.t.Helper()
+	js := `(function(){var e=document.getElementById(` + strconv.Quote(id) + `);return e?e.textContent.trim():"";})()`
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js)); err == nil && s == want {
+			return true
+		}
+	}
+	return false
 }
 
 // count counts the elements matching sel, without waiting.

@@ -15,6 +15,7 @@ import (
 // (its secret shown once), watch a payment's event delivered on the
 // endpoint's page, and press Redeliver: the receiver gets the event again.
 func TestBrowserRedeliverWebhook(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		b := browser(t)
 		rc := &receiver{}

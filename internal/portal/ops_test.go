@@ -19,6 +19,7 @@ var termRE = regexp.MustCompile(`/portal/test/terminals/(term_[0-9A-Z]+)`)
 // to the field), activate, deregister; a second activation is refused on the
 // page; a viewer cannot register.
 func TestTerminalPages(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		p := e.NewPortal()
 		p.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
@@ -117,6 +118,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // with each attempt's status and latency (a 500 then a retried 200),
 // redeliver an event from the endpoint page and from the event's page.
 func TestWebhookPages(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		rc := &receiver{failFor: 1}
 		srv := httptest.NewServer(rc)

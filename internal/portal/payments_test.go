@@ -34,6 +34,7 @@ var rowRE = regexp.MustCompile(`href="/portal/test/payment_intents/(pi_[0-9A-Z]+
 // page with its timeline, the dashboard's chart; another merchant's intent
 // and the other mode's are 404.
 func TestPaymentPages(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ok1 := newIntent(t, e, 1500, "success")
 		ok2 := newIntent(t, e, 2500, "success")

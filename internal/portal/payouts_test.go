@@ -63,6 +63,7 @@ func waitPage(t *testing.T, p *apptest.Portal, path, s string) *apptest.Page {
 // key is approved by a user; a pending batch is canceled. Other merchants
 // and the other mode see 404.
 func TestBatchPages(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		topup(t, e, 1_000_000)
@@ -191,6 +192,7 @@ func TestBatchPages(t *testing.T) {
 // a user releases it with a note (the key that made it could not), and it
 // is then paid.
 func TestHeldPayoutReview(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		topup(t, e, 100_000)
 		mk := func(name string) string {

@@ -18,6 +18,7 @@ import (
 // flags, a new session id at login (a planted one is never authenticated),
 // and logout.
 func TestLoginSessionAndCookies(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		p := e.NewPortal()
 		if pg := p.Get("/portal/test/"); pg.Status != http.StatusSeeOther || !strings.HasPrefix(pg.Location, "/portal/login") {
@@ -117,6 +118,7 @@ func TestLoginSessionAndCookies(t *testing.T) {
 
 // TestCookieSecureOverTLS: over TLS the session cookie is also Secure.
 func TestCookieSecureOverTLS(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t, "sqlite")
 	srv := httptest.NewTLSServer(e.Main.API)
 	defer srv.Close()
@@ -142,6 +144,7 @@ func TestCookieSecureOverTLS(t *testing.T) {
 // TestCSRFOnActions: every action refuses a missing token, a wrong one, and
 // another session's valid one (403), and nothing happens.
 func TestCSRFOnActions(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		p := e.NewPortal()
 		p.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
@@ -200,6 +203,7 @@ func countKeys(t *testing.T, e *apptest.Env) int {
 // (403); one merchant's user cannot reach another's objects by editing a URL
 // (404), and test and live are never mixed (404 across modes).
 func TestRolesAndIsolation(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		admin := e.NewPortal()
@@ -294,6 +298,7 @@ func TestRolesAndIsolation(t *testing.T) {
 // TestLoginThrottle: after five failures for one email, even the right
 // password is refused with 429 and Retry-After, without a password check.
 func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t, "sqlite")
 	p := e.NewPortal()
 	for i := 0; i < 5; i++ {

@@ -17,6 +17,7 @@ var totpSecretRE = regexp.MustCompile(`id="totp-secret">([A-Z2-7]+)<`)
 // field), then every sign-in needs a code; a used code cannot be replayed;
 // the half-way session reaches no page.
 func TestTOTPEnrolAndLogin(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		email, password := e.Merchant.Portal.Email, e.Merchant.Portal.Password
 		p := e.NewPortal()

@@ -44,6 +44,7 @@ func sendTransfer(t *testing.T, e *apptest.Env, key, debtorBIC, creditorBIC, cre
 // compliance queue (with the matched list entries shown); the debtor agent
 // sees them but cannot review; other merchants get 404.
 func TestTransferPagesAndCompliance(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		debtor, err := e.Main.Merchants.Create(ctx, merchants.CreateParams{Name: "Debtor bank", BIC: "BANKDJJDXXX"})
