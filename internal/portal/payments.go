@@ -40,14 +40,14 @@ type intentsData struct {
 func (p *Portal) intentsList(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	q := r.URL.Query()
 	f := map[string]string{}
-	api := url.Values{}
+	qs := url.Values{}
 	for _, k := range []string{"limit", "starting_after", "ending_before", "status", "provider"} {
 		if v := q.Get(k); v != "" {
-			api.Set(k, v)
+			qs.Set(k, v)
 		}
 	}
-	if api.Get("limit") == "" {
-		api.Set("limit", "25")
+	if qs.Get("limit") == "" {
+		qs.Set("limit", "25")
 	}
 	for _, k := range []string{"status", "provider", "from", "to"} {
 		if v := q.Get(k); v != "" {
@@ -59,21 +59,21 @@ func (p *Portal) intentsList(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 		if d, err := time.Parse("2006-01-02", v); err != nil {
 			fields["from"] = "Give a date as YYYY-MM-DD."
 		} else {
-			api.Set("created[gte]", d.Format(time.RFC3339))
+			qs.Set("created[gte]", d.Format(time.RFC3339))
 		}
 	}
 	if v := f["to"]; v != "" {
 		if d, err := time.Parse("2006-01-02", v); err != nil {
 			fields["to"] = "Give a date as YYYY-MM-DD."
 		} else {
-			api.Set("created[lt]", d.AddDate(0, 0, 1).Format(time.RFC3339))
+			qs.Set("created[lt]", d.AddDate(0, 0, 1).Format(time.RFC3339))
 		}
 	}
 	v := &view{Title: "Payments", Section: "payment_intents", Form: q}
 	data := intentsData{Statuses: []string{"requires_action", "processing", "succeeded", "canceled", "compliance_review"},
 		Providers: providers.PaymentProviders}
 	data.Filters = f
-	lp, err := payments.ParseListQuery(api)
+	lp, err := payments.ParseListQuery(qs)
 	if err != nil {
 		e := errs.As(err)
 		if e == nil || e.Param == "" {
