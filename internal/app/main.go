@@ -60,6 +60,7 @@ type Main struct {
 	bankingSvc  *banking.Service
 	terminalSvc *terminals.Service
 	webhookSvc  *webhooks.Service
+	providersW  *providersWiring
 }
 
 // Open connects to the database, applies migrations and builds the services,

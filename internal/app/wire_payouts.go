@@ -16,11 +16,11 @@ func init() { wirers = append(wirers, wirePayouts) }
 func (m *Main) Payouts() *payouts.Service { return m.payoutSvc }
 
 // wirePayouts builds the payout service on the payout rails (the sandbox rail
-// in test mode; live rails are not wired yet), mounts its routes and starts
-// its dispatcher.
+// in test mode, the live adapters of wire_providers.go in live mode), mounts
+// its routes and starts its dispatcher.
 func wirePayouts(ctx context.Context, m *Main) error {
 	scr := m.Sanctions()
-	rails := &providers.PayoutRails{Sandbox: sandbox.NewPayoutRail(m.Config.SandboxTimeoutDelay)}
+	rails := &providers.PayoutRails{Sandbox: sandbox.NewPayoutRail(m.Config.SandboxTimeoutDelay), Live: m.livePayoutRail}
 	// A payout its rail did not answer is asked about again after the
 	// sandbox timeout (tests set it to milliseconds), at most after the
 	// reconciliation interval.

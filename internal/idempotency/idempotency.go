@@ -62,6 +62,9 @@ func Begin(ctx context.Context, db *store.DB, s Scope, key, method, path, hash s
 	var replay *Stored
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		replay = nil
+		if err := asyncCommit(ctx, tx); err != nil {
+			return err
+		}
 		now := tx.Now()
 		res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash, state, locked_until, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?) ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`,
@@ -103,6 +106,19 @@ func Begin(ctx context.Context, db *store.DB, s Scope, key, method, path, hash s
 		return nil
 	})
 	return replay, err
+}
+
+// asyncCommit lets a claim's commit return before its WAL record is flushed
+// (PostgreSQL). It is safe: the request's effect commits later, synchronously,
+// and that flush covers every earlier WAL record, the claim included; if a
+// crash loses the claim, it also lost the effect, which had not happened yet.
+// It saves one disk flush per idempotent request.
+func asyncCommit(ctx context.Context, tx *store.Tx) error {
+	if tx.Dialect() != store.Postgres {
+		return nil
+	}
+	_, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off")
+	return err
 }
 
 // Complete stores the response of the request that owns key.

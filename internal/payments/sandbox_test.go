@@ -144,7 +144,10 @@ func testLiveMode(t *testing.T, e *apptest.Env) {
 		t.Fatal(err)
 	}
 	n := count(t, e, "payment_intents")
-	r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: live.Secret, Body: bankA(10),
+	// wallet_c is not connected: its live adapter refuses before anything
+	// is written (live flows against the simulator: internal/providers/live).
+	r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: live.Secret,
+		Body:    map[string]any{"amount": 10, "currency": "DJF", "provider": "wallet_c", "customer_msisdn": "+25377000001"},
 		Headers: map[string]string{"Idempotency-Key": "live-1", "X-Service-Scenario": "success"}})
 	if r.Status != 503 || r.ErrorCode() != "provider_unavailable" {
 		t.Fatalf("live create: %d %s", r.Status, r.Body)

@@ -82,6 +82,11 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams)
 		Currency: n.currency, Provider: n.provider, CustomerMSISDN: n.msisdn, Description: n.description, Metadata: n.metadata,
 		ReturnURL: n.returnURL, Livemode: p.Livemode, CreatedAt: now, MerchantID: p.MerchantID},
 		flow: n.flow, scenario: scenario, updatedAt: now}
+	if c, ok := adapter.(providers.PaymentChecker); ok {
+		if err := c.CheckPayment(r.payment()); err != nil {
+			return Intent{}, err
+		}
+	}
 	// From here the provider is involved: finish recording its answer even
 	// if the client goes away.
 	ctx = context.WithoutCancel(ctx)
@@ -131,6 +136,11 @@ func (s *Service) createRemote(ctx context.Context, adapter providers.PaymentAda
 		return unknownOutcome(r, err)
 	}
 	out, err := s.record(ctx, r, res)
+	if errors.Is(err, errLostRace) {
+		// The provider's callback (or reconciliation) recorded an outcome
+		// before this answer came back.
+		out, err = s.recordLatest(ctx, r.ID, res)
+	}
 	if err != nil {
 		return Intent{}, err
 	}
@@ -352,6 +362,12 @@ func (s *Service) step(ctx context.Context, read func() (*record, error), check 
 			return r, res, err
 		}
 		out, err := s.record(ctx, r, res)
+		if errors.Is(err, errLostRace) && adapter.Remote() {
+			// The intent was ours (claimed) during the call, so only the
+			// provider's callback or reconciliation moved it: record this
+			// answer on what is there now, unless it settled meanwhile.
+			out, err = s.recordLatest(ctx, r.ID, res)
+		}
 		if errors.Is(err, errLostRace) {
 			continue
 		}

@@ -1,0 +1,148 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/callbacks"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/jobs"
+	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/providers/live"
+	"github.com/payd/payd/internal/providers/protocol"
+	"github.com/payd/payd/internal/reconciliation"
+)
+
+func init() { wirers = append(wirers, wireProviders) }
+
+// providersWiring is one Main's live provider side, built on first use so
+// the payout wiring can reach it whatever the wiring order.
+type providersWiring struct {
+	once      sync.Once
+	publicURL atomic.Value // string
+	conns     *live.Connections
+	recon     *reconciliation.Service
+	callbacks *callbacks.Service
+}
+
+func (m *Main) providers() *providersWiring {
+	if m.providersW == nil {
+		m.providersW = &providersWiring{}
+	}
+	w := m.providersW
+	w.once.Do(func() {
+		w.publicURL.Store(m.Config.PublicURL)
+		w.conns = live.NewConnections(live.Config{
+			Lookup:       m.liveConnection,
+			CallbackBase: func() string { return w.publicURL.Load().(string) },
+			BreakerOpen:  m.Config.BreakerOpen,
+			Logger:       m.Logger,
+			Registry:     m.Registry,
+		})
+		w.recon = reconciliation.New(reconciliation.Config{
+			DB:               m.DB,
+			Report:           w.conns.SettlementReport,
+			LedgerReferences: m.payoutLedgerReferences,
+			Intents:          intentReconciler{m},
+			Timeout:          w.conns.Timeout,
+			Interval:         m.Config.ReconcileInterval,
+			Logger:           m.Logger,
+			Counted:          w.conns.Reconciled,
+		})
+		w.callbacks = callbacks.New(callbacks.Config{
+			DB:       m.DB,
+			Secret:   w.conns.CallbackSecret,
+			Payments: paymentSettler{m},
+			Payouts:  payoutSettler{m},
+			Logger:   m.Logger,
+			Count:    w.conns.CallbackReceived,
+		})
+	})
+	return w
+}
+
+// Reconciliation returns the reconciliation service (payd reconcile).
+func (m *Main) Reconciliation() *reconciliation.Service { return m.providers().recon }
+
+// LiveProviders returns the live provider connections.
+func (m *Main) LiveProviders() *live.Connections { return m.providers().conns }
+
+// liveConnection reads a merchant's sealed provider connection.
+func (m *Main) liveConnection(ctx context.Context, merchantID, provider string) (live.Connection, error) {
+	cfg, err := m.Merchants.ProviderConnection(ctx, merchantID, provider)
+	if err != nil {
+		return live.Connection{}, err
+	}
+	c := live.Connection{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, CallbackSecret: cfg.CallbackSecret}
+	if cfg.Timeout != "" {
+		if c.Timeout, err = time.ParseDuration(cfg.Timeout); err != nil {
+			return live.Connection{}, errs.Internal(errors.New("the stored provider timeout is not a duration"))
+		}
+	}
+	return c, nil
+}
+
+// livePayoutRail is the payout rails' live side (PayoutRails.Live).
+func (m *Main) livePayoutRail(ctx context.Context, merchantID, provider string) (providers.PayoutAdapter, error) {
+	return m.providers().conns.PayoutAdapter(ctx, merchantID, provider)
+}
+
+// payoutLedgerReferences maps the keys payouts were sent under to payout
+// ids, for the settlement reconciliation.
+func (m *Main) payoutLedgerReferences(ctx context.Context, merchantID string, refs []string) (map[string]string, error) {
+	if m.Payouts() == nil {
+		return map[string]string{}, nil
+	}
+	return m.Payouts().IDsByProviderKey(ctx, merchantID, refs)
+}
+
+// wireProviders registers the live adapters of every payment provider,
+// mounts the callback and reconciliation routes, and schedules the
+// reconciliation job.
+func wireProviders(ctx context.Context, m *Main) error {
+	w := m.providers()
+	m.OnListen(func(u string) { w.publicURL.Store(u) })
+	reg := m.PaymentProviders()
+	for _, p := range providers.PaymentProviders {
+		reg.RegisterLivePayments(p, w.conns.PaymentFactory(p))
+	}
+	api.RegisterProviderCallbacks(m.API, w.callbacks)
+	api.RegisterReconciliation(m.API, w.recon)
+	m.Jobs.Every(reconciliation.JobKind, m.Config.ReconcileInterval, w.recon.Run)
+	m.Jobs.Every("provider_callbacks_prune", 24*time.Hour, func(ctx context.Context, _ jobs.Job) error {
+		_, err := w.callbacks.Prune(ctx, 30*24*time.Hour)
+		return err
+	})
+	return nil
+}
+
+// intentReconciler adapts the payments service to reconciliation.
+type intentReconciler struct{ m *Main }
+
+func (r intentReconciler) ReconcileIntent(ctx context.Context, id string) (string, error) {
+	st, err := r.m.PaymentIntents().ReconcileIntent(ctx, id)
+	return string(st), err
+}
+
+// paymentSettler applies payment callbacks through the payments service.
+type paymentSettler struct{ m *Main }
+
+func (s paymentSettler) ApplyProviderPayment(ctx context.Context, merchantID, provider string, p protocol.Payment) error {
+	res, err := live.PaymentResult(p)
+	if err != nil {
+		return nil // a pending report with nothing new: nothing to apply
+	}
+	_, err = s.m.PaymentIntents().ApplyProviderResult(ctx, merchantID, provider, p.Reference, p.AmountMinor, p.Currency, res)
+	return err
+}
+
+// payoutSettler applies payout callbacks through the payouts service.
+type payoutSettler struct{ m *Main }
+
+func (s payoutSettler) ApplyProviderPayout(ctx context.Context, merchantID, provider string, p protocol.Payout) error {
+	return s.m.Payouts().ApplyProviderResult(ctx, merchantID, provider, p.Reference, p.AmountMinor, p.Currency, live.PayoutResult(p))
+}

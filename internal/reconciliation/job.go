@@ -1,0 +1,136 @@
+package reconciliation
+
+import (
+	"context"
+	"time"
+
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/jobs"
+	"github.com/payd/payd/internal/store"
+)
+
+// JobKind is the periodic job that settles what live providers left open.
+const JobKind = "provider_reconcile"
+
+// OpenIntent is a live payment intent still waiting for its provider.
+type OpenIntent struct {
+	ID         string
+	MerchantID string
+	Provider   string
+	Status     string // processing or requires_action
+	UpdatedAt  time.Time
+	attempts   int // questions asked before
+}
+
+// IntentReconciler is the payment side of reconciliation (payments.Service
+// through the wiring).
+type IntentReconciler interface {
+	// ReconcileIntent asks the provider where the intent stands and records
+	// the answer (a compare-and-set: settled at most once whoever else
+	// answers); it returns the intent's status afterwards.
+	ReconcileIntent(ctx context.Context, id string) (string, error)
+}
+
+// batch bounds the intents one run asks about.
+const batch = 500
+
+// minTimeout is the shortest wait before an unanswered intent is asked about.
+const minTimeout = time.Second
+
+// maxBackoff bounds the wait between two questions about an intent still
+// waiting for its customer.
+const maxBackoff = time.Hour
+
+// Run is the job: one pass over the open live intents. An intent is asked
+// about once its provider's timeout has passed since it last changed (an
+// intent processing because a call is in flight is left to that call); one
+// still waiting for its customer afterwards is asked again with a doubling
+// backoff (provider_checks).
+func (s *Service) Run(ctx context.Context, _ jobs.Job) error {
+	if s.cfg.Intents == nil {
+		return nil
+	}
+	now := s.cfg.DB.Now()
+	// Forget the backoff of intents settled meanwhile (by a callback).
+	if _, err := s.cfg.DB.Exec(ctx, `DELETE FROM provider_checks WHERE NOT EXISTS (SELECT 1 FROM payment_intents p
+		WHERE p.id = provider_checks.object_id AND p.status IN ('processing', 'requires_action'))`); err != nil {
+		return err
+	}
+	open, err := s.openIntents(ctx, now)
+	if err != nil {
+		return err
+	}
+	for _, in := range open {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if now.Sub(in.UpdatedAt) < s.cfg.Timeout(ctx, in.MerchantID, in.Provider) {
+			continue
+		}
+		attempts := in.attempts
+		status, err := s.cfg.Intents.ReconcileIntent(ctx, in.ID)
+		if err != nil {
+			s.cfg.Counted("payment_intent", "error")
+			kind := errs.KindInternal
+			if e := errs.As(err); e != nil {
+				kind = e.Kind
+			}
+			s.cfg.Logger.Warn("reconciliation: provider not answered", "payment_intent", in.ID, "provider", in.Provider,
+				"merchant_id", in.MerchantID, "err", err, "kind", kind)
+			if err := s.later(ctx, in, attempts, now); err != nil {
+				return err
+			}
+			continue
+		}
+		s.cfg.Counted("payment_intent", status)
+		if status == "processing" || status == "requires_action" {
+			if err := s.later(ctx, in, attempts, now); err != nil {
+				return err
+			}
+			continue
+		}
+		s.cfg.Logger.Info("reconciliation: settled", "payment_intent", in.ID, "provider", in.Provider, "status", status)
+	}
+	return nil
+}
+
+// openIntents lists the live intents processing or requires_action that
+// changed at least minTimeout ago and are due to be asked about, oldest
+// first. It reads payment_intents (the payments capability's table) and
+// changes nothing there: the answer is recorded by the payments service.
+func (s *Service) openIntents(ctx context.Context, now time.Time) ([]OpenIntent, error) {
+	rows, err := s.cfg.DB.Query(ctx, `SELECT p.id, p.merchant_id, p.provider, p.status, p.updated_at, COALESCE(c.attempts, 0)
+		FROM payment_intents p LEFT JOIN provider_checks c ON c.object_id = p.id
+		WHERE p.livemode = ? AND p.status IN ('processing', 'requires_action') AND p.updated_at < ?
+		AND (c.next_check_at IS NULL OR c.next_check_at <= ?)
+		ORDER BY p.updated_at LIMIT ?`, true, store.Micros(now.Add(-minTimeout)), store.Micros(now), batch)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []OpenIntent
+	for rows.Next() {
+		var in OpenIntent
+		var updated int64
+		if err := rows.Scan(&in.ID, &in.MerchantID, &in.Provider, &in.Status, &updated, &in.attempts); err != nil {
+			return nil, err
+		}
+		in.UpdatedAt = store.FromMicros(updated)
+		out = append(out, in)
+	}
+	return out, rows.Err()
+}
+
+// later records when an intent still open may be asked about again: the
+// interval, doubling per question, at most an hour.
+func (s *Service) later(ctx context.Context, in OpenIntent, attempts int, now time.Time) error {
+	wait := s.cfg.Interval
+	for i := 0; i < attempts && wait < maxBackoff; i++ {
+		wait *= 2
+	}
+	wait = min(wait, maxBackoff)
+	_, err := s.cfg.DB.Exec(ctx, `INSERT INTO provider_checks (object_id, merchant_id, livemode, attempts, next_check_at, created_at)
+		VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT (object_id) DO UPDATE SET attempts = provider_checks.attempts + 1, next_check_at = excluded.next_check_at`,
+		in.ID, in.MerchantID, true, store.Micros(now.Add(wait)), store.Micros(now))
+	return err
+}
