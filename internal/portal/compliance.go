@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/payd/payd/internal/banking"
+	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/pagination"
 )
 
@@ -44,7 +45,11 @@ func (p *Portal) compliancePage(w http.ResponseWriter, r *http.Request, c *reqCt
 	d := complianceData{}
 	page := pagination.Page{Limit: complianceLimit}
 	if p.banking != nil {
-		if _, err := p.banking().Caller(ctx, c.principal()); err == nil {
+		_, err := p.banking().Caller(ctx, c.principal())
+		if e := errs.As(err); err != nil && (e == nil || e.Kind != errs.KindPermission) {
+			return err
+		}
+		if err == nil {
 			d.TransfersOn = true
 			list, more, err := p.banking().List(ctx, c.principal(), banking.ListParams{Page: page, Status: banking.StatusACWP, Role: "creditor"})
 			if err != nil {
