@@ -8,8 +8,8 @@ import (
 	"github.com/payd/payd/internal/pagination"
 )
 
-// complianceLimit is how many held items of each kind the queue shows
-// (oldest decisions matter most; the full lists are one click away).
+// complianceLimit is how many held items of each kind the queue shows; the
+// full lists are one click away.
 const complianceLimit = 100
 
 type complianceData struct {

@@ -159,8 +159,8 @@ func (p *Portal) retryPayout(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 	return redirect(w, r, c.path("payouts", id), "payout_retried")
 }
 
-// listHeldPayouts is the compliance queue's payouts part: held by
-// screening, oldest decisions first on the page.
+// listHeldPayouts is the compliance queue's payouts part: those held by
+// screening, newest first.
 func (p *Portal) listHeldPayouts(r *http.Request, c *reqCtx, page pagination.Page) (any, bool, error) {
 	return p.payouts().List(r.Context(), c.principal(), payouts.ListParams{Status: payouts.Held}, page)
 }
