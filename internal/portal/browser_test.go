@@ -1,0 +1,164 @@
+package portal_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// tab is a headless Chromium tab driven by one test.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+	n   int // screenshots taken, to number them
+}
+
+// browser starts a headless Chromium for one test (a fresh profile, none of
+// the browser's own network services) and returns its tab. It skips when
+// Chromium is not installed, unless CI=true, where a missing browser fails.
+func browser(t *testing.T) *tab {
+	t.Helper()
+	path := os.Getenv("PAYD_CHROMIUM")
+	if path == "" {
+		for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if p, err := exec.LookPath(name); err == nil {
+				path = p
+				break
+			}
+		}
+	}
+	if path == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed and CI=true: the browser tests are mandatory in CI (apt-get install -y chromium)")
+		}
+		t.Skip("browser test skipped: chromium not found (apt-get install -y chromium, or set PAYD_CHROMIUM to its path)")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &tab{t: t, ctx: ctx}
+}
+
+// do runs steps, failing the test on the first error.
+func (b *tab) do(steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		b.t.Fatalf("browser: %v", err)
+	}
+}
+
+// open navigates to a URL.
+func (b *tab) open(url string) {
+	b.t.Helper()
+	b.do(chromedp.Navigate(url))
+}
+
+// press runs a step that submits a form or follows a link, and waits for the
+// page it leads to.
+func (b *tab) press(trigger chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if _, err := chromedp.Run(b.ctx, chromedp.WaitEvent(page.LoadEventFired, nil, trigger)); err != nil {
+		b.t.Fatalf("browser: %v", err)
+	}
+}
+
+// click clicks the element matching a CSS selector and waits for the page
+// it leads to.
+func (b *tab) click(sel string) {
+	b.t.Helper()
+	b.press(chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+}
+
+// text reads the visible text of the element matching sel, waiting for it.
+func (b *tab) text(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible))
+	if err != nil {
+		b.t.Fatalf("browser: text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// waitText waits until the element with this id has exactly the text want,
+// reading it with a script so that a page replacing the element or
+// reloading itself meanwhile (as the batch page's progress script does) is
+// only a miss, not an error.
+func (b *tab) waitText(id, want string, timeout time.Duration) bool {
+	b.t.Helper()
+	js := `(function(){var e=document.getElementById(` + strconv.Quote(id) + `);return e?e.textContent.trim():"";})()`
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js)); err == nil && s == want {
+			return true
+		}
+	}
+	return false
+}
+
+// count counts the elements matching sel, without waiting.
+func (b *tab) count(sel string) int {
+	b.t.Helper()
+	nodes, err := chromedp.Run(b.ctx, chromedp.Nodes(chromedp.CSSAll(sel), chromedp.AtLeast(0)))
+	if err != nil {
+		b.t.Fatalf("browser: %v", err)
+	}
+	return len(nodes)
+}
+
+// shot saves a full-page screenshot (PNG), numbered, under the test's artifact
+// directory (kept with `go test -artifacts`).
+func (b *tab) shot(name string) {
+	b.t.Helper()
+	buf, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("screenshot: %v", err)
+	}
+	b.n++
+	path := filepath.Join(b.t.ArtifactDir(), pad2(b.n)+"-"+name+".png")
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot %s", path)
+}
+
+func pad2(n int) string {
+	if n < 10 {
+		return "0" + string(rune('0'+n))
+	}
+	return string(rune('0'+n/10)) + string(rune('0'+n%10))
+}
+
+// login signs in through the form with the keyboard only: type into the
+// labelled fields and press Enter.
+func (b *tab) login(base, email, password string) {
+	b.t.Helper()
+	b.open(base + "/portal/test/")
+	b.do(chromedp.WaitVisible(chromedp.ID("f-email")), chromedp.SendKeys(chromedp.ID("f-email"), email))
+	b.press(chromedp.SendKeys(chromedp.ID("f-password"), password+kb.Enter))
+	b.do(chromedp.WaitVisible(chromedp.ID("mode-badge")))
+}

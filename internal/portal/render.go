@@ -1,0 +1,284 @@
+package portal
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/payd/payd/internal/money"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// assetHandler serves the embedded stylesheet and scripts.
+func assetHandler() http.Handler {
+	sub, _ := fs.Sub(assetFS, "assets")
+	files := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
+}
+
+// pageSet holds one template per page, each parsed with the layout.
+type pageSet struct{ byName map[string]*template.Template }
+
+func loadPages() (*pageSet, error) {
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	ps := &pageSet{byName: map[string]*template.Template{}}
+	for _, n := range names {
+		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if base == "layout" {
+			continue
+		}
+		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
+		if err != nil {
+			return nil, fmt.Errorf("portal template %s: %w", n, err)
+		}
+		ps.byName[base] = t
+	}
+	return ps, nil
+}
+
+// view is what every page template gets: the frame (user, mode, CSRF token,
+// navigation, notices and errors) and the page's own Data.
+type view struct {
+	Title       string
+	Section     string // which navigation entry is current
+	User        *session
+	Role        string
+	Mode        string
+	Live        bool
+	CSRF        string
+	Nav         []navItem
+	SwitchURL   string // the same section in the other mode
+	Notice      string
+	Error       string            // the page's error message
+	ErrorCode   string            // its machine code (e.g. self_approval_not_allowed)
+	FieldErrors map[string]string // field name -> message, shown next to the field
+	Form        url.Values        // what the user typed, to refill the form
+	Data        any
+}
+
+// navItem is one entry of the navigation; Path is relative to the mode.
+type navItem struct {
+	Section string
+	Label   string
+	Path    string
+	MinRole role
+}
+
+var baseNav = []navItem{
+	{Section: "dashboard", Label: "Dashboard", Path: ""},
+}
+
+var tailNav = []navItem{
+	{Section: "events", Label: "Events", Path: "events"},
+	{Section: "api_keys", Label: "API keys", Path: "api_keys"},
+	{Section: "users", Label: "Users", Path: "users", MinRole: roleAdmin},
+	{Section: "audit", Label: "Audit log", Path: "audit", MinRole: roleAdmin},
+	{Section: "account", Label: "Account", Path: "account"},
+}
+
+// render writes a page. The frame is filled from c when the user is signed in.
+func (p *Portal) render(w http.ResponseWriter, r *http.Request, c *reqCtx, status int, name string, v *view) {
+	if c != nil {
+		v.User = c.sess
+		v.Role = c.sess.Role
+		v.Mode = c.mode
+		v.Live = c.live
+		v.CSRF = c.csrf
+		other := "live"
+		if c.live {
+			other = "test"
+		}
+		all := append(append(append([]navItem{}, baseNav...), p.capNav()...), tailNav...)
+		for _, n := range all {
+			if roleOf(c.sess.Role) >= n.MinRole {
+				v.Nav = append(v.Nav, n)
+			}
+			if n.Section == v.Section {
+				v.SwitchURL = "/portal/" + other + "/" + n.Path
+			}
+		}
+		if v.SwitchURL == "" {
+			v.SwitchURL = "/portal/" + other + "/"
+		}
+	}
+	if v.Notice == "" && r != nil {
+		v.Notice = notices[r.URL.Query().Get("done")]
+	}
+	t := p.pages.byName[name]
+	var buf bytes.Buffer
+	if t == nil {
+		p.cfg.Logger.Error("portal: no template", "name", name)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		p.cfg.Logger.Error("portal: render", "page", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	securityHeaders(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	buf.WriteTo(w)
+}
+
+func (p *Portal) capNav() []navItem {
+	var out []navItem
+	for _, c := range p.caps {
+		if c.nav.Label != "" {
+			out = append(out, c.nav)
+		}
+	}
+	return out
+}
+
+// notices are the fixed messages a redirect after a successful action can
+// ask for (?done=key); nothing from the URL is shown as such.
+var notices = map[string]string{
+	"logged_out":            "You are signed out.",
+	"key_revoked":           "The key was revoked. Requests with it now fail with 401.",
+	"user_created":          "The user was created. Give them their password through a safe channel.",
+	"user_disabled":         "The user was disabled and signed out.",
+	"totp_enabled":          "Two-factor authentication is on. You will be asked for a code at every sign-in.",
+	"totp_disabled":         "Two-factor authentication is off.",
+	"batch_created":         "The batch was created. Another user or key must approve it.",
+	"batch_approved":        "The batch was approved; its rows are being paid out.",
+	"batch_canceled":        "The batch was canceled.",
+	"payout_approved":       "The payout was approved.",
+	"payout_retried":        "The payout is being retried.",
+	"payout_released":       "The payout was released from the compliance hold.",
+	"payout_rejected":       "The payout was rejected.",
+	"transfer_released":     "The transfer was released and settled.",
+	"transfer_rejected":     "The transfer was rejected.",
+	"terminal_registered":   "The terminal was registered. Activate it before taking payments.",
+	"terminal_activated":    "The terminal is active.",
+	"terminal_deregistered": "The terminal was deregistered.",
+	"endpoint_created":      "The webhook endpoint was created.",
+	"endpoint_deleted":      "The webhook endpoint was deleted.",
+	"redelivered":           "The event was queued for delivery again.",
+	"threshold_saved":       "The approval threshold was saved.",
+}
+
+var funcs = template.FuncMap{
+	"money": formatMoney,
+	"when":  formatTime,
+	"whenp": formatTimePtr,
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+	"pct": func(a, b int) string {
+		if b == 0 {
+			return "–"
+		}
+		return strconv.Itoa(a*100/b) + "%"
+	},
+	"add":     func(a, b int) int { return a + b },
+	"lower":   strings.ToLower,
+	"isError": func(s string) bool { return s != "" && s != "ok" },
+	"dict":    dict,
+	"objpath": objectPath,
+}
+
+// collections maps an event's object type to its portal collection.
+var collections = map[string]string{
+	"payment_intent": "payment_intents", "payout": "payouts", "payout_batch": "batches",
+	"transfer": "transfers", "terminal": "terminals", "webhook_endpoint": "webhook_endpoints",
+}
+
+// objectPath is the page of an event's object, or "" when it has none.
+func objectPath(mode, objectType, id string) string {
+	c, ok := collections[objectType]
+	if !ok || id == "" {
+		return ""
+	}
+	return "/portal/" + mode + "/" + c + "/" + url.PathEscape(id)
+}
+
+// dict builds a map for passing several values to a sub-template.
+func dict(kv ...any) map[string]any {
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, _ := kv[i].(string)
+		m[k] = kv[i+1]
+	}
+	return m
+}
+
+// formatMoney shows minor units in major units with the currency's ISO 4217
+// exponent: DJF 1,500 or USD 12.34.
+func formatMoney(minor int64, currency string) string {
+	exp, err := money.Exponent(currency)
+	if err != nil {
+		return strconv.FormatInt(minor, 10) + " " + currency
+	}
+	neg := minor < 0
+	u := uint64(minor)
+	if neg {
+		u = uint64(-minor)
+	}
+	s := strconv.FormatUint(u, 10)
+	frac := ""
+	if exp > 0 {
+		for len(s) <= exp {
+			s = "0" + s
+		}
+		frac = "." + s[len(s)-exp:]
+		s = s[:len(s)-exp]
+	}
+	var b strings.Builder
+	for i, ch := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	sign := ""
+	if neg {
+		sign = "−"
+	}
+	return currency + " " + sign + b.String() + frac
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func formatTimePtr(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return formatTime(*t)
+}
