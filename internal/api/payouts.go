@@ -26,9 +26,11 @@ func RegisterPayouts(s *Server, svc *payouts.Service) {
 
 type payoutHandlers struct{ svc *payouts.Service }
 
-// create answers 201 with the payout, or 402 with the payout (status
-// failed, failure_code set) when its rail refused it at once, as a payment
-// intent refused by its scenario is (CONTRACT section 4).
+// create answers 201 with the payout (CONTRACT section 10: "single payout
+// create 201"), whatever its rail answered: a rail that refused it at once
+// shows as status failed with failure_code (CONTRACT section 4). A short
+// available balance is the error 402 insufficient_balance, and nothing is
+// created.
 func (h payoutHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	var in payouts.CreateParams
 	if err := DecodeJSON(r, &in); err != nil {
@@ -39,11 +41,7 @@ func (h payoutHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	status := http.StatusCreated
-	if p.Status == payouts.Failed {
-		status = http.StatusPaymentRequired
-	}
-	WriteJSON(w, status, p)
+	WriteJSON(w, http.StatusCreated, p)
 	return nil
 }
 

@@ -114,12 +114,12 @@ func testSinglePayoutScenarios(t *testing.T, e *apptest.Env) {
 		failureCode    string
 		wantErrorParam string
 	}{
-		{"insufficient_funds by number", map[string]any{"provider": "wallet_b", "recipient_msisdn": "+253000000002"}, "", 402, "failed", "insufficient_funds", ""},
-		{"insufficient_funds by header", map[string]any{"provider": "wallet_a", "recipient_msisdn": "+25377000001"}, "insufficient_funds", 402, "failed", "insufficient_funds", ""},
-		{"account_closed by account", map[string]any{"provider": "bank_a", "recipient_account": "sandbox_account_closed"}, "", 402, "failed", "account_not_found", ""},
-		{"account_closed by number on bank_b", map[string]any{"provider": "bank_b", "recipient_account": "DJ77"}, "account_closed", 402, "failed", "account_not_found", ""},
-		{"velocity_limit", map[string]any{"provider": "wallet_b", "recipient_msisdn": "+2530000000010"}, "", 402, "failed", "velocity_limit_exceeded", ""},
-		{"duplicate_msisdn", map[string]any{"provider": "wallet_a", "recipient_msisdn": "+253000000007"}, "", 402, "failed", "wallet_locked", ""},
+		{"insufficient_funds by number", map[string]any{"provider": "wallet_b", "recipient_msisdn": "+253000000002"}, "", 201, "failed", "insufficient_funds", ""},
+		{"insufficient_funds by header", map[string]any{"provider": "wallet_a", "recipient_msisdn": "+25377000001"}, "insufficient_funds", 201, "failed", "insufficient_funds", ""},
+		{"account_closed by account", map[string]any{"provider": "bank_a", "recipient_account": "sandbox_account_closed"}, "", 201, "failed", "account_not_found", ""},
+		{"account_closed by number on bank_b", map[string]any{"provider": "bank_b", "recipient_account": "DJ77"}, "account_closed", 201, "failed", "account_not_found", ""},
+		{"velocity_limit", map[string]any{"provider": "wallet_b", "recipient_msisdn": "+2530000000010"}, "", 201, "failed", "velocity_limit_exceeded", ""},
+		{"duplicate_msisdn", map[string]any{"provider": "wallet_a", "recipient_msisdn": "+253000000007"}, "", 201, "failed", "wallet_locked", ""},
 		{"success", map[string]any{"provider": "wallet_b", "recipient_msisdn": "+253000000001"}, "", 201, "succeeded", "", ""},
 		{"otp_expired has no OTP step", map[string]any{"provider": "wallet_b", "recipient_msisdn": "+25377000002"}, "otp_expired", 201, "succeeded", "", ""},
 		{"sandbox_webhook_fail", map[string]any{"provider": "wallet_b", "recipient_msisdn": "+253000000001"}, "sandbox_webhook_fail", 201, "succeeded", "", ""},
