@@ -8,6 +8,7 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/providers"
 	"github.com/payd/payd/internal/store"
@@ -109,14 +110,20 @@ func (s *Service) List(ctx context.Context, p auth.Principal, lp ListParams) (pa
 		args = append(args, lp.Provider)
 	}
 	if lp.CreatedFrom != nil {
-		q += " AND created_at >= ?"
-		args = append(args, store.Micros(*lp.CreatedFrom))
+		// An id bound implied by the time bound lets the newest-first scan
+		// by id stop after limit rows instead of sorting the whole time
+		// window (SQLite). An id holds the millisecond its request began and
+		// created_at the moment the row was written, at most one request's
+		// duration later (a slow provider call), so the bound sits an hour
+		// before the time bound: never excluding a row, still tight.
+		q += " AND created_at >= ? AND id >= ?"
+		args = append(args, store.Micros(*lp.CreatedFrom), ids.Floor("pi_", lp.CreatedFrom.Add(-time.Hour)))
 	}
 	if lp.CreatedUntil != nil {
 		q += " AND created_at < ?"
 		args = append(args, store.Micros(*lp.CreatedUntil))
 	}
-	cond, cargs, tail := lp.Page.Clause("id")
+	cond, cargs, tail := lp.Page.ClauseScoped("id", "merchant_id", "livemode")
 	rows, err := s.db.Query(ctx, q+cond+tail, append(args, cargs...)...)
 	if err != nil {
 		return pagination.List[Intent]{}, err
