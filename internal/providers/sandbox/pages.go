@@ -15,6 +15,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/terminals/card"
 )
 
 // PageBackend is the payment side of the hosted pages (payments.Service
@@ -157,7 +158,7 @@ func (p *Pages) readForm(r *http.Request, page providers.HostedPage) (providers.
 	case providers.StepCard:
 		e := echoed{ExpMonth: f("exp_month"), ExpYear: f("exp_year")}
 		number := NormalizeCardNumber(f("card_number"))
-		if number == "" || !Luhn(number) {
+		if number == "" || !card.LuhnValid(number) {
 			return sub, "Check the card number.", e
 		}
 		month, err := strconv.Atoi(e.ExpMonth)

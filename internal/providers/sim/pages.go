@@ -12,6 +12,7 @@ import (
 
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/providers/protocol"
+	"github.com/payd/payd/internal/terminals/card"
 )
 
 // The provider's hosted pages, at {sim}/{provider}/pay/{id}?t=<token>: the
@@ -167,7 +168,7 @@ func (s *Sim) completeStep(a *account, p *payment, f func(string) string, now ti
 		return s.succeed(a, p, now, &protocol.MethodDetails{Type: "wallet"}), ""
 	case stepCard:
 		number := strings.NewReplacer(" ", "", "-", "").Replace(f("card_number"))
-		if len(number) < 12 || len(number) > 19 || !luhn(number) {
+		if len(number) < 12 || len(number) > 19 || !card.LuhnValid(number) {
 			return nil, "Check the card number."
 		}
 		month, err := strconv.Atoi(f("exp_month"))
@@ -187,7 +188,7 @@ func (s *Sim) completeStep(a *account, p *payment, f func(string) string, now ti
 		if cvc := f("cvc"); !digitsOnly(cvc) || len(cvc) < 3 || len(cvc) > 4 {
 			return nil, "The security code is 3 or 4 digits."
 		}
-		details := &protocol.MethodDetails{Type: "card", Brand: brand(number), Last4: number[len(number)-4:]}
+		details := &protocol.MethodDetails{Type: "card", Brand: string(card.BrandOf(number)), Last4: number[len(number)-4:]}
 		p.MethodDetails = details
 		switch number {
 		case cardDeclined:
@@ -231,38 +232,6 @@ func (s *Sim) renderPage(w http.ResponseWriter, status int, name string, d pageD
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	w.Write([]byte(b.String()))
-}
-
-// luhn reports whether a string of digits passes the Luhn check.
-func luhn(digits string) bool {
-	if !digitsOnly(digits) {
-		return false
-	}
-	sum, double := 0, false
-	for i := len(digits) - 1; i >= 0; i-- {
-		d := int(digits[i] - '0')
-		if double {
-			if d *= 2; d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-		double = !double
-	}
-	return sum%10 == 0
-}
-
-// brand names a card network from its leading digits.
-func brand(n string) string {
-	switch {
-	case strings.HasPrefix(n, "4"):
-		return "visa"
-	case n[0] == '5' && n[1] >= '1' && n[1] <= '5', n[:4] >= "2221" && n[:4] <= "2720":
-		return "mastercard"
-	case strings.HasPrefix(n, "34"), strings.HasPrefix(n, "37"):
-		return "amex"
-	}
-	return "unknown"
 }
 
 // formatAmount writes minor units as major units: 12345 USD is "123.45 USD".
