@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"strings"
 
 	"github.com/payd/payd/internal/banking/iso20022"
 	"github.com/payd/payd/internal/store"
@@ -158,9 +157,4 @@ func loadReturns(ctx context.Context, q store.Querier, t *Transfer) error {
 		t.Returns = append(t.Returns, r)
 	}
 	return rows.Err()
-}
-
-// placeholders returns "?, ?, ?" for n values.
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }

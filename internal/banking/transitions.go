@@ -72,7 +72,7 @@ func (tr transition) apply(ctx context.Context, tx *store.Tx, t *Transfer, u tra
 	res, err := tx.Exec(ctx, `UPDATE transfers SET status = ?, reason_code = ?, reason_text = ?, reason_detail = ?,
 		settled_at = COALESCE(?, settled_at), reviewed_by = COALESCE(?, reviewed_by), review_note = COALESCE(?, review_note),
 		reviewed_at = COALESCE(?, reviewed_at), updated_at = ?
-		WHERE id = ? AND status IN (`+placeholders(len(tr.from))+`)`, args...)
+		WHERE id = ? AND status IN (`+store.Placeholders(len(tr.from))+`)`, args...)
 	if err != nil {
 		return err
 	}

@@ -144,20 +144,4 @@ type ListParams struct {
 	Provider  string
 }
 
-// inClause returns "(?, ?, ...)" for n values.
-func inClause(n int) string {
-	if n == 0 {
-		return "(NULL)"
-	}
-	return "(" + strings.Repeat("?, ", n-1) + "?)"
-}
-
-func idArgs(ids []string) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
-}
-
 func micros(t time.Time) int64 { return store.Micros(t) }

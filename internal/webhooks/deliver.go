@@ -189,7 +189,7 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, out []claimed, eventID
 	for id := range eventIDs {
 		args = append(args, id)
 	}
-	rows, err := tx.Query(ctx, "SELECT "+events.Columns+" FROM events WHERE id IN ("+placeholders(len(args))+")", args...)
+	rows, err := tx.Query(ctx, "SELECT "+events.Columns+" FROM events WHERE id IN ("+store.Placeholders(len(args))+")", args...)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, out []claimed, eventID
 	for id := range epIdx {
 		args = append(args, id)
 	}
-	erows, err := tx.Query(ctx, "SELECT id, url, secret_sealed, status, deleted_at FROM webhook_endpoints WHERE id IN ("+placeholders(len(args))+")", args...)
+	erows, err := tx.Query(ctx, "SELECT id, url, secret_sealed, status, deleted_at FROM webhook_endpoints WHERE id IN ("+store.Placeholders(len(args))+")", args...)
 	if err != nil {
 		return err
 	}
@@ -484,7 +484,7 @@ func (s *Service) record(ctx context.Context, items []recordItem) error {
 			// is the compare-and-set; the id list lets the primary key
 			// find the rows.
 			rows, err := tx.Query(ctx, `UPDATE webhook_deliveries SET status = ?, attempt_count = attempt_count + 1, next_attempt_at = NULL,
-				lease = NULL, updated_at = ? WHERE status = 'pending' AND id IN (`+placeholders(len(cs))+`) AND lease IN (`+placeholders(len(cs))+`)
+				lease = NULL, updated_at = ? WHERE status = 'pending' AND id IN (`+store.Placeholders(len(cs))+`) AND lease IN (`+store.Placeholders(len(cs))+`)
 				RETURNING id`, args...)
 			if err != nil {
 				return err

@@ -66,7 +66,7 @@ func loadAttempts(ctx context.Context, q store.Querier, ds []Delivery) error {
 		args[i] = ds[i].ID
 	}
 	rows, err := q.Query(ctx, `SELECT delivery_id, at, http_status, latency_ms, error FROM webhook_attempts
-		WHERE delivery_id IN (`+placeholders(len(ds))+`) ORDER BY id`, args...)
+		WHERE delivery_id IN (`+store.Placeholders(len(ds))+`) ORDER BY id`, args...)
 	if err != nil {
 		return err
 	}
@@ -92,10 +92,6 @@ func loadAttempts(ctx context.Context, q store.Querier, ds []Delivery) error {
 		}
 	}
 	return rows.Err()
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 // GetEvent returns one event of the owner.
@@ -290,11 +286,7 @@ func webhookFailMarked(ctx context.Context, q store.Querier, objectIDs []string)
 	for len(objectIDs) > 0 {
 		chunk := objectIDs[:min(len(objectIDs), 500)]
 		objectIDs = objectIDs[len(chunk):]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		rows, err := q.Query(ctx, "SELECT object_id FROM sandbox_webhook_fail WHERE object_id IN ("+placeholders(len(chunk))+")", args...)
+		rows, err := q.Query(ctx, "SELECT object_id FROM sandbox_webhook_fail WHERE object_id IN ("+store.Placeholders(len(chunk))+")", store.Args(chunk)...)
 		if err != nil {
 			return nil, err
 		}

@@ -129,7 +129,7 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 			return err
 		}
 		made = len(todo)
-		res, err := tx.Exec(ctx, "UPDATE events SET dispatched_at = ? WHERE dispatched_at IS NULL AND id IN ("+placeholders(len(batch))+")", ids...)
+		res, err := tx.Exec(ctx, "UPDATE events SET dispatched_at = ? WHERE dispatched_at IS NULL AND id IN ("+store.Placeholders(len(batch))+")", ids...)
 		if err != nil {
 			return err
 		}

@@ -170,7 +170,7 @@ func (st *streamState) filter() (string, []any) {
 	q := " WHERE merchant_id = ? AND livemode = ?"
 	args := []any{st.owner.MerchantID, st.owner.Livemode}
 	if len(st.types) > 0 {
-		q += " AND type IN (" + placeholders(len(st.types)) + ")"
+		q += " AND type IN (" + store.Placeholders(len(st.types)) + ")"
 		for _, t := range st.types {
 			args = append(args, t)
 		}
