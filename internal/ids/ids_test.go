@@ -43,3 +43,17 @@ func TestSecret(t *testing.T) {
 		t.Fatal("secrets repeat")
 	}
 }
+
+func TestAtAndFloor(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	if Floor("pi_", at) != At("pi_", at, 0) {
+		t.Fatal("Floor is At with seq 0")
+	}
+	a, b := At("pi_", at, 1), At("pi_", at, 2)
+	if !(Floor("pi_", at) < a && a < b && b < Floor("pi_", at.Add(time.Millisecond))) {
+		t.Fatalf("order: %s %s", a, b)
+	}
+	if n := newAt("pi_", at); !(Floor("pi_", at) <= n && n < Floor("pi_", at.Add(time.Millisecond))) {
+		t.Fatalf("an id made at t sorts within t's millisecond: %s", n)
+	}
+}

@@ -2,11 +2,12 @@ package apptest
 
 import (
 	"context"
-	"encoding/binary"
+
 	"fmt"
 	"math/rand/v2"
 	"time"
 
+	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/store"
 )
 
@@ -45,7 +46,7 @@ func SeedPaymentIntents(ctx context.Context, db *store.DB, merchantID string, n 
 				if status == "canceled" {
 					canc = store.Micros(at)
 				}
-				id := seedID("pi_", at, uint64(i))
+				id := ids.At("pi_", at, uint64(i))
 				if _, err := tx.Exec(ctx, `INSERT INTO payment_intents (id, merchant_id, livemode, status, amount_minor, amount_captured_minor,
 					currency, provider, flow, customer_msisdn, metadata, created_at, updated_at, succeeded_at, canceled_at)
 					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?)`,
@@ -56,7 +57,7 @@ func SeedPaymentIntents(ctx context.Context, db *store.DB, merchantID string, n 
 				if i >= n-withEvents {
 					data := fmt.Sprintf(`{"id":%q,"object":"payment_intent","status":%q,"amount_minor":%d,"currency":%q}`, id, status, amount, pv.currency)
 					if _, err := tx.Exec(ctx, `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at, dispatched_at)
-						VALUES (?, ?, ?, ?, 'payment_intent', ?, ?, ?, ?)`, seedID("evt_", at, uint64(i)), merchantID, false,
+						VALUES (?, ?, ?, ?, 'payment_intent', ?, ?, ?, ?)`, ids.At("evt_", at, uint64(i)), merchantID, false,
 						"payment_intent."+map[bool]string{true: "succeeded", false: "created"}[status == "succeeded"], id, data,
 						store.Micros(at), store.Micros(at)); err != nil {
 						return err
@@ -79,24 +80,4 @@ func SeedPaymentIntents(ctx context.Context, db *store.DB, merchantID string, n 
 		return err
 	}
 	return nil
-}
-
-// seedID makes an id of the service's shape (prefix, 26 Crockford base32
-// characters, 48 bits of milliseconds first) for a past time.
-func seedID(prefix string, at time.Time, seq uint64) string {
-	var b [16]byte
-	ms := uint64(at.UnixMilli())
-	binary.BigEndian.PutUint16(b[0:2], uint16(ms>>32))
-	binary.BigEndian.PutUint32(b[2:6], uint32(ms))
-	binary.BigEndian.PutUint64(b[8:16], seq)
-	const alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-	hi := binary.BigEndian.Uint64(b[0:8])
-	lo := binary.BigEndian.Uint64(b[8:16])
-	var out [26]byte
-	for i := 25; i >= 0; i-- {
-		out[i] = alphabet[lo&31]
-		lo = lo>>5 | hi<<59
-		hi >>= 5
-	}
-	return prefix + string(out[:])
 }
