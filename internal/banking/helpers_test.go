@@ -223,13 +223,7 @@ func (d *xmlDocs) add(name string, body []byte) {
 // pacs.002.001.10 schema with xmllint.
 func (d *xmlDocs) lint(t *testing.T) {
 	t.Helper()
-	lint, err := exec.LookPath("xmllint")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("xmllint is required in CI (apt-get install -y libxml2-utils)")
-		}
-		t.Skip("xmllint not installed (apt-get install -y libxml2-utils)")
-	}
+	lint := testutil.Tool(t, "libxml2-utils", "xmllint")
 	xsd := filepath.Join(testutil.SharedData(t), "iso20022", "xsd", "pacs.002.001.10.xsd")
 	dir := t.TempDir()
 	args := []string{"--noout", "--schema", xsd}

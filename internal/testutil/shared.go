@@ -3,6 +3,7 @@ package testutil
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -40,4 +41,21 @@ func SharedData(tb testing.TB) string {
 		tb.Fatalf("reference data not found at %s (set PAYD_SHARED_DATA): %v", p, err)
 	}
 	return p
+}
+
+// Tool returns the path of the first of names found on PATH. When none is,
+// the test is skipped with how to install it (debianPackage), except under
+// CI=true, where a missing tool fails the test: CI must run every check.
+func Tool(tb testing.TB, debianPackage string, names ...string) string {
+	tb.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s is required in CI (apt-get install -y %s)", names[0], debianPackage)
+	}
+	tb.Skipf("%s not installed (apt-get install -y %s): test skipped", names[0], debianPackage)
+	return ""
 }

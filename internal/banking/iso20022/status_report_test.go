@@ -129,13 +129,7 @@ func TestEncodeStatusReportGolden(t *testing.T) {
 // TestEncodeStatusReportXMLLint validates every emitted report with xmllint
 // against the official pacs.002.001.10 XSD.
 func TestEncodeStatusReportXMLLint(t *testing.T) {
-	lint, err := exec.LookPath("xmllint")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("xmllint is required in CI (apt-get install -y libxml2-utils)")
-		}
-		t.Skip("xmllint not installed (apt-get install -y libxml2-utils); skipping schema validation of emitted pacs.002")
-	}
+	lint := testutil.Tool(t, "libxml2-utils", "xmllint")
 	xsd := filepath.Join(testutil.SharedData(t), "iso20022", "xsd", "pacs.002.001.10.xsd")
 	dir := t.TempDir()
 	cases := statusReportCases()
