@@ -5,19 +5,17 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
@@ -78,6 +76,9 @@ type Server struct {
 	limiter *rateLimiter
 	metrics *httpMetrics
 	handler http.Handler
+	// running holds the idempotency keys of requests in flight in this
+	// process (see idempotent).
+	running sync.Map
 }
 
 // NewServer makes a server with the core routes registered.
@@ -209,53 +210,6 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 	})
 }
 
-// idempotent runs h under an idempotency key, replaying a stored answer.
-func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h HandlerFunc) {
-	if len(key) > 255 {
-		WriteError(w, r, errs.Invalid("Idempotency-Key", "idempotency_key_invalid", "Idempotency-Key must be at most 255 characters"))
-		return
-	}
-	body, err := ReadBody(r)
-	if err != nil {
-		WriteError(w, r, err)
-		return
-	}
-	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	p := auth.Must(r.Context())
-	scope := idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID}
-	hash := idempotency.RequestHash(r.Method, r.URL.Path, body)
-	replay, err := idempotency.Begin(r.Context(), s.cfg.DB, scope, key, r.Method, r.URL.Path, hash)
-	if err != nil {
-		WriteError(w, r, err)
-		return
-	}
-	if replay != nil {
-		w.Header().Set("Idempotent-Replayed", "true")
-		if replay.ContentType != "" {
-			w.Header().Set("Content-Type", replay.ContentType)
-		}
-		w.WriteHeader(replay.Status)
-		w.Write(replay.Body)
-		return
-	}
-	rec := &bodyRecorder{ResponseWriter: w, status: 200}
-	if err := h(rec, r); err != nil {
-		WriteError(rec, r, err)
-	}
-	bg := context.WithoutCancel(r.Context())
-	if rec.status >= 500 || rec.status == 499 {
-		if err := idempotency.Release(bg, s.cfg.DB, scope, key); err != nil {
-			LoggerFrom(r.Context()).Error("release idempotency key", "err", err)
-		}
-		return
-	}
-	if err := idempotency.Complete(bg, s.cfg.DB, scope, key, idempotency.Stored{
-		Status: rec.status, ContentType: rec.Header().Get("Content-Type"), Body: rec.buf.Bytes()}); err != nil {
-		LoggerFrom(r.Context()).Error("store idempotent response", "err", err)
-	}
-}
-
 func (s *Server) authenticate(r *http.Request) (auth.Principal, error) {
 	h := r.Header.Get("Authorization")
 	const prefix = "Bearer "
@@ -298,28 +252,3 @@ func (s *statusRecorder) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// bodyRecorder also keeps a copy of the body, for idempotent replay.
-type bodyRecorder struct {
-	http.ResponseWriter
-	status int
-	buf    bytes.Buffer
-	wrote  bool
-}
-
-func (b *bodyRecorder) WriteHeader(code int) {
-	if !b.wrote {
-		b.status = code
-		b.wrote = true
-	}
-	b.ResponseWriter.WriteHeader(code)
-}
-
-func (b *bodyRecorder) Write(p []byte) (int, error) {
-	b.wrote = true
-	b.buf.Write(p)
-	return b.ResponseWriter.Write(p)
-}
-
-// Unwrap gives http.ResponseController the underlying writer.
-func (b *bodyRecorder) Unwrap() http.ResponseWriter { return b.ResponseWriter }

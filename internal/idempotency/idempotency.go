@@ -1,13 +1,30 @@
 // Package idempotency stores the responses of requests made with an
-// Idempotency-Key so that a retry replays the first answer byte for byte.
+// Idempotency-Key so that a retry replays the first answer byte for byte, and
+// it does so in the request's own transaction: the claim of the key, the
+// request's effect (state change, ledger postings, outbox events) and the
+// stored response commit together or not at all.
 //
-// A key is claimed with Begin (an INSERT that only one of many concurrent
-// requests can win, on both engines); the winner runs the request and stores
-// the response with Complete. Others see the claim: a different request under
-// the same key is refused (422), the same request while the first is running
-// waits for nothing and gets 409, and once stored every retry gets the stored
-// response. A claim whose request died (process killed) expires after its
-// lease, and responses are kept 24 hours.
+// The HTTP middleware first looks the key up (Lookup: a plain read). Unless
+// that settles the request (a stored answer to replay, a different request
+// under the key), it starts a claim (Start): a store.Unit carried in the
+// request's context, whose transaction opens at the request's first write
+// and begins by inserting the key's row. Capability code keeps calling
+// db.InTx(ctx, fn), which joins the unit. The middleware then stores the
+// response in the same transaction and commits once (Claim.Finish), or rolls
+// everything back (Claim.Abort), which leaves no key behind.
+//
+// Two requests with the same key race on the row's primary key: on
+// PostgreSQL the second INSERT waits for the first transaction and then sees
+// its stored answer; on SQLite the single writer orders them the same way.
+// So a concurrent duplicate waits for the first and replays its answer.
+//
+// A request that must call a provider between two writes commits a recovery
+// point first (RecoveryPoint): its writes so far and the point's name and
+// reference on the key's row, still in_flight. While its owner runs, a retry
+// gets 409 idempotency_key_in_use; when the owner ends without an answer (it
+// aborted after the point, or its process died and the lease ran out), the
+// next retry takes the key over and resumes from the point (Resuming) rather
+// than starting again.
 package idempotency
 
 import (
@@ -15,6 +32,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"time"
 
@@ -25,9 +43,11 @@ import (
 // Retention is how long stored responses are replayed (CONTRACT section 2).
 const Retention = 24 * time.Hour
 
-// Lease is how long an in-flight claim blocks retries before it is presumed
-// abandoned. It exceeds every request timeout payd has (the sandbox
-// network_timeout delay included, in its default configuration).
+// Lease is how long a committed recovery point blocks retries while its
+// request may still be running. It exceeds every provider timeout payd has.
+// Only requests that commit a recovery point (live provider calls) ever
+// leave a claim visible to others; a one-commit request's claim commits with
+// its answer.
 const Lease = 2 * time.Minute
 
 // Scope is whose key it is: CONTRACT scopes keys by merchant, mode and key.
@@ -37,11 +57,35 @@ type Scope struct {
 	PrincipalID string
 }
 
+// Request identifies one idempotent request.
+type Request struct {
+	Scope
+	Key, Method, Path, Hash string
+}
+
 // Stored is a recorded response.
 type Stored struct {
 	Status      int
 	ContentType string
 	Body        []byte
+}
+
+// Recovery is the last recovery point a request committed: a name its
+// handler chose and a reference (usually the id of what it created).
+type Recovery struct {
+	Point string
+	Ref   string
+	// lockedUntil is the lease seen, so two retries cannot both take over.
+	lockedUntil int64
+}
+
+// Found is what Lookup learned about a key.
+type Found struct {
+	// Replay is the stored answer of the same request.
+	Replay *Stored
+	// Resume is set when an earlier run of the request committed a recovery
+	// point and has ended without an answer: this request takes it over.
+	Resume *Recovery
 }
 
 // RequestHash fingerprints a request: method, path and body.
@@ -55,85 +99,222 @@ func RequestHash(method, path string, body []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Begin claims key for this request. It returns (nil, nil) when the caller
-// owns the key and must run the request, a stored response to replay, or an
-// error: 422 idempotency_key_reused or 409 idempotency_key_in_use.
-func Begin(ctx context.Context, db *store.DB, s Scope, key, method, path, hash string) (*Stored, error) {
-	var replay *Stored
-	err := db.InTx(ctx, func(tx *store.Tx) error {
-		replay = nil
-		if err := asyncCommit(ctx, tx); err != nil {
-			return err
-		}
-		now := tx.Now()
-		res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash, state, locked_until, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?) ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`,
-			s.MerchantID, s.Livemode, s.PrincipalID, key, method, path, hash, store.Micros(now.Add(Lease)), store.Micros(now))
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			return nil
-		}
-		var m, p, h, state string
-		var status sql.NullInt64
-		var ctype sql.NullString
-		var body []byte
-		var lockedUntil, created int64
-		err = tx.QueryRow(ctx, `SELECT method, path, request_hash, state, status_code, content_type, body, locked_until, created_at
-			FROM idempotency_keys WHERE merchant_id = ? AND livemode = ? AND principal_id = ? AND idem_key = ?`+tx.Dialect().ForUpdate(),
-			s.MerchantID, s.Livemode, s.PrincipalID, key).Scan(&m, &p, &h, &state, &status, &ctype, &body, &lockedUntil, &created)
-		if err != nil {
-			return err
-		}
-		expired := store.FromMicros(created).Add(Retention).Before(now)
-		abandoned := state == "in_flight" && store.FromMicros(lockedUntil).Before(now)
-		if expired || abandoned {
-			_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET method = ?, path = ?, request_hash = ?, state = 'in_flight', status_code = NULL,
-				content_type = NULL, body = NULL, locked_until = ?, created_at = ? WHERE merchant_id = ? AND livemode = ? AND principal_id = ? AND idem_key = ?`,
-				method, path, hash, store.Micros(now.Add(Lease)), store.Micros(now), s.MerchantID, s.Livemode, s.PrincipalID, key)
-			return err
-		}
-		if m != method || p != path || h != hash {
-			return &errs.Error{Kind: errs.KindIdempotency, Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",
-				Message: "this Idempotency-Key was used with a different request; use a new key for a new request"}
-		}
-		if state == "in_flight" {
-			return &errs.Error{Kind: errs.KindIdempotency, Status: http.StatusConflict, Code: "idempotency_key_in_use",
-				Message: "a request with this Idempotency-Key is still being processed; retry later"}
-		}
-		replay = &Stored{Status: int(status.Int64), ContentType: ctype.String, Body: body}
-		return nil
-	})
-	return replay, err
+var (
+	errReused = &errs.Error{Kind: errs.KindIdempotency, Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",
+		Message: "this Idempotency-Key was used with a different request; use a new key for a new request"}
+	// ErrInUse refuses a request whose key another run of it holds.
+	ErrInUse = &errs.Error{Kind: errs.KindIdempotency, Status: http.StatusConflict, Code: "idempotency_key_in_use",
+		Message: "a request with this Idempotency-Key is still being processed; retry later"}
+)
+
+// keyRow is the stored row of a key.
+type keyRow struct {
+	method, path, hash, state string
+	status                    sql.NullInt64
+	ctype                     sql.NullString
+	body                      []byte
+	point, ref                sql.NullString
+	lockedUntil, created      int64
 }
 
-// asyncCommit lets a claim's commit return before its WAL record is flushed
-// (PostgreSQL). It is safe: the request's effect commits later, synchronously,
-// and that flush covers every earlier WAL record, the claim included; if a
-// crash loses the claim, it also lost the effect, which had not happened yet.
-// It saves one disk flush per idempotent request.
-func asyncCommit(ctx context.Context, tx *store.Tx) error {
-	if tx.Dialect() != store.Postgres {
+const keyWhere = " WHERE merchant_id = ? AND livemode = ? AND principal_id = ? AND idem_key = ?"
+
+func (r Request) keyArgs(more ...any) []any {
+	return append(more, r.MerchantID, r.Livemode, r.PrincipalID, r.Key)
+}
+
+func readKey(ctx context.Context, q store.Querier, r Request) (keyRow, error) {
+	var k keyRow
+	err := q.QueryRow(ctx, `SELECT method, path, request_hash, state, status_code, content_type, body, recovery_point, recovery_ref,
+		locked_until, created_at FROM idempotency_keys`+keyWhere, r.keyArgs()...).
+		Scan(&k.method, &k.path, &k.hash, &k.state, &k.status, &k.ctype, &k.body, &k.point, &k.ref, &k.lockedUntil, &k.created)
+	return k, err
+}
+
+// judge decides what a stored row means for request r at now: a replay, a
+// resume, an error, or (all nil) that the row is stale and r may overwrite it.
+func (k keyRow) judge(r Request, now time.Time) (Found, error) {
+	if store.FromMicros(k.created).Add(Retention).Before(now) {
+		return Found{}, nil
+	}
+	if k.method != r.Method || k.path != r.Path || k.hash != r.Hash {
+		return Found{}, errReused
+	}
+	if k.state == "done" {
+		return Found{Replay: &Stored{Status: int(k.status.Int64), ContentType: k.ctype.String, Body: k.body}}, nil
+	}
+	if !store.FromMicros(k.lockedUntil).After(now) {
+		return Found{Resume: &Recovery{Point: k.point.String, Ref: k.ref.String, lockedUntil: k.lockedUntil}}, nil
+	}
+	return Found{}, ErrInUse
+}
+
+// Lookup reads key's row without locking anything. It returns the stored
+// answer to replay, a recovery point to resume from, an error (422
+// idempotency_key_reused, 409 idempotency_key_in_use), or nothing when the
+// request should run.
+func Lookup(ctx context.Context, db *store.DB, r Request) (Found, error) {
+	k, err := readKey(ctx, db, r)
+	if store.IsNotFound(err) {
+		return Found{}, nil
+	}
+	if err != nil {
+		return Found{}, err
+	}
+	return k.judge(r, db.Now())
+}
+
+// Claim is one run of an idempotent request: its unit of work and what
+// claiming the key found.
+type Claim struct {
+	db     *store.DB
+	req    Request
+	unit   *store.Unit
+	resume *Recovery
+	replay *Stored
+	err    error
+}
+
+type claimKey struct{}
+
+// Start returns ctx carrying a claim of r's key and its unit of work. The
+// key is claimed by the first write of the request, in that write's
+// transaction; resume (from Lookup) takes over an earlier run's recovery
+// point instead.
+func Start(ctx context.Context, db *store.DB, r Request, resume *Recovery) (context.Context, *Claim) {
+	c := &Claim{db: db, req: r, resume: resume}
+	ctx, c.unit = db.NewUnit(ctx, store.UnitHooks{Open: c.open})
+	return context.WithValue(ctx, claimKey{}, c), c
+}
+
+func claimFrom(ctx context.Context) *Claim {
+	c, _ := ctx.Value(claimKey{}).(*Claim)
+	return c
+}
+
+// Resuming returns the recovery point the request resumes from, if any.
+func Resuming(ctx context.Context) (Recovery, bool) {
+	if c := claimFrom(ctx); c != nil && c.resume != nil && c.resume.Point != "" {
+		return *c.resume, true
+	}
+	return Recovery{}, false
+}
+
+// errClaimed fails the write that found the key already answered or held;
+// the middleware answers from the claim instead of the handler.
+var errClaimed = errors.New("idempotency: the key was claimed by another request")
+
+// open is the unit's first statement in each of its transactions.
+func (c *Claim) open(ctx context.Context, tx *store.Tx, first bool) error {
+	now := tx.Now()
+	lease := store.Micros(now.Add(Lease))
+	r := c.req
+	if !first || c.resume != nil {
+		// Ours already (after a recovery point) or taken over from a run
+		// that ended: renew the lease, on the lease we saw when resuming so
+		// that of two retries only one takes over.
+		q := `UPDATE idempotency_keys SET locked_until = ?` + keyWhere + ` AND state = 'in_flight'`
+		args := r.keyArgs(lease)
+		if first {
+			q += ` AND locked_until = ?`
+			args = append(args, c.resume.lockedUntil)
+		}
+		res, err := tx.Exec(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			c.err = ErrInUse
+			return errClaimed
+		}
 		return nil
 	}
-	_, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off")
+	res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash, state, locked_until, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?) ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`,
+		r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash, lease, store.Micros(now))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	// Another request holds or answered the key; on PostgreSQL the INSERT
+	// above waited for its transaction to end.
+	k, err := readKey(ctx, tx, r)
+	if err != nil {
+		return err
+	}
+	found, err := k.judge(r, now)
+	switch {
+	case err != nil:
+		c.err = err
+		return errClaimed
+	case found.Replay != nil:
+		c.replay = found.Replay
+		return errClaimed
+	case found.Resume != nil:
+		// A phased run ended without an answer between this request's
+		// Lookup and now: the next retry resumes it.
+		c.err = ErrInUse
+		return errClaimed
+	}
+	_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET method = ?, path = ?, request_hash = ?, state = 'in_flight', status_code = NULL,
+		content_type = NULL, body = NULL, recovery_point = NULL, recovery_ref = NULL, locked_until = ?, created_at = ?`+keyWhere,
+		r.keyArgs(r.Method, r.Path, r.Hash, lease, store.Micros(now))...)
 	return err
 }
 
-// Complete stores the response of the request that owns key.
-func Complete(ctx context.Context, db *store.DB, s Scope, key string, resp Stored) error {
-	_, err := db.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ?
-		WHERE merchant_id = ? AND livemode = ? AND principal_id = ? AND idem_key = ? AND state = 'in_flight'`,
-		resp.Status, resp.ContentType, resp.Body, s.MerchantID, s.Livemode, s.PrincipalID, key)
+// Replayed returns the answer another run of the same request stored while
+// this one ran; the caller answers it and ignores its own handler's output.
+func (c *Claim) Replayed() *Stored { return c.replay }
+
+// Refused returns the error claiming the key met (409, 422), if any; the
+// caller answers it and ignores its own handler's output.
+func (c *Claim) Refused() error { return c.err }
+
+// Unit is the claim's unit of work.
+func (c *Claim) Unit() *store.Unit { return c.unit }
+
+// Finish stores resp as the key's answer in the request's transaction and
+// commits it: the claim, the effect and the answer in one commit.
+func (c *Claim) Finish(ctx context.Context, resp Stored) error {
+	return c.unit.Commit(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ?,
+			recovery_point = NULL, recovery_ref = NULL`+keyWhere+` AND state = 'in_flight'`,
+			c.req.keyArgs(resp.Status, resp.ContentType, resp.Body)...)
+		return err
+	})
+}
+
+// Abort rolls back what the request wrote since its last recovery point.
+// Without one, nothing of the request remains, the key included, so a retry
+// runs it afresh. After one, the key stays claimed at that point and its
+// lease is released at once, so the next retry resumes from it.
+func (c *Claim) Abort(ctx context.Context) error {
+	c.unit.Rollback()
+	if c.unit.Phases() == 0 {
+		return nil
+	}
+	_, err := c.db.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight'`,
+		c.req.keyArgs(store.Micros(c.db.Now()))...)
 	return err
 }
 
-// Release drops the claim of a request that failed without an answer worth
-// replaying (a 5xx), so a retry runs it again.
-func Release(ctx context.Context, db *store.DB, s Scope, key string) error {
-	_, err := db.Exec(ctx, `DELETE FROM idempotency_keys WHERE merchant_id = ? AND livemode = ? AND principal_id = ? AND idem_key = ? AND state = 'in_flight'`,
-		s.MerchantID, s.Livemode, s.PrincipalID, key)
+// RecoveryPoint commits the request's writes so far together with a
+// recovery point (a name and a reference) on its key, before the request
+// calls a provider. A retry after a crash resumes from the last point (see
+// Resuming) instead of repeating what committed. Without an idempotent claim
+// in ctx it does nothing: each InTx has committed on its own.
+func RecoveryPoint(ctx context.Context, point, ref string) error {
+	c := claimFrom(ctx)
+	if c == nil {
+		return nil
+	}
+	err := c.unit.Checkpoint(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET recovery_point = ?, recovery_ref = ?`+keyWhere+` AND state = 'in_flight'`,
+			c.req.keyArgs(point, ref)...)
+		return err
+	})
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/providers"
@@ -91,7 +92,7 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams)
 	// if the client goes away.
 	ctx = context.WithoutCancel(ctx)
 	if adapter.Remote() {
-		return s.createRemote(ctx, adapter, r)
+		return s.createRemote(ctx, p, adapter, r)
 	}
 	res, err := adapter.Initiate(ctx, r.payment())
 	if err != nil {
@@ -119,17 +120,35 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams)
 }
 
 // createRemote records the intent as processing before calling a remote
-// provider, so a crash or a lost answer leaves a row to reconcile.
-func (s *Service) createRemote(ctx context.Context, adapter providers.PaymentAdapter, r *record) (Intent, error) {
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := insert(ctx, tx, r); err != nil {
-			return err
+// provider, so a crash or a lost answer leaves a row to reconcile. The row
+// commits with a recovery point on the request's Idempotency-Key: a retry
+// after a crash resumes with this intent and asks the provider again under
+// the same provider key (<pi_id>:initiate), which the provider answers
+// without initiating twice.
+func (s *Service) createRemote(ctx context.Context, p auth.Principal, adapter providers.PaymentAdapter, r *record) (Intent, error) {
+	if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointInitiate {
+		cur, err := load(ctx, s.db, p.MerchantID, p.Livemode, rp.Ref)
+		if err != nil {
+			return Intent{}, err
 		}
-		_, err := emitCreated(ctx, tx, r)
-		return err
-	})
-	if err != nil {
-		return Intent{}, err
+		if cur.Status != Processing {
+			return cur.view(), nil
+		}
+		r = cur
+	} else {
+		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			if err := insert(ctx, tx, r); err != nil {
+				return err
+			}
+			_, err := emitCreated(ctx, tx, r)
+			return err
+		})
+		if err == nil {
+			err = idempotency.RecoveryPoint(ctx, pointInitiate, r.ID)
+		}
+		if err != nil {
+			return Intent{}, err
+		}
 	}
 	res, err := adapter.Initiate(ctx, r.payment())
 	if err != nil {
@@ -146,6 +165,13 @@ func (s *Service) createRemote(ctx context.Context, adapter providers.PaymentAda
 	}
 	return answer(out, res)
 }
+
+// The recovery points of requests that call a remote provider: the intent
+// committed (processing) and about to be sent, or claimed for a step.
+const (
+	pointInitiate = "payment_intent.initiate"
+	pointStep     = "payment_intent.step"
+)
 
 // unknownOutcome answers a provider call whose result is not known: the
 // intent stays processing for reconciliation.
@@ -328,14 +354,23 @@ func (s *Service) step(ctx context.Context, read func() (*record, error), check 
 		if err != nil {
 			return nil, providers.Result{}, err
 		}
-		if err := check(r); err != nil {
-			return r, providers.Result{}, err
-		}
 		adapter, err := s.adapterFor(ctx, r)
 		if err != nil {
 			return r, providers.Result{}, err
 		}
-		if adapter.Remote() {
+		resumed := false
+		if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointStep && rp.Ref == r.ID && adapter.Remote() {
+			// An earlier run of this request claimed the intent and called
+			// the provider, then ended without recording an answer: ask
+			// again under the same provider key, unless the intent settled.
+			if r.Status != Processing {
+				return r, providers.Result{}, nil
+			}
+			resumed = true
+		} else if err := check(r); err != nil {
+			return r, providers.Result{}, err
+		}
+		if adapter.Remote() && !resumed {
 			claimed := *r
 			claimed.Status, claimed.updatedAt = Processing, s.db.Now()
 			err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -348,6 +383,9 @@ func (s *Service) step(ctx context.Context, read func() (*record, error), check 
 			})
 			if errors.Is(err, errLostRace) {
 				continue
+			}
+			if err == nil {
+				err = idempotency.RecoveryPoint(ctx, pointStep, claimed.ID)
 			}
 			if err != nil {
 				return r, providers.Result{}, err

@@ -12,6 +12,7 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
@@ -126,6 +127,9 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	if _, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, pin.Provider); err != nil {
 		return nil, railUnavailable(pin.Provider, err)
 	}
+	if p, ok, err := s.resumed(ctx, pr); ok {
+		return p, err
+	}
 	m, err := merchants.Get(ctx, s.db, pr.MerchantID)
 	if err != nil {
 		return nil, err
@@ -165,9 +169,45 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 		return nil, err
 	}
 	if claimID != "" {
-		s.dispatchInline(ctx, claimID, p)
+		if err := s.sendInline(ctx, claimID, p); err != nil {
+			return nil, err
+		}
 	}
 	return s.reload(ctx, p)
+}
+
+// pointDispatch is the recovery point of a request that sends a single
+// payout (create, approve, release): the payout and its claim committed,
+// about to be sent to its rail.
+const pointDispatch = "payout.dispatch"
+
+// sendInline sends a payout the request claimed and records the answer in
+// the request's unit of work. Before a call that leaves the process (a live
+// rail) it commits the request's writes with a recovery point, so a crash
+// during the call cannot lose the payout the rail may have paid.
+func (s *Service) sendInline(ctx context.Context, claimID string, p *Payout) error {
+	rail, err := s.rails.For(ctx, p.MerchantID, p.Livemode, p.Provider)
+	if err == nil && providers.AnswersInProcess(rail, providers.PayoutRequest{Provider: p.Provider, Scenario: p.Scenario}) {
+		s.dispatchInline(ctx, claimID, p)
+		return nil
+	}
+	if err := idempotency.RecoveryPoint(ctx, pointDispatch, p.ID); err != nil {
+		return err
+	}
+	s.dispatchInline(ctx, claimID, p)
+	return nil
+}
+
+// resumed answers a request whose earlier run sent a payout and ended
+// without an answer (see sendInline): the payout as it is now. The
+// dispatcher asks the rail about it once its claim's lease runs out.
+func (s *Service) resumed(ctx context.Context, pr auth.Principal) (*Payout, bool, error) {
+	rp, ok := idempotency.Resuming(ctx)
+	if !ok || rp.Point != pointDispatch {
+		return nil, false, nil
+	}
+	p, err := s.Get(ctx, pr, rp.Ref)
+	return p, true, err
 }
 
 // newPayout builds a payout from validated input: held on a screening hit,
@@ -287,6 +327,9 @@ func (s *Service) List(ctx context.Context, pr auth.Principal, f ListParams, pag
 // must not be its creator, 403 self_approval_not_allowed). A single payout
 // is then sent at once; a batch row waits for its batch's dispatcher.
 func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*Payout, error) {
+	if p, ok, err := s.resumed(ctx, pr); ok {
+		return p, err
+	}
 	var p *Payout
 	var claimID string
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -307,7 +350,9 @@ func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*P
 		return nil, err
 	}
 	if claimID != "" {
-		s.dispatchInline(ctx, claimID, p)
+		if err := s.sendInline(ctx, claimID, p); err != nil {
+			return nil, err
+		}
 	}
 	return s.reload(ctx, p)
 }
@@ -328,6 +373,9 @@ func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, n
 	}
 	if utf8.RuneCountInString(note) > maxReviewNote {
 		return nil, errs.Invalid("note", "parameter_too_long", "note is at most %d characters", maxReviewNote)
+	}
+	if p, ok, err := s.resumed(ctx, pr); ok {
+		return p, err
 	}
 	var p *Payout
 	var claimID string
@@ -356,7 +404,9 @@ func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, n
 		return nil, err
 	}
 	if claimID != "" {
-		s.dispatchInline(ctx, claimID, p)
+		if err := s.sendInline(ctx, claimID, p); err != nil {
+			return nil, err
+		}
 	}
 	return s.reload(ctx, p)
 }

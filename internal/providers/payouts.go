@@ -69,6 +69,21 @@ type PayoutAdapter interface {
 	PayoutTimeout() time.Duration
 }
 
+// InProcessPayouts is implemented by a payout adapter that may answer some
+// requests at once without leaving the process (the sandbox, except when it
+// simulates a timeout). Before any other call, the request that sends a
+// payout commits what it wrote with a recovery point on its Idempotency-Key.
+type InProcessPayouts interface {
+	AnswersInProcess(req PayoutRequest) bool
+}
+
+// AnswersInProcess reports whether a answers req without leaving the process
+// or waiting.
+func AnswersInProcess(a PayoutAdapter, req PayoutRequest) bool {
+	l, ok := a.(InProcessPayouts)
+	return ok && l.AnswersInProcess(req)
+}
+
 // ErrPayoutRailUnavailable is returned by PayoutRails.For when no adapter
 // serves the provider in that mode (a live provider not connected, or live
 // adapters not configured).

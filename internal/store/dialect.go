@@ -1,10 +1,14 @@
 package store
 
 import (
+	"database/sql/driver"
 	"errors"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
@@ -115,6 +119,29 @@ func isTransient(err error) bool {
 		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
 	}
 	return false
+}
+
+// IsConnLost reports whether err means the database connection died (the
+// server restarted, or an operator ran pg_terminate_backend): the
+// transaction on it is gone, and nothing of it was applied unless the error
+// came from COMMIT itself (ErrCommitUnknown).
+func IsConnLost(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		// Class 08: connection exception; 57P01-57P03: the server is
+		// shutting down, crashed or not yet accepting connections.
+		return strings.HasPrefix(pg.Code, "08") || pg.Code == "57P01" || pg.Code == "57P02" || pg.Code == "57P03"
+	}
+	var op *net.OpError
+	return errors.As(err, &op)
 }
 
 type joined struct{ kind, cause error }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -48,6 +49,27 @@ type DB struct {
 	// cache holds immutable lookups (ids that never change once created)
 	// for this database only.
 	cache *sync.Map
+	// onCommit, when set (tests), is told of every commit with the context
+	// that made it.
+	onCommit atomic.Pointer[func(context.Context)]
+}
+
+// OnCommit makes fn hear of every commit this DB makes (a transaction's, a
+// unit of work's checkpoint or commit, or a statement run outside a
+// transaction), with the context it was made under; nil stops it. Tests use
+// it to count the commits of one request.
+func (db *DB) OnCommit(fn func(ctx context.Context)) {
+	if fn == nil {
+		db.onCommit.Store(nil)
+		return
+	}
+	db.onCommit.Store(&fn)
+}
+
+func (db *DB) committed(ctx context.Context) {
+	if f := db.onCommit.Load(); f != nil {
+		(*f)(ctx)
+	}
 }
 
 // Open connects to url: "sqlite:PATH" (or a bare path ending .db) or
@@ -118,8 +140,18 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 // (the stored precision).
 func (db *DB) Now() time.Time { return db.Clock().UTC().Truncate(time.Microsecond) }
 
-// Exec runs a statement outside a transaction.
+// Exec runs a statement outside a transaction, or in the unit of work ctx
+// carries (opening its transaction if needed: a statement is a write).
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if u := db.joinable(ctx); u != nil {
+		var r sql.Result
+		err := u.run(ctx, func(tx *Tx) error {
+			var err error
+			r, err = tx.Exec(ctx, q, args...)
+			return err
+		})
+		return r, err
+	}
 	if db.writeLock != nil {
 		if err := db.lockWrite(ctx); err != nil {
 			return nil, err
@@ -127,18 +159,37 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 		defer db.unlockWrite()
 	}
 	r, err := db.sql.ExecContext(ctx, db.dialect.Rebind(q), args...)
+	if err == nil {
+		db.committed(ctx)
+	}
 	return r, translate(err)
 }
 
-// Query runs a query outside a transaction.
+// Query runs a query outside a transaction; when ctx carries a unit of work
+// with an open transaction, in it, so a request reads its own writes.
 func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if tx := db.unitTx(ctx); tx != nil {
+		return tx.Query(ctx, q, args...)
+	}
 	r, err := db.sql.QueryContext(ctx, db.dialect.Rebind(q), args...)
 	return r, translate(err)
 }
 
-// QueryRow runs a single-row query outside a transaction.
+// QueryRow runs a single-row query outside a transaction (or in the open
+// transaction of ctx's unit of work, as Query).
 func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if tx := db.unitTx(ctx); tx != nil {
+		return tx.QueryRow(ctx, q, args...)
+	}
 	return db.sql.QueryRowContext(ctx, db.dialect.Rebind(q), args...)
+}
+
+// unitTx is the open transaction of ctx's unit of work on db, if any.
+func (db *DB) unitTx(ctx context.Context) *Tx {
+	if u := db.joinable(ctx); u != nil {
+		return u.openTx()
+	}
+	return nil
 }
 
 // Ping checks the connection.
@@ -198,14 +249,23 @@ func (tx *Tx) Now() time.Time { return tx.now }
 func (tx *Tx) AfterCommit(fn func()) { tx.after = append(tx.after, fn) }
 
 // InTx runs fn in a transaction, committing when it returns nil. Transient
-// failures (SQLite busy, PostgreSQL serialization failure or deadlock) are
-// retried with the whole of fn, so fn must not have effects outside the
-// transaction.
+// failures (SQLite busy, PostgreSQL serialization failure or deadlock) and a
+// pooled connection the server closed before the commit are retried with the
+// whole of fn, so fn must not have effects outside the transaction.
+//
+// When ctx carries a unit of work (see Unit), InTx joins it instead: fn runs
+// under a savepoint of the unit's one transaction and nothing commits until
+// the unit's owner commits it; a failing fn is undone alone. Failures that
+// break the transaction are then not retried here but by the unit's owner,
+// which runs the whole request again.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if u := db.joinable(ctx); u != nil {
+		return u.run(ctx, fn)
+	}
 	var err error
 	for attempt := 0; attempt < 8; attempt++ {
 		err = db.inTxOnce(ctx, fn)
-		if err == nil || !isTransient(err) {
+		if err == nil || !(isTransient(err) || (IsConnLost(err) && !errors.Is(err, ErrCommitUnknown))) {
 			return err
 		}
 		select {
@@ -242,8 +302,9 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return err
 	}
 	if err = stx.Commit(); err != nil {
-		return translate(err)
+		return errorJoin(ErrCommitUnknown, translate(err))
 	}
+	db.committed(ctx)
 	for _, f := range tx.after {
 		f()
 	}
@@ -272,4 +333,28 @@ func MicrosPtr(t *time.Time) any {
 		return nil
 	}
 	return t.UnixMicro()
+}
+
+// InSnapshot runs fn in a read-only transaction that sees the database at
+// one moment, so a check over several queries (ledger.Verify) is consistent
+// while payd keeps writing. On PostgreSQL it is a REPEATABLE READ READ ONLY
+// transaction and blocks no one; on SQLite it holds the writer for its
+// length (SQLite's reads are consistent only inside one transaction, and
+// payd's transactions there always take the writer). Nothing fn writes is
+// kept.
+func (db *DB) InSnapshot(ctx context.Context, fn func(tx *Tx) error) error {
+	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	if db.writeLock != nil {
+		if err := db.lockWrite(ctx); err != nil {
+			return err
+		}
+		defer db.unlockWrite()
+		opts = nil
+	}
+	stx, err := db.sql.BeginTx(ctx, opts)
+	if err != nil {
+		return translate(err)
+	}
+	defer stx.Rollback()
+	return fn(&Tx{tx: stx, dialect: db.dialect, now: db.Now(), cache: db.cache})
 }

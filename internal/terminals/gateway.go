@@ -40,6 +40,12 @@ type Authorization struct {
 	Message     string // on decline, for last_error.message
 }
 
+// InProcess is implemented by a gateway that answers without leaving the
+// process (the sandbox). Before asking any other gateway, a payment commits
+// what it wrote so far with a recovery point on its Idempotency-Key, so a
+// crash during the call cannot lose the record of a card sent to the network.
+type InProcess interface{ InProcess() bool }
+
 // GatewaySelector returns the gateway for a mode, or an error (503) when the
 // mode has none; it is called before anything is written.
 type GatewaySelector func(livemode bool) (Gateway, error)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/payments"
@@ -106,6 +107,13 @@ func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey
 		// payd never sends an expired card to the network; the issuer would decline it.
 		cp.DeclineCode = DeclineExpiredCard
 	} else {
+		if local, ok := gw.(InProcess); !ok || !local.InProcess() {
+			// A retry resumes here: acceptKSN finds this payment by its
+			// key and the gateway answers its reference again.
+			if err := idempotency.RecoveryPoint(ctx, "terminal_payment.authorize", payID); err != nil {
+				return payments.Intent{}, err
+			}
+		}
 		auth, err := gw.Authorize(ctx, AuthorizationRequest{Reference: payID, MerchantID: p.MerchantID, TerminalID: t.ID,
 			Card: read, AmountMinor: cp.AmountMinor, Currency: cp.Currency})
 		if err != nil {

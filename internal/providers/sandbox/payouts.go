@@ -38,6 +38,12 @@ func NewPayoutRail(timeoutDelay time.Duration) *PayoutRail {
 	return &PayoutRail{TimeoutDelay: timeoutDelay}
 }
 
+// AnswersInProcess says the sandbox answers at once, except for a
+// network_timeout, which waits TimeoutDelay.
+func (r *PayoutRail) AnswersInProcess(req providers.PayoutRequest) bool {
+	return req.Scenario != providers.NetworkTimeout.Name
+}
+
 // SendPayout answers the payout's scenario.
 func (r *PayoutRail) SendPayout(ctx context.Context, req providers.PayoutRequest) (providers.PayoutResult, error) {
 	if req.Scenario == providers.NetworkTimeout.Name {

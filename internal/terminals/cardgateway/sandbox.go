@@ -29,6 +29,9 @@ const DeclineGeneric = "generic_decline"
 // reaches a network, and keeps no card data.
 type Sandbox struct{}
 
+// InProcess says the sandbox answers without leaving the process.
+func (Sandbox) InProcess() bool { return true }
+
 // Authorize approves every card but CardDeclined, with an authorisation code
 // derived from the request's reference, so a retried reference gets the same
 // code as a real gateway's idempotent retry would.

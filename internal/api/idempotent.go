@@ -1,0 +1,183 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/idempotency"
+	"github.com/payd/payd/internal/store"
+)
+
+// maxRuns bounds how often one idempotent request is run again because its
+// unit of work lost its connection or met a transient conflict before
+// anything of it committed.
+const maxRuns = 3
+
+// idempotent runs h under an idempotency key as one unit of work: the key's
+// claim, everything h writes and the response h answers commit in one
+// transaction, and only then is the response sent. A stored answer is
+// replayed byte for byte with Idempotent-Replayed: true.
+//
+// The response is buffered until the commit, so a client never sees an
+// answer the database does not hold. A run whose unit of work lost its
+// connection (or met a deadlock) before anything committed is run again
+// here, with the same body; a commit whose outcome is unknown is settled by
+// looking the key up again (its stored answer proves the commit).
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h HandlerFunc) {
+	if len(key) > 255 {
+		WriteError(w, r, errs.Invalid("Idempotency-Key", "idempotency_key_invalid", "Idempotency-Key must be at most 255 characters"))
+		return
+	}
+	body, err := ReadBody(r)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
+	p := auth.Must(r.Context())
+	req := idempotency.Request{Scope: idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID},
+		Key: key, Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, body)}
+	// A duplicate arriving at this process while the first still runs is
+	// refused at once (409); one arriving at another process cannot see a
+	// claim that has not committed, so it runs until its first write, waits
+	// there for the first's commit and replays its answer.
+	running := req.MerchantID + "\x00" + strconv.FormatBool(req.Livemode) + "\x00" + req.PrincipalID + "\x00" + key
+	if _, busy := s.running.LoadOrStore(running, struct{}{}); busy {
+		WriteError(w, r, idempotency.ErrInUse)
+		return
+	}
+	defer s.running.Delete(running)
+	for run := 1; ; run++ {
+		found, err := idempotency.Lookup(r.Context(), s.cfg.DB, req)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		if found.Replay != nil {
+			writeReplay(w, found.Replay)
+			return
+		}
+		ctx, claim := idempotency.Start(r.Context(), s.cfg.DB, req, found.Resume)
+		rr := r.WithContext(ctx)
+		rr.Body = io.NopCloser(bytes.NewReader(body))
+		resp := newBufferedResponse()
+		if err := h(resp, rr); err != nil {
+			WriteError(resp, rr, err)
+		}
+		if again := s.settle(w, r, claim, resp); !again || run == maxRuns {
+			if again {
+				WriteError(w, r, errs.Internal(claim.Unit().Err()))
+			}
+			return
+		}
+		LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", claim.Unit().Err())
+	}
+}
+
+// settle commits or rolls back one run of an idempotent request and answers
+// it; it returns true, having answered nothing, when the request should run
+// again.
+func (s *Server) settle(w http.ResponseWriter, r *http.Request, claim *idempotency.Claim, resp *bufferedResponse) (again bool) {
+	bg := context.WithoutCancel(r.Context())
+	unit := claim.Unit()
+	if stored := claim.Replayed(); stored != nil {
+		claim.Abort(bg)
+		writeReplay(w, stored)
+		return false
+	}
+	if err := claim.Refused(); err != nil {
+		claim.Abort(bg)
+		WriteError(w, r, err)
+		return false
+	}
+	if unit.Retryable() {
+		claim.Abort(bg)
+		return true
+	}
+	if !storable(resp.status, unit) {
+		if err := claim.Abort(bg); err != nil {
+			LoggerFrom(r.Context()).Error("release idempotency key", "err", err)
+		}
+		resp.send(w)
+		return false
+	}
+	err := claim.Finish(bg, idempotency.Stored{Status: resp.status, ContentType: resp.header.Get("Content-Type"), Body: resp.buf.Bytes()})
+	switch {
+	case err == nil:
+		resp.send(w)
+		return false
+	case errors.Is(err, store.ErrCommitUnknown) || store.IsConnLost(err):
+		// Whether it committed shows in the key: the next run replays
+		// the stored answer, or runs the request again.
+		return true
+	}
+	WriteError(w, r, errs.Internal(err))
+	return false
+}
+
+// storable reports whether an answer becomes the key's stored answer. Below
+// 500 always (a validation error replays too). A provider's 502 or 504
+// after the request recorded the provider's outcome (an intent canceled on
+// a timeout) is stored with it, since that outcome must not be recorded
+// twice. Any other 5xx (503 unavailable, 500) and a client that went away
+// (499) roll the request back: no key is left, or the key stays at its last
+// recovery point, and a retry runs cleanly.
+func storable(status int, unit *store.Unit) bool {
+	switch {
+	case status < 499:
+		return true
+	case status == http.StatusBadGateway || status == http.StatusGatewayTimeout:
+		return unit.Wrote() && unit.Err() == nil
+	}
+	return false
+}
+
+func writeReplay(w http.ResponseWriter, stored *idempotency.Stored) {
+	w.Header().Set("Idempotent-Replayed", "true")
+	if stored.ContentType != "" {
+		w.Header().Set("Content-Type", stored.ContentType)
+	}
+	w.WriteHeader(stored.Status)
+	w.Write(stored.Body)
+}
+
+// bufferedResponse holds a handler's answer until its unit of work has
+// committed.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	wrote  bool
+	buf    bytes.Buffer
+}
+
+func newBufferedResponse() *bufferedResponse {
+	return &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(code int) {
+	if !b.wrote {
+		b.status, b.wrote = code, true
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.wrote = true
+	return b.buf.Write(p)
+}
+
+// send writes the held answer to w.
+func (b *bufferedResponse) send(w http.ResponseWriter) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(b.status)
+	w.Write(b.buf.Bytes())
+}

@@ -1,0 +1,316 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"sync"
+)
+
+// A Unit is one request's unit of work: every DB.InTx (and DB.Exec, Query,
+// QueryRow) made with a context that carries it joins one database
+// transaction, so all of a request's writes commit together, once, when the
+// request's owner (the HTTP idempotency middleware) calls Commit.
+//
+// The transaction opens lazily, at the first write: a request that validates,
+// sleeps or calls a provider before it writes holds no connection and, on
+// SQLite, not the writer. Each joined InTx runs under a savepoint, so a fn
+// that fails is undone alone and the caller can go on (answer 4xx, try
+// another step) exactly as if its own transaction had rolled back; a nested
+// InTx is a nested savepoint. A failure that breaks the transaction itself
+// (a lost connection, a deadlock, SQLite busy) poisons the unit: every later
+// call returns that error and the owner rolls the whole unit back (and may run
+// the request again, see Retryable).
+//
+// Checkpoint commits what the unit wrote so far and leaves it open for more
+// (the "atomic phases" of a request that must call a provider between two
+// writes); the next write opens a new transaction.
+type Unit struct {
+	db    *DB
+	hooks UnitHooks
+
+	mu     sync.Mutex
+	stx    *sql.Tx
+	tx     *Tx
+	locked bool // holds the SQLite writer
+	closed bool
+	broken error // sticky failure that poisoned the transaction
+	wrote  bool  // a joined fn succeeded in the open transaction
+	sp     int   // savepoint names
+	opens  int   // transactions opened
+	phases int   // transactions committed
+}
+
+// UnitHooks are the owner's statements in each transaction of a unit.
+type UnitHooks struct {
+	// Open runs first in every transaction the unit opens; first is true in
+	// the unit's first. The idempotency middleware claims its key here, so
+	// the claim and the effect commit together; an error here fails the
+	// write that opened the transaction, and the unit with it.
+	Open func(ctx context.Context, tx *Tx, first bool) error
+}
+
+type unitKey struct{}
+
+// NewUnit returns ctx carrying a new unit of work on db.
+func (db *DB) NewUnit(ctx context.Context, hooks UnitHooks) (context.Context, *Unit) {
+	u := &Unit{db: db, hooks: hooks}
+	return context.WithValue(ctx, unitKey{}, u), u
+}
+
+// UnitFrom returns the unit of work ctx carries, or nil.
+func UnitFrom(ctx context.Context) *Unit {
+	u, _ := ctx.Value(unitKey{}).(*Unit)
+	return u
+}
+
+// joinable returns the unit of ctx that InTx on db should join, if any. A
+// unit that was already committed or rolled back (a goroutine outliving its
+// request) is not joined: such writes run in their own transaction.
+func (db *DB) joinable(ctx context.Context) *Unit {
+	u := UnitFrom(ctx)
+	if u == nil || u.db != db {
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return nil
+	}
+	return u
+}
+
+// openTx returns the unit's transaction if one is open.
+func (u *Unit) openTx() *Tx {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed || u.broken != nil {
+		return nil
+	}
+	return u.tx
+}
+
+// Err is the failure that poisoned the unit, or nil.
+func (u *Unit) Err() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.broken
+}
+
+// Wrote reports whether a write is waiting in the open transaction.
+func (u *Unit) Wrote() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.tx != nil && u.wrote
+}
+
+// Opened reports whether the unit has an open transaction.
+func (u *Unit) Opened() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.tx != nil
+}
+
+// Phases is how many of the unit's transactions committed (by Checkpoint).
+func (u *Unit) Phases() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.phases
+}
+
+// Retryable reports whether the whole request may simply be run again: the
+// unit failed on a lost connection or a transient conflict, and nothing of it
+// has committed.
+func (u *Unit) Retryable() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.broken != nil && u.phases == 0 && (isTransient(u.broken) || IsConnLost(u.broken))
+}
+
+// open begins the unit's transaction if none is open and runs the Open hook.
+func (u *Unit) open(ctx context.Context) (*Tx, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.broken != nil {
+		return nil, u.broken
+	}
+	if u.tx != nil {
+		return u.tx, nil
+	}
+	db := u.db
+	// The unit outlives any one call; its owner ends it, not a cancelled
+	// client connection.
+	bg := context.WithoutCancel(ctx)
+	if db.writeLock != nil {
+		if err := db.lockWrite(ctx); err != nil {
+			return nil, err
+		}
+		u.locked = true
+	}
+	stx, err := db.sql.BeginTx(bg, nil)
+	if err != nil {
+		u.unlock()
+		return nil, translate(err)
+	}
+	u.stx = stx
+	u.tx = &Tx{tx: stx, dialect: db.dialect, now: db.Now(), cache: db.cache}
+	u.wrote = false
+	first := u.opens == 0
+	u.opens++
+	if u.hooks.Open != nil {
+		if err := u.hooks.Open(bg, u.tx, first); err != nil {
+			u.broken = err
+			u.rollbackLocked()
+			return nil, err
+		}
+	}
+	return u.tx, nil
+}
+
+func (u *Unit) unlock() {
+	if u.locked {
+		u.db.unlockWrite()
+		u.locked = false
+	}
+}
+
+// fail poisons the unit with err (the transaction can no longer be used).
+func (u *Unit) fail(err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.broken == nil {
+		u.broken = err
+	}
+	u.rollbackLocked()
+}
+
+func (u *Unit) rollbackLocked() {
+	if u.stx != nil {
+		u.stx.Rollback()
+	}
+	u.stx, u.tx, u.wrote = nil, nil, false
+	u.unlock()
+}
+
+// run runs fn under a savepoint of the unit's transaction.
+func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	tx, err := u.open(ctx)
+	if err != nil {
+		return err
+	}
+	bg := context.WithoutCancel(ctx)
+	u.mu.Lock()
+	u.sp++
+	sp := "payd_sp" + strconv.Itoa(u.sp)
+	u.mu.Unlock()
+	if _, err := tx.tx.ExecContext(bg, "SAVEPOINT "+sp); err != nil {
+		err = translate(err)
+		u.fail(err)
+		return err
+	}
+	after := len(tx.after)
+	defer func() {
+		if p := recover(); p != nil {
+			u.fail(errors.New("store: panic inside a unit of work"))
+			panic(p)
+		}
+	}()
+	if err = fn(tx); err != nil {
+		if isTransient(err) || IsConnLost(err) {
+			u.fail(err)
+			return err
+		}
+		if _, rerr := tx.tx.ExecContext(bg, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
+			u.fail(translate(rerr))
+			return err
+		}
+		tx.after = tx.after[:after]
+		return err
+	}
+	if _, err := tx.tx.ExecContext(bg, "RELEASE SAVEPOINT "+sp); err != nil {
+		err = translate(err)
+		u.fail(err)
+		return err
+	}
+	u.mu.Lock()
+	u.wrote = true
+	u.mu.Unlock()
+	return nil
+}
+
+// Checkpoint runs last (if not nil) in the unit's transaction and commits it,
+// leaving the unit open for further writes in a new transaction. Without an
+// open transaction and without last it does nothing. A commit that fails
+// poisons the unit.
+func (u *Unit) Checkpoint(ctx context.Context, last func(tx *Tx) error) error {
+	return u.commit(ctx, last, false)
+}
+
+// Commit runs last (if not nil) in the unit's transaction, opening one if
+// none is open, commits it and ends the unit. Without last and without an
+// open transaction it only ends the unit.
+func (u *Unit) Commit(ctx context.Context, last func(tx *Tx) error) error {
+	return u.commit(ctx, last, true)
+}
+
+func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) error {
+	if last == nil && !u.Opened() {
+		if end {
+			u.Rollback()
+		}
+		return u.Err()
+	}
+	if last != nil {
+		if err := u.run(ctx, last); err != nil {
+			if end {
+				u.Rollback()
+			}
+			return err
+		}
+	}
+	u.mu.Lock()
+	if u.broken != nil {
+		err := u.broken
+		u.mu.Unlock()
+		if end {
+			u.Rollback()
+		}
+		return err
+	}
+	stx, tx := u.stx, u.tx
+	err := stx.Commit()
+	u.stx, u.tx, u.wrote = nil, nil, false
+	u.unlock()
+	if err != nil {
+		err = errorJoin(ErrCommitUnknown, translate(err))
+		u.broken = err
+	} else {
+		u.phases++
+	}
+	if end {
+		u.closed = true
+	}
+	u.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	u.db.committed(ctx)
+	for _, f := range tx.after {
+		f()
+	}
+	return nil
+}
+
+// Rollback undoes what the open transaction wrote and ends the unit. What
+// earlier checkpoints committed stays.
+func (u *Unit) Rollback() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.rollbackLocked()
+	u.closed = true
+}
+
+// ErrCommitUnknown wraps a failed COMMIT: the database may or may not have
+// applied the transaction (its connection died while committing).
+var ErrCommitUnknown = errors.New("store: commit outcome unknown")

@@ -1,0 +1,203 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+func countMerchants(t *testing.T, db *store.DB, prefix string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE id LIKE ?", prefix+"%").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func insertMerchant(ctx context.Context, tx *store.Tx, id string) error {
+	_, err := tx.Exec(ctx, "INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)", id, id, 1)
+	return err
+}
+
+// TestUnitCommitsOnce: every InTx under a unit joins one transaction that
+// commits once; a failing InTx is undone alone (its savepoint); reads through
+// the DB see the unit's own writes; a rolled-back unit leaves nothing.
+func TestUnitCommitsOnce(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		var commits atomic.Int64
+		db.OnCommit(func(context.Context) { commits.Add(1) })
+		defer db.OnCommit(nil)
+		opened := 0
+		ctx, u := db.NewUnit(context.Background(), store.UnitHooks{Open: func(ctx context.Context, tx *store.Tx, first bool) error {
+			opened++
+			return nil
+		}})
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u1") }); err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("boom")
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := insertMerchant(ctx, tx, "mer_u2"); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("failing fn: %v", err)
+		}
+		// A unique violation inside the unit does not break it (PostgreSQL
+		// would abort the whole transaction without the savepoint).
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u1") }); !store.IsConflict(err) {
+			t.Fatalf("duplicate in unit: %v", err)
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			return db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u3") })
+		}); err != nil {
+			t.Fatalf("nested: %v", err)
+		}
+		var n int
+		db.QueryRow(ctx, "SELECT COUNT(*) FROM merchants WHERE id LIKE 'mer_u%'").Scan(&n)
+		if n != 2 {
+			t.Fatalf("the unit reads %d of its rows, want 2", n)
+		}
+		if got := countMerchants(t, db, "mer_u"); got != 0 {
+			t.Fatalf("%d rows visible before the commit", got)
+		}
+		if commits.Load() != 0 {
+			t.Fatalf("%d commits before Commit", commits.Load())
+		}
+		if err := u.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if commits.Load() != 1 || opened != 1 || countMerchants(t, db, "mer_u") != 2 {
+			t.Fatalf("commits %d, opened %d, rows %d", commits.Load(), opened, countMerchants(t, db, "mer_u"))
+		}
+		// After the unit ended, InTx with its context runs on its own.
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u4") }); err != nil || countMerchants(t, db, "mer_u") != 3 {
+			t.Fatalf("after the unit: %v", err)
+		}
+
+		ctx2, u2 := db.NewUnit(context.Background(), store.UnitHooks{})
+		if err := db.InTx(ctx2, func(tx *store.Tx) error { return insertMerchant(ctx2, tx, "mer_r1") }); err != nil {
+			t.Fatal(err)
+		}
+		if err := u2.Checkpoint(ctx2, nil); err != nil || countMerchants(t, db, "mer_r") != 1 {
+			t.Fatalf("checkpoint: %v", err)
+		}
+		if err := db.InTx(ctx2, func(tx *store.Tx) error { return insertMerchant(ctx2, tx, "mer_r2") }); err != nil {
+			t.Fatal(err)
+		}
+		u2.Rollback()
+		if got := countMerchants(t, db, "mer_r"); got != 1 || u2.Phases() != 1 {
+			t.Fatalf("after rollback: %d rows, %d phases; want the checkpoint's 1", got, u2.Phases())
+		}
+	})
+}
+
+// terminate ends PostgreSQL backends from a connection outside db's pool,
+// as an operator's pg_terminate_backend or a restart would.
+func terminate(t *testing.T, admin *store.DB, pids ...int) {
+	t.Helper()
+	for _, pid := range pids {
+		if _, err := admin.Exec(context.Background(), "SELECT pg_terminate_backend(?)", pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDeadConnectionIsRetried: a pooled connection the server closed is
+// retried transparently, whether it died idle in the pool (fresh) or in the
+// middle of a transaction (mid-load), and the transaction applies once.
+func TestDeadConnectionIsRetried(t *testing.T) {
+	url := storetest.URL(t, storetest.Postgres)
+	ctx := context.Background()
+	db, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+
+	t.Run("fresh", func(t *testing.T) {
+		// Hold every connection the pool will hand out, note their
+		// backends, return them idle, and kill them all.
+		var pids []int
+		var conns []interface{ Close() error }
+		for i := 0; i < 4; i++ {
+			c, err := db.SQL().Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pid int
+			if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			pids, conns = append(pids, pid), append(conns, c)
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+		terminate(t, admin, pids...)
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_f1") }); err != nil {
+			t.Fatalf("InTx on a killed pool: %v", err)
+		}
+		if countMerchants(t, db, "mer_f") != 1 {
+			t.Fatal("the row is missing")
+		}
+	})
+
+	t.Run("mid-load", func(t *testing.T) {
+		attempts := 0
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			attempts++
+			if err := insertMerchant(ctx, tx, "mer_m1"); err != nil {
+				return err
+			}
+			if attempts == 1 {
+				var pid int
+				if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+					return err
+				}
+				terminate(t, admin, pid)
+			}
+			return insertMerchant(ctx, tx, "mer_m2")
+		})
+		if err != nil {
+			t.Fatalf("InTx whose backend died mid-transaction: %v", err)
+		}
+		if attempts != 2 || countMerchants(t, db, "mer_m") != 2 {
+			t.Fatalf("attempts %d, rows %d", attempts, countMerchants(t, db, "mer_m"))
+		}
+	})
+
+	t.Run("unit", func(t *testing.T) {
+		uctx, u := db.NewUnit(ctx, store.UnitHooks{})
+		err := db.InTx(uctx, func(tx *store.Tx) error {
+			var pid int
+			if err := tx.QueryRow(uctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+				return err
+			}
+			terminate(t, admin, pid)
+			return insertMerchant(uctx, tx, "mer_x1")
+		})
+		if err == nil || !u.Retryable() {
+			t.Fatalf("a unit whose backend died: err %v, retryable %v", err, u.Retryable())
+		}
+		u.Rollback()
+		if countMerchants(t, db, "mer_x") != 0 {
+			t.Fatal("a dead unit left a row")
+		}
+	})
+}
