@@ -62,10 +62,10 @@ func (s *seeder) seed(ctx context.Context, to int) error {
 		var accts []string
 		for k := range s.mids {
 			for _, a := range [][2]string{{"pending", ""}, {"provider_clearing", "bank_a"}, {"provider_clearing", "bank_b"}, {"provider_clearing", "wallet_c"}} {
-				accts = append(accts, fmt.Sprintf("('la_seed_%d_%s', '%s', FALSE, 'DJF', '%s', '%s', 0, %d)", k, a[0]+a[1], s.mids[k], a[0], a[1], nowUS))
+				accts = append(accts, fmt.Sprintf("('la_seed_%d_%s', '%s', FALSE, 'DJF', '%s', '%s', %d)", k, a[0]+a[1], s.mids[k], a[0], a[1], nowUS))
 			}
 		}
-		stmts = append(stmts, "INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, balance, created_at) VALUES "+strings.Join(accts, ", "))
+		stmts = append(stmts, "INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, created_at) VALUES "+strings.Join(accts, ", "))
 	}
 	stmts = append(stmts,
 		gen+`INSERT INTO payment_intents (id, merchant_id, livemode, status, amount_minor, amount_captured_minor,
@@ -84,8 +84,10 @@ func (s *seeder) seed(ctx context.Context, to int) error {
 		SELECT 'ltx_' || `+num+`, 'la_seed_' || `+midx+` || '_pending', 'DJF', `+amount+` FROM g WHERE `+succeeded,
 		gen+`INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
 		SELECT 'ltx_' || `+num+`, 'la_seed_' || `+midx+` || '_provider_clearing' || `+provider+`, 'DJF', -`+amount+` FROM g WHERE `+succeeded,
-		`UPDATE ledger_accounts SET balance = (SELECT COALESCE(SUM(amount), 0) FROM ledger_entries e WHERE e.account_id = ledger_accounts.id)
-		WHERE id LIKE 'la_seed_%'`,
+		// The seeded accounts' balances (one slot each) are the sums of their entries.
+		`DELETE FROM ledger_balances WHERE account_id LIKE 'la_seed_%'`,
+		`INSERT INTO ledger_balances (account_id, slot, balance)
+		SELECT account_id, 0, SUM(amount) FROM ledger_entries WHERE account_id LIKE 'la_seed_%' GROUP BY account_id`,
 	)
 	if pg {
 		// What autovacuum does shortly after a bulk load.

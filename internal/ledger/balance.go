@@ -19,8 +19,10 @@ type Balance struct {
 // Balances returns the merchant's merchant-facing balances per currency for
 // one mode, sorted by currency.
 func Balances(ctx context.Context, q store.Querier, merchantID string, livemode bool) ([]Balance, error) {
-	rows, err := q.Query(ctx, `SELECT currency, kind, balance FROM ledger_accounts
-		WHERE merchant_id = ? AND livemode = ? AND kind IN ('available','reserved','pending')`, merchantID, livemode)
+	rows, err := q.Query(ctx, `SELECT a.currency, a.kind, CAST(COALESCE(SUM(b.balance), 0) AS BIGINT)
+		FROM ledger_accounts a LEFT JOIN ledger_balances b ON b.account_id = a.id
+		WHERE a.merchant_id = ? AND a.livemode = ? AND a.kind IN ('available','reserved','pending')
+		GROUP BY a.currency, a.kind`, merchantID, livemode)
 	if err != nil {
 		return nil, err
 	}
@@ -60,17 +62,17 @@ func Balances(ctx context.Context, q store.Querier, merchantID string, livemode 
 // AccountBalance returns one account's balance (0 when it does not exist yet).
 func AccountBalance(ctx context.Context, q store.Querier, a AccountRef) (int64, error) {
 	var bal int64
-	err := q.QueryRow(ctx, `SELECT balance FROM ledger_accounts WHERE merchant_id = ? AND livemode = ? AND currency = ? AND kind = ? AND provider = ?`,
+	err := q.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(b.balance), 0) AS BIGINT) FROM ledger_accounts a
+		JOIN ledger_balances b ON b.account_id = a.id
+		WHERE a.merchant_id = ? AND a.livemode = ? AND a.currency = ? AND a.kind = ? AND a.provider = ?`,
 		a.MerchantID, a.Livemode, a.Currency, string(a.Kind), a.Provider).Scan(&bal)
-	if store.IsNotFound(err) {
-		return 0, nil
-	}
 	return bal, err
 }
 
 // Verify checks the book's invariants over the whole database: every
 // transaction sums to zero per currency, every currency sums to zero, and
-// every account's balance equals the sum of its entries. Tests call it after
+// every account's balance equals the sum of its entries, and no merchant-facing
+// balance (nor any of its slots) is negative. Tests call it after
 // every scenario.
 func Verify(ctx context.Context, q store.Querier) error {
 	rows, err := q.Query(ctx, `SELECT transaction_id, currency, SUM(amount) FROM ledger_entries
@@ -86,7 +88,8 @@ func Verify(ctx context.Context, q store.Querier) error {
 		return fmt.Errorf("ledger transaction %s is unbalanced in %s by %d", id, cur, s)
 	}
 	rows.Close()
-	rows, err = q.Query(ctx, `SELECT currency, SUM(balance) FROM ledger_accounts GROUP BY currency HAVING SUM(balance) <> 0`)
+	rows, err = q.Query(ctx, `SELECT a.currency, CAST(SUM(b.balance) AS BIGINT) FROM ledger_balances b
+		JOIN ledger_accounts a ON a.id = b.account_id GROUP BY a.currency HAVING SUM(b.balance) <> 0`)
 	if err != nil {
 		return err
 	}
@@ -98,8 +101,10 @@ func Verify(ctx context.Context, q store.Querier) error {
 		return fmt.Errorf("ledger balances in %s sum to %d", cur, s)
 	}
 	rows.Close()
-	rows, err = q.Query(ctx, `SELECT a.id, a.balance, COALESCE(SUM(e.amount), 0) FROM ledger_accounts a
-		LEFT JOIN ledger_entries e ON e.account_id = a.id GROUP BY a.id, a.balance HAVING a.balance <> COALESCE(SUM(e.amount), 0)`)
+	rows, err = q.Query(ctx, `SELECT a.id, COALESCE(b.total, 0), COALESCE(e.total, 0) FROM ledger_accounts a
+		LEFT JOIN (SELECT account_id, CAST(SUM(balance) AS BIGINT) AS total FROM ledger_balances GROUP BY account_id) b ON b.account_id = a.id
+		LEFT JOIN (SELECT account_id, CAST(SUM(amount) AS BIGINT) AS total FROM ledger_entries GROUP BY account_id) e ON e.account_id = a.id
+		WHERE COALESCE(b.total, 0) <> COALESCE(e.total, 0)`)
 	if err != nil {
 		return err
 	}
@@ -110,7 +115,10 @@ func Verify(ctx context.Context, q store.Querier) error {
 		rows.Scan(&id, &bal, &sum)
 		return fmt.Errorf("account %s has balance %d but its entries sum to %d", id, bal, sum)
 	}
-	rows, err = q.Query(ctx, `SELECT id FROM ledger_accounts WHERE kind IN ('available','reserved','pending') AND balance < 0`)
+	// Every slot of a merchant-facing account stays at or above zero (a
+	// stronger rule than the account's sum doing so).
+	rows, err = q.Query(ctx, `SELECT a.id FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
+		WHERE a.kind IN ('available','reserved','pending') AND b.balance < 0`)
 	if err != nil {
 		return err
 	}

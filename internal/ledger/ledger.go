@@ -100,7 +100,8 @@ func (t Transaction) Validate() error {
 	return nil
 }
 
-// Post validates t and writes it inside tx, updating account balances. It
+// Post validates t and writes it inside tx, updating account balances
+// (slots.go: a merchant's concurrent credits do not queue on one row). It
 // returns ErrUnbalanced or ErrInvalidEntry for a malformed transaction and
 // ErrInsufficientFunds when a merchant-facing account would go negative; in
 // every error case the caller must roll back (nothing is left behind when it
@@ -138,35 +139,6 @@ func (a AccountRef) key() string {
 	return fmt.Sprintf("%s|%t|%s|%s|%s", a.MerchantID, a.Livemode, a.Currency, a.Kind, a.Provider)
 }
 
-// applyBalance adds the entry to its account. The guard in the WHERE clause
-// refuses both overflow (SQLite would silently turn an overflowing integer
-// into a float) and a negative merchant-facing balance, in the same write.
-func applyBalance(ctx context.Context, tx *store.Tx, acct string, e Entry) error {
-	var q string
-	var bound int64
-	if e.Amount > 0 {
-		q = "UPDATE ledger_accounts SET balance = balance + ? WHERE id = ? AND balance <= ?"
-		bound = math.MaxInt64 - e.Amount
-	} else if e.Account.Kind.merchantFacing() {
-		q = "UPDATE ledger_accounts SET balance = balance + ? WHERE id = ? AND balance >= ?"
-		bound = -e.Amount
-	} else {
-		q = "UPDATE ledger_accounts SET balance = balance + ? WHERE id = ? AND balance >= ?"
-		bound = math.MinInt64 - e.Amount
-	}
-	res, err := tx.Exec(ctx, q, e.Amount, acct, bound)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		if e.Amount < 0 && e.Account.Kind.merchantFacing() {
-			return fmt.Errorf("%w: %s %s", ErrInsufficientFunds, e.Account.Kind, e.Account.Currency)
-		}
-		return fmt.Errorf("%w: balance of %s %s would overflow", ErrInvalidEntry, e.Account.Kind, e.Account.Currency)
-	}
-	return nil
-}
-
 // accountID finds or creates the account.
 func accountID(ctx context.Context, tx *store.Tx, a AccountRef) (string, error) {
 	// Account ids never change once an account exists, so they are cached
@@ -194,10 +166,16 @@ func lookupOrCreateAccount(ctx context.Context, tx *store.Tx, a AccountRef) (str
 		return "", err
 	}
 	id = ids.New("lac_")
-	if _, err := tx.Exec(ctx, `INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, balance, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (merchant_id, livemode, currency, kind, provider) DO NOTHING`,
-		id, a.MerchantID, a.Livemode, a.Currency, string(a.Kind), a.Provider, store.Micros(tx.Now())); err != nil {
+	res, err := tx.Exec(ctx, `INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (merchant_id, livemode, currency, kind, provider) DO NOTHING`,
+		id, a.MerchantID, a.Livemode, a.Currency, string(a.Kind), a.Provider, store.Micros(tx.Now()))
+	if err != nil {
 		return "", err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		if err := createSlots(ctx, tx, id); err != nil {
+			return "", err
+		}
 	}
 	err = tx.QueryRow(ctx, `SELECT id FROM ledger_accounts WHERE merchant_id = ? AND livemode = ? AND currency = ? AND kind = ? AND provider = ?`,
 		a.MerchantID, a.Livemode, a.Currency, string(a.Kind), a.Provider).Scan(&id)

@@ -146,6 +146,7 @@ func TestCrashDuringFanOut(t *testing.T) {
 				env: append(os.Environ(), "PAYD_ADDR="+addr, "PAYD_DATABASE_URL="+dbURL, "PAYD_SANDBOX_TIMEOUT_DELAY=50ms",
 					"PAYD_RATE_LIMIT=0", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_SECRETS_KEY="+strings.Repeat("5a", 32))}
 			var m struct {
+				MerchantID string   `json:"merchant_id"`
 				SecretKeys []string `json:"secret_keys"`
 			}
 			if err := json.Unmarshal(p.run("merchant", "create", "--name", "Crash test", "--json"), &m); err != nil || len(m.SecretKeys) != 2 {
@@ -159,7 +160,10 @@ func TestCrashDuringFanOut(t *testing.T) {
 					p.kill()
 				}
 			}()
-			n := scaleRows()
+			// payd runs without the race detector here, and fast: under -race
+			// (1,000 rows elsewhere) keep enough rows that the kill lands
+			// mid fan-out.
+			n := max(scaleRows(), 5_000)
 			rows, succeeded, failed, paid := bigRows(n)
 			if st, body := p.call("POST", "/v1/sandbox/topups", m.SecretKeys[0], map[string]any{"currency": "DJF", "amount_minor": 5_000_000}, nil); st != 201 {
 				t.Fatalf("topup %d %s", st, body)
@@ -216,9 +220,8 @@ func TestCrashDuringFanOut(t *testing.T) {
 			}
 			defer db.Close()
 			checkBooks(t, db, b.ID, n, succeeded, failed)
-			var available, reserved int64
-			db.QueryRow(context.Background(), "SELECT balance FROM ledger_accounts WHERE kind = 'available' AND currency = 'DJF'").Scan(&available)
-			db.QueryRow(context.Background(), "SELECT balance FROM ledger_accounts WHERE kind = 'reserved' AND currency = 'DJF'").Scan(&reserved)
+			available, _ := ledger.AccountBalance(context.Background(), db, ledger.AccountRef{MerchantID: m.MerchantID, Currency: "DJF", Kind: ledger.Available})
+			reserved, _ := ledger.AccountBalance(context.Background(), db, ledger.AccountRef{MerchantID: m.MerchantID, Currency: "DJF", Kind: ledger.Reserved})
 			if reserved != 0 || available != 5_000_000-paid {
 				t.Fatalf("available %d reserved %d, want %d and 0", available, reserved, 5_000_000-paid)
 			}

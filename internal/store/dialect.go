@@ -109,6 +109,9 @@ func translate(err error) error {
 
 // isTransient reports whether the whole transaction may simply be run again.
 func isTransient(err error) bool {
+	if errors.Is(err, errGroupAborted) {
+		return true
+	}
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) {
 		return pg.Code == "40001" || pg.Code == "40P01"

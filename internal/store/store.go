@@ -44,6 +44,9 @@ type DB struct {
 	// which allows one writer at a time; waiting on a Go channel is far
 	// cheaper than SQLite's busy-timeout polling. Nil on PostgreSQL.
 	writeLock chan struct{}
+	// group batches SQLite's write transactions into shared commits
+	// (groupcommit.go). Nil on PostgreSQL.
+	group *groupCommit
 	// Clock returns the current time; tests may replace it.
 	Clock func() time.Time
 	// cache holds immutable lookups (ids that never change once created)
@@ -104,7 +107,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		}
 		s.SetMaxOpenConns(8)
 		s.SetMaxIdleConns(8)
-		db = &DB{sql: s, dialect: SQLite, writeLock: make(chan struct{}, 1)}
+		db = &DB{sql: s, dialect: SQLite, writeLock: make(chan struct{}, 1), group: &groupCommit{}}
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite:PATH or postgres://", redactURL(url))
 	}
@@ -214,6 +217,29 @@ type Tx struct {
 	now     time.Time
 	after   []func()
 	cache   *sync.Map
+	// shield: a grouped SQLite transaction whose statements must not be
+	// interrupted by a cancelled context (groupcommit.go).
+	shield bool
+}
+
+func (db *DB) newTx(stx *sql.Tx) *Tx {
+	return &Tx{tx: stx, dialect: db.dialect, now: db.Now(), cache: db.cache}
+}
+
+// stmtCtx is the context a statement runs under: a grouped transaction's
+// statements check for cancellation before they start and are never
+// interrupted once started.
+func (tx *Tx) stmtCtx(ctx context.Context) context.Context {
+	if tx.shield && ctx.Err() == nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+func (tx *Tx) runAfterCommit() {
+	for _, f := range tx.after {
+		f()
+	}
 }
 
 // Cache is a per-database map for immutable lookups (an account's id never
@@ -223,19 +249,19 @@ func (tx *Tx) Cache() *sync.Map { return tx.cache }
 
 // Exec runs a statement in the transaction.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	r, err := tx.tx.ExecContext(ctx, tx.dialect.Rebind(q), args...)
+	r, err := tx.tx.ExecContext(tx.stmtCtx(ctx), tx.dialect.Rebind(q), args...)
 	return r, translate(err)
 }
 
 // Query runs a query in the transaction.
 func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	r, err := tx.tx.QueryContext(ctx, tx.dialect.Rebind(q), args...)
+	r, err := tx.tx.QueryContext(tx.stmtCtx(ctx), tx.dialect.Rebind(q), args...)
 	return r, translate(err)
 }
 
 // QueryRow runs a single-row query in the transaction.
 func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return tx.tx.QueryRowContext(ctx, tx.dialect.Rebind(q), args...)
+	return tx.tx.QueryRowContext(tx.stmtCtx(ctx), tx.dialect.Rebind(q), args...)
 }
 
 // Dialect tells which engine this is.
@@ -278,17 +304,14 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
-	if db.writeLock != nil {
-		if err := db.lockWrite(ctx); err != nil {
-			return err
-		}
-		defer db.unlockWrite()
+	if db.group != nil {
+		return db.group.run(ctx, db, fn)
 	}
 	stx, err := db.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return translate(err)
 	}
-	tx := &Tx{tx: stx, dialect: db.dialect, now: db.Now(), cache: db.cache}
+	tx := db.newTx(stx)
 	defer func() {
 		if p := recover(); p != nil {
 			stx.Rollback()
@@ -305,9 +328,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return errorJoin(ErrCommitUnknown, translate(err))
 	}
 	db.committed(ctx)
-	for _, f := range tx.after {
-		f()
-	}
+	tx.runAfterCommit()
 	return nil
 }
 

@@ -1,0 +1,216 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/payd/payd/internal/money"
+	"github.com/payd/payd/internal/store"
+)
+
+// Balances without a hot row.
+//
+// An account's balance is the sum of its rows in ledger_balances, one per
+// slot. A posting that adds to an account (a credit, or any movement on a
+// clearing or funding account, which have no floor) takes the first slot no
+// other transaction holds (SKIP LOCKED), so a merchant's concurrent payment
+// successes update different rows and commit side by side instead of
+// queueing on one row lock. A debit of a merchant-facing account takes one
+// free slot that covers it; when none does, it locks every slot of the
+// account in slot order (waiting for the postings in flight), checks the sum
+// and draws from the slots in that order. Every slot of a merchant-facing
+// account stays at or above zero, so the account does too, whatever races.
+//
+// Each slot stays within ±⌊MaxInt64/N⌋, so the sum of N slots always fits in
+// an int64: the overflow guard of a single-row balance, kept without reading
+// the other slots. A posting too large for any one slot is refused as an
+// overflow.
+//
+// An account's slots are created, at zero, with the account, so a posting
+// never waits for another's insert. SQLite has a single writer, so there is
+// nothing to spread: it keeps one slot and reads one row, as before.
+
+// slotsPostgres is how many rows one account's balance may spread over on
+// PostgreSQL: the connection pool's size, so one process's transactions
+// never need to share a slot.
+const slotsPostgres = 32
+
+func slotCount(d store.Dialect) int {
+	if d == store.Postgres {
+		return slotsPostgres
+	}
+	return 1
+}
+
+// createSlots creates every balance row of a new account, at zero, in the
+// transaction that creates the account: concurrent postings then find free
+// rows without waiting for anyone's insert.
+func createSlots(ctx context.Context, tx *store.Tx, acct string) error {
+	n := slotCount(tx.Dialect())
+	q := "INSERT INTO ledger_balances (account_id, slot, balance) VALUES (?, 0, 0)" + strings.Repeat(", (?, ?, 0)", n-1)
+	args := make([]any, 0, 2*n)
+	args = append(args, acct)
+	for i := 1; i < n; i++ {
+		args = append(args, acct, i)
+	}
+	_, err := tx.Exec(ctx, q, args...)
+	return err
+}
+
+// slotBounds is the range every slot's balance stays in.
+func slotBounds(n int) (lo, hi int64) {
+	return math.MinInt64 / int64(n), math.MaxInt64 / int64(n)
+}
+
+// applyBalance adds the entry's amount to its account (id acct). It returns
+// ErrInsufficientFunds when a merchant-facing account would go negative and
+// ErrInvalidEntry when the balance would leave its bounds.
+func applyBalance(ctx context.Context, tx *store.Tx, acct string, e Entry) error {
+	n := slotCount(tx.Dialect())
+	if e.Amount < 0 && e.Account.Kind.merchantFacing() {
+		ok, err := debit(ctx, tx, n, acct, -e.Amount)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %s %s", ErrInsufficientFunds, e.Account.Kind, e.Account.Currency)
+		}
+		return nil
+	}
+	ok, err := move(ctx, tx, n, acct, e.Amount)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: balance of %s %s would overflow", ErrInvalidEntry, e.Account.Kind, e.Account.Currency)
+	}
+	return nil
+}
+
+// move adds amount to a slot that can take it without leaving the slot
+// bounds (the guard sits in the SQL, so the bound holds under races). It
+// reports false when no slot could take it.
+func move(ctx context.Context, tx *store.Tx, n int, acct string, amount int64) (bool, error) {
+	lo, hi := slotBounds(n)
+	guard, bound := "balance <= ?", hi-amount
+	if amount < 0 {
+		guard, bound = "balance >= ?", lo-amount
+	}
+	if amount > hi || amount < lo {
+		return false, nil
+	}
+	if n > 1 {
+		// A slot no other transaction holds: this never waits.
+		res, err := tx.Exec(ctx, `UPDATE ledger_balances SET balance = balance + ?
+			WHERE account_id = ? AND `+guard+` AND slot = (SELECT slot FROM ledger_balances
+			WHERE account_id = ? AND `+guard+` ORDER BY slot LIMIT 1`+tx.Dialect().ForUpdateSkipLocked()+`)`,
+			amount, acct, bound, acct, bound)
+		if err != nil {
+			return false, err
+		}
+		if k, _ := res.RowsAffected(); k == 1 {
+			return true, nil
+		}
+	}
+	// Every slot is busy (or cannot take the amount), or the account predates
+	// its slots: create a slot or queue on one, chosen at random.
+	slot := 0
+	if n > 1 {
+		slot = rand.IntN(n)
+	}
+	res, err := tx.Exec(ctx, `INSERT INTO ledger_balances (account_id, slot, balance) VALUES (?, ?, ?)
+		ON CONFLICT (account_id, slot) DO UPDATE SET balance = ledger_balances.balance + excluded.balance
+		WHERE ledger_balances.`+guard, acct, slot, amount, bound)
+	if err != nil {
+		return false, err
+	}
+	k, _ := res.RowsAffected()
+	return k == 1, nil
+}
+
+// debit takes amount (positive) out of a merchant-facing account, keeping
+// every slot at or above zero. It reports false when the account's balance
+// does not cover it.
+func debit(ctx context.Context, tx *store.Tx, n int, acct string, amount int64) (bool, error) {
+	if n == 1 {
+		res, err := tx.Exec(ctx, "UPDATE ledger_balances SET balance = balance - ? WHERE account_id = ? AND slot = 0 AND balance >= ?",
+			amount, acct, amount)
+		if err != nil {
+			return false, err
+		}
+		k, _ := res.RowsAffected()
+		return k == 1, nil
+	}
+	// One free slot that covers the whole amount: the common case, no wait.
+	res, err := tx.Exec(ctx, `UPDATE ledger_balances SET balance = balance - ?
+		WHERE account_id = ? AND balance >= ? AND slot = (SELECT slot FROM ledger_balances
+		WHERE account_id = ? AND balance >= ? ORDER BY slot LIMIT 1`+tx.Dialect().ForUpdateSkipLocked()+`)`,
+		amount, acct, amount, acct, amount)
+	if err != nil {
+		return false, err
+	}
+	if k, _ := res.RowsAffected(); k == 1 {
+		return true, nil
+	}
+	// Lock every slot in slot order (after the postings in flight on them
+	// commit), then draw from them in that order.
+	slots, err := lockSlots(ctx, tx, acct)
+	if err != nil {
+		return false, err
+	}
+	var total int64
+	for _, s := range slots {
+		if s.balance > 0 {
+			if total, err = money.Add(total, s.balance); err != nil {
+				return false, err
+			}
+		}
+	}
+	if total < amount {
+		return false, nil
+	}
+	left := amount
+	for _, s := range slots {
+		if left == 0 {
+			break
+		}
+		take := min(s.balance, left)
+		if take <= 0 {
+			continue
+		}
+		if _, err := tx.Exec(ctx, "UPDATE ledger_balances SET balance = balance - ? WHERE account_id = ? AND slot = ? AND balance >= ?",
+			take, acct, s.slot, take); err != nil {
+			return false, err
+		}
+		left -= take
+	}
+	return true, nil
+}
+
+type slotBalance struct {
+	slot    int
+	balance int64
+}
+
+// lockSlots reads an account's slots and, on PostgreSQL, locks them until the
+// transaction ends, in slot order so two lockers queue instead of
+// deadlocking.
+func lockSlots(ctx context.Context, tx *store.Tx, acct string) ([]slotBalance, error) {
+	rows, err := tx.Query(ctx, "SELECT slot, balance FROM ledger_balances WHERE account_id = ? ORDER BY slot"+tx.Dialect().ForUpdate(), acct)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []slotBalance
+	for rows.Next() {
+		var s slotBalance
+		if err := rows.Scan(&s.slot, &s.balance); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,20 @@
+package store
+
+// QueuedWriters is how many write transactions wait for SQLite's writer
+// (always 0 on PostgreSQL).
+func QueuedWriters(db *DB) int {
+	if db.group == nil {
+		return 0
+	}
+	db.group.mu.Lock()
+	defer db.group.mu.Unlock()
+	return len(db.group.queue)
+}
+
+// GroupCommits is how many grouped commits SQLite made (0 on PostgreSQL).
+func GroupCommits(db *DB) int64 {
+	if db.group == nil {
+		return 0
+	}
+	return db.group.batches.Load()
+}
