@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +19,14 @@ import (
 )
 
 func init() {
-	register(command{"listen", "stream your events and forward each, signed, to a local URL (for building a receiver)", runListen})
+	register(command{name: "listen", summary: "stream your events and forward each, signed, to a local URL (for building a receiver)", run: runListen})
+	describe("listen", usage{
+		synopsis: "--forward-to URL [--events t1,t2] [--secret whsec_...]",
+		about: "Reads the merchant's events from GET /v1/events/stream and posts each to the local URL exactly as a\n" +
+			"webhook delivery (same headers, signed with a secret printed at start), printing one line per\n" +
+			"delivery. It reconnects with Last-Event-ID when the stream drops.",
+		vars: clientVars,
+	})
 }
 
 // runListen is `payd listen --forward-to URL [--events t1,t2] [--secret whsec_...]`:
@@ -30,17 +36,15 @@ func init() {
 // secret it prints at start), printing one line per delivery. It reconnects
 // with Last-Event-ID when the stream drops.
 func runListen(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("listen", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags("listen")
 	forward := fs.String("forward-to", "", "local URL to post each event to, e.g. http://localhost:4242/webhooks")
 	types := fs.String("events", "", "comma-separated event types to forward (default: all)")
 	secret := fs.String("secret", "", "signing secret to use (default: a new whsec_... printed at start)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(e, fs, args); err != nil {
+		return err
 	}
 	if *forward == "" || fs.NArg() > 0 {
-		fmt.Fprintln(e.stderr, "usage: payd listen --forward-to http://localhost:PORT/path [--events t1,t2] [--secret whsec_...]\n(server from PAYD_URL, key from PAYD_API_KEY)")
-		return errUsage
+		return badUsage(e, fs, "--forward-to is required")
 	}
 	if u, err := url.Parse(*forward); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--forward-to %q is not an http(s) URL", *forward)

@@ -188,16 +188,23 @@ func (s *Service) Get(ctx context.Context, id string) (Merchant, error) {
 
 // Get returns a merchant through any querier (so it can run inside a transaction).
 func Get(ctx context.Context, q store.Querier, id string) (Merchant, error) {
+	m, err := scanMerchant(q.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = ?`, id))
+	if store.IsNotFound(err) {
+		return m, errs.NotFound("merchant", id)
+	}
+	return m, err
+}
+
+// merchantColumns are the columns scanMerchant reads, in order.
+const merchantColumns = `id, name, kyc_status, bic, deferred_settlement, approval_threshold_minor, created_at`
+
+// scanMerchant reads one row of merchantColumns.
+func scanMerchant(row interface{ Scan(...any) error }) (Merchant, error) {
 	var m Merchant
 	var bic sql.NullString
 	var thr sql.NullInt64
 	var created int64
-	err := q.QueryRow(ctx, `SELECT id, name, kyc_status, bic, deferred_settlement, approval_threshold_minor, created_at FROM merchants WHERE id = ?`, id).
-		Scan(&m.ID, &m.Name, &m.KYCStatus, &bic, &m.DeferredSettlement, &thr, &created)
-	if store.IsNotFound(err) {
-		return m, errs.NotFound("merchant", id)
-	}
-	if err != nil {
+	if err := row.Scan(&m.ID, &m.Name, &m.KYCStatus, &bic, &m.DeferredSettlement, &thr, &created); err != nil {
 		return m, err
 	}
 	m.BIC = bic.String
