@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -50,23 +47,15 @@ func runTerminal(ctx context.Context, e *env, args []string) error {
 		}
 		exp = card.Expiry{Year: t.Year(), Month: t.Month()}
 	}
-	base := e.getenv("PAYD_URL")
-	if base == "" {
-		addr := e.getenv("PAYD_ADDR")
-		if addr == "" {
-			addr = "127.0.0.1:8080"
-		}
-		base = "http://" + addr
-	}
-	apiKey := e.getenv("PAYD_API_KEY")
-	if apiKey == "" {
-		return errors.New("PAYD_API_KEY is not set: export a test secret key (sk_test_...)")
+	api, err := newAPIClient(e)
+	if err != nil {
+		return err
 	}
 	dir, err := simulator.DefaultStateDir(e.getenv)
 	if err != nil {
 		return err
 	}
-	c := &simulator.Client{BaseURL: base, APIKey: apiKey, State: simulator.State{Dir: dir}}
+	c := &simulator.Client{BaseURL: api.base, APIKey: api.key, State: simulator.State{Dir: dir}}
 	res, err := c.Pay(ctx, simulator.Payment{TerminalID: *terminalID, PAN: strings.ReplaceAll(*pan, " ", ""),
 		AmountMinor: amountMinor, Currency: *currency, Expiry: exp, Counter: uint32(*counter), IdempotencyKey: *idemKey})
 	if err != nil {
@@ -75,12 +64,7 @@ func runTerminal(ctx context.Context, e *env, args []string) error {
 	if res.Status == "" {
 		return fmt.Errorf("the payment was refused (%d) %s", res.HTTPStatus, simulator.ErrorMessage(res.Body))
 	}
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, bytes.TrimSpace(res.Body), "", "  ") != nil {
-		pretty.Reset()
-		pretty.Write(res.Body)
-	}
-	fmt.Fprintln(e.stdout, pretty.String())
+	printJSON(e.stdout, res.Body)
 	if !res.Succeeded {
 		return fmt.Errorf("the payment intent is %s (KSN %s)", res.Status, res.KSN)
 	}
