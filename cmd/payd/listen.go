@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +19,16 @@ import (
 )
 
 func init() {
-	register(command{"listen", "stream your events and forward each, signed, to a local URL (for building a receiver)", runListen})
+	register(command{name: "listen", summary: "stream your events and forward each, signed, to a local URL (for building a receiver)", run: runListen})
+	describe("listen", usage{
+		synopsis: "--forward-to URL [--events t1,t2] [--secret whsec_...] [--retries 3]",
+		about: "Reads the merchant's events from GET /v1/events/stream and posts each to the local URL exactly as a\n" +
+			"webhook delivery (same headers, signed with a secret printed at start), printing one line per\n" +
+			"delivery. A forward that gets no answer, a 429 or a 5xx is retried --retries times with a doubling\n" +
+			"wait (0.5 s, 1 s, 2 s, ...), one line per attempt; events keep their order. It reconnects with\n" +
+			"Last-Event-ID when the stream drops.",
+		vars: clientVars,
+	})
 }
 
 // runListen is `payd listen --forward-to URL [--events t1,t2] [--secret whsec_...]`:
@@ -30,37 +38,31 @@ func init() {
 // secret it prints at start), printing one line per delivery. It reconnects
 // with Last-Event-ID when the stream drops.
 func runListen(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("listen", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags("listen")
 	forward := fs.String("forward-to", "", "local URL to post each event to, e.g. http://localhost:4242/webhooks")
 	types := fs.String("events", "", "comma-separated event types to forward (default: all)")
 	secret := fs.String("secret", "", "signing secret to use (default: a new whsec_... printed at start)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	retries := fs.Int("retries", 3, "times a failed forward (no answer, 429 or 5xx) is retried, waiting 0.5 s, 1 s, 2 s, ... (at most 10)")
+	if err := parseFlags(e, fs, args); err != nil {
+		return err
 	}
 	if *forward == "" || fs.NArg() > 0 {
-		fmt.Fprintln(e.stderr, "usage: payd listen --forward-to http://localhost:PORT/path [--events t1,t2] [--secret whsec_...]\n(server from PAYD_URL, key from PAYD_API_KEY)")
-		return errUsage
+		return badUsage(e, fs, "--forward-to is required")
 	}
 	if u, err := url.Parse(*forward); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--forward-to %q is not an http(s) URL", *forward)
 	}
-	key := e.getenv("PAYD_API_KEY")
-	if key == "" {
-		return errors.New("PAYD_API_KEY is not set: export your secret key (sk_test_...)")
+	api, err := newAPIClient(e)
+	if err != nil {
+		return err
 	}
-	base := strings.TrimRight(e.getenv("PAYD_URL"), "/")
-	if base == "" {
-		addr := e.getenv("PAYD_ADDR")
-		if addr == "" {
-			addr = "127.0.0.1:8080"
-		}
-		base = "http://" + addr
+	if *retries < 0 || *retries > 10 {
+		return badUsage(e, fs, "--retries is between 0 and 10")
 	}
 	if *secret == "" {
 		*secret = ids.Secret("whsec_", 32)
 	}
-	l := &listener{out: e.stdout, errOut: e.stderr, base: base, key: key, forwardTo: *forward, secret: *secret,
+	l := &listener{out: e.stdout, errOut: e.stderr, base: api.base, key: api.key, forwardTo: *forward, secret: *secret, retries: *retries,
 		types: strings.ReplaceAll(*types, " ", ""), seen: webhook.NewDedup(10000),
 		stream:  &http.Client{}, // no timeout: the stream is long-lived
 		forward: &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -72,6 +74,7 @@ type listener struct {
 	base, key       string
 	forwardTo       string
 	secret, types   string
+	retries         int
 	lastID          string
 	seen            *webhook.Dedup
 	stream, forward *http.Client
@@ -177,7 +180,10 @@ func (l *listener) connect(ctx context.Context) error {
 	return errors.New("the server closed the stream")
 }
 
-// deliver forwards one event like a webhook delivery and prints one line.
+// deliver forwards one event like a webhook delivery, retrying a failed
+// forward (no answer, 429 or 5xx) up to l.retries times with a doubling
+// wait, and prints one line per attempt. Later events wait, so the receiver
+// sees them in order.
 func (l *listener) deliver(ctx context.Context, id, typ string, body []byte) {
 	if id == "" {
 		return
@@ -186,11 +192,32 @@ func (l *listener) deliver(ctx context.Context, id, typ string, body []byte) {
 	if !l.seen.FirstTime(id) {
 		return
 	}
+	wait := 500 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		if !l.forwardOnce(ctx, id, typ, body, attempt) || attempt >= l.retries {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 8*time.Second)
+	}
+}
+
+// forwardOnce posts the event once, prints the outcome and reports whether
+// it is worth retrying.
+func (l *listener) forwardOnce(ctx context.Context, id, typ string, body []byte, attempt int) (retry bool) {
 	start := time.Now()
+	prefix := fmt.Sprintf("%s  %-34s %s  -->", start.UTC().Format(time.RFC3339), typ, id)
+	if attempt > 0 {
+		prefix += fmt.Sprintf(" (retry %d of %d)", attempt, l.retries)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.forwardTo, bytes.NewReader(body))
 	if err != nil {
-		fmt.Fprintf(l.out, "%s  %-34s %s  --> %v\n", start.UTC().Format(time.RFC3339), typ, id, err)
-		return
+		fmt.Fprintf(l.out, "%s %v\n", prefix, err)
+		return false
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "payd-listen/1")
@@ -200,10 +227,11 @@ func (l *listener) deliver(ctx context.Context, id, typ string, body []byte) {
 	resp, err := l.forward.Do(req)
 	ms := time.Since(start).Milliseconds()
 	if err != nil {
-		fmt.Fprintf(l.out, "%s  %-34s %s  --> POST %s failed: %v\n", start.UTC().Format(time.RFC3339), typ, id, l.forwardTo, err)
-		return
+		fmt.Fprintf(l.out, "%s POST %s failed: %v\n", prefix, l.forwardTo, err)
+		return ctx.Err() == nil
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
-	fmt.Fprintf(l.out, "%s  %-34s %s  --> POST %s [%d] %d ms\n", start.UTC().Format(time.RFC3339), typ, id, l.forwardTo, resp.StatusCode, ms)
+	fmt.Fprintf(l.out, "%s POST %s [%d] %d ms\n", prefix, l.forwardTo, resp.StatusCode, ms)
+	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
 }

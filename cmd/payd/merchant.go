@@ -3,28 +3,60 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
+	"text/tabwriter"
+	"time"
 
 	"github.com/payd/payd/internal/merchants"
 )
 
+func init() {
+	register(command{name: "user", summary: "manage portal users (reset a forgotten password)", run: runUser, subs: []string{"reset-password"}})
+	describe("merchant create", usage{
+		synopsis: "--name N [--bic BIC [--deferred-settlement]] [--json]",
+		about: "Creates a merchant with two sandbox secret keys (two principals, for four-eyes approvals), a sandbox\n" +
+			"publishable key and a portal admin login, and prints them once. With --bic the merchant is also a\n" +
+			"participant bank for ISO 20022 transfers.",
+		vars: databaseVars,
+	})
+	describe("merchant list", usage{
+		synopsis: "[--json]",
+		about:    "Lists every merchant, oldest first: id, name, KYC status, BIC and creation time.",
+		vars:     databaseVars,
+	})
+	describe("merchant kyc", usage{
+		synopsis: "--merchant ID --status approved|rejected",
+		about:    "Records the merchant's KYC decision; live keys need approved KYC and a connected live provider.",
+		vars:     databaseVars,
+	})
+	describe("provider connect", usage{
+		synopsis: "--merchant ID --provider P --config FILE",
+		about: "Stores a live provider's configuration for a merchant, its credentials sealed with the secrets key\n" +
+			`(FILE is JSON: {"base_url","api_key","callback_secret","timeout"}).`,
+		vars: databaseVars,
+	})
+	describe("user reset-password", usage{
+		synopsis: "--email E",
+		about: "Gives the portal user with this email a new random password, prints it once and signs the user out\n" +
+			"of every open portal session.",
+		vars: databaseVars,
+	})
+}
+
 func runMerchant(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, "usage: payd merchant create --name N [--bic BIC [--deferred-settlement]] [--json]\n       payd merchant kyc --merchant ID --status approved|rejected")
-		return errUsage
-	}
+	fs := newFlags("merchant " + args[0])
 	switch args[0] {
 	case "create":
-		fs := flag.NewFlagSet("merchant create", flag.ContinueOnError)
-		fs.SetOutput(e.stderr)
 		name := fs.String("name", "", "merchant name (required)")
 		bic := fs.String("bic", "", "make the merchant a participant bank with this BIC")
 		deferred := fs.Bool("deferred-settlement", false, "participant bank settles asynchronously (ACSP, then ACSC)")
 		asJSON := fs.Bool("json", false, "print JSON")
-		if err := fs.Parse(args[1:]); err != nil {
-			return errUsage
+		if err := parseFlags(e, fs, args[1:]); err != nil {
+			return err
+		}
+		if *name == "" {
+			return badUsage(e, fs, "--name is required")
 		}
 		m, err := open(ctx, e, "")
 		if err != nil {
@@ -41,14 +73,44 @@ func runMerchant(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "merchant         %s\nsecret keys      %s\n                 %s\npublishable key  %s\nportal login     %s / %s\n",
 			c.MerchantID, c.SecretKeys[0], c.SecretKeys[1], c.PublishableKey, c.Portal.Email, c.Portal.Password)
 		return nil
-	case "kyc":
-		fs := flag.NewFlagSet("merchant kyc", flag.ContinueOnError)
-		fs.SetOutput(e.stderr)
+	case "list":
+		asJSON := fs.Bool("json", false, "print JSON (an array of merchants)")
+		if err := parseFlags(e, fs, args[1:]); err != nil {
+			return err
+		}
+		m, err := open(ctx, e, "")
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		list, err := m.Merchants.List(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			if list == nil {
+				list = []merchants.Merchant{}
+			}
+			return json.NewEncoder(e.stdout).Encode(list)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tKYC\tBIC\tCREATED")
+		for _, mer := range list {
+			bic := mer.BIC
+			if bic == "" {
+				bic = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", mer.ID, mer.Name, mer.KYCStatus, bic, mer.CreatedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	default: // kyc
 		id := fs.String("merchant", "", "merchant id")
 		status := fs.String("status", "", "approved or rejected")
-		if err := fs.Parse(args[1:]); err != nil || *id == "" || *status == "" {
-			fmt.Fprintln(e.stderr, "usage: payd merchant kyc --merchant ID --status approved|rejected")
-			return errUsage
+		if err := parseFlags(e, fs, args[1:]); err != nil {
+			return err
+		}
+		if *id == "" || *status == "" {
+			return badUsage(e, fs, "--merchant and --status are required")
 		}
 		m, err := open(ctx, e, "")
 		if err != nil {
@@ -61,23 +123,18 @@ func runMerchant(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "merchant %s KYC %s\n", *id, *status)
 		return nil
 	}
-	fmt.Fprintf(e.stderr, "payd merchant: unknown subcommand %q\n", args[0])
-	return errUsage
 }
 
 func runProvider(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] != "connect" {
-		fmt.Fprintln(e.stderr, "usage: payd provider connect --merchant ID --provider P --config FILE")
-		return errUsage
-	}
-	fs := flag.NewFlagSet("provider connect", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags("provider connect")
 	id := fs.String("merchant", "", "merchant id")
 	provider := fs.String("provider", "", "provider code")
 	file := fs.String("config", "", `JSON file: {"base_url","api_key","callback_secret","timeout"}`)
-	if err := fs.Parse(args[1:]); err != nil || *id == "" || *provider == "" || *file == "" {
-		fmt.Fprintln(e.stderr, "usage: payd provider connect --merchant ID --provider P --config FILE")
-		return errUsage
+	if err := parseFlags(e, fs, args[1:]); err != nil {
+		return err
+	}
+	if *id == "" || *provider == "" || *file == "" {
+		return badUsage(e, fs, "--merchant, --provider and --config are required")
 	}
 	raw, err := os.ReadFile(*file)
 	if err != nil {
@@ -98,5 +155,27 @@ func runProvider(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "provider %s connected for merchant %s (credentials stored encrypted)\n", *provider, *id)
+	return nil
+}
+
+func runUser(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("user reset-password")
+	email := fs.String("email", "", "the portal user's email")
+	if err := parseFlags(e, fs, args[1:]); err != nil {
+		return err
+	}
+	if *email == "" {
+		return badUsage(e, fs, "--email is required")
+	}
+	m, err := open(ctx, e, "")
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	password, err := m.Merchants.ResetPassword(ctx, *email)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "new portal password for %s (shown once): %s\n", *email, password)
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
 
@@ -11,13 +10,16 @@ import (
 )
 
 func init() {
-	register(command{"provider-sim", "run the provider simulator (all six rails, docs/providers.md)", runProviderSim})
+	register(command{name: "provider-sim", summary: "run the provider simulator (all six rails, docs/providers.md)", run: runProviderSim})
+	describe("provider-sim", usage{
+		synopsis: "[--addr 127.0.0.1:9090] [--latency D] [--error-rate F] [--timeout-rate F] [--push-delay D] [--duplicate-callbacks] [--late-callbacks] [--drop-callbacks]",
+		about:    "Serves a simulator of the six live rails speaking the provider protocol, for staging and tests.",
+	})
 }
 
 // runProviderSim serves the simulator until interrupted.
 func runProviderSim(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("provider-sim", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags("provider-sim")
 	addr := fs.String("addr", "127.0.0.1:9090", "listen address")
 	publicURL := fs.String("public-url", "", "base URL of the hosted pages (default http://ADDR)")
 	latency := fs.Duration("latency", 0, "latency added to every API call")
@@ -27,13 +29,12 @@ func runProviderSim(ctx context.Context, e *env, args []string) error {
 	duplicate := fs.Bool("duplicate-callbacks", false, "send every callback twice")
 	late := fs.Bool("late-callbacks", false, "send every callback 2 s late")
 	drop := fs.Bool("drop-callbacks", false, "send no callbacks (outcomes only by status queries)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(e, fs, args); err != nil {
+		return err
 	}
 	for name, f := range map[string]float64{"--error-rate": *errorRate, "--timeout-rate": *timeoutRate} {
 		if f < 0 || f > 1 {
-			fmt.Fprintf(e.stderr, "payd provider-sim: %s must be between 0 and 1\n", name)
-			return errUsage
+			return badUsage(e, fs, "%s must be between 0 and 1", name)
 		}
 	}
 	cfg := sim.Config{Latency: *latency, ErrorRate: *errorRate, TimeoutRate: *timeoutRate, PushDelay: *pushDelay,

@@ -3,33 +3,33 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"text/tabwriter"
 )
 
 func init() {
-	register(command{"reconcile", "reconcile report: compare a provider's daily settlement report with the ledger", runReconcile})
+	register(command{name: "reconcile", summary: "compare a provider's daily settlement report with the ledger", run: runReconcile, subs: []string{"report"}})
+	describe("reconcile report", usage{
+		synopsis: "--merchant ID --provider P --date YYYY-MM-DD [--json]",
+		about:    "Compares a live provider's settlement report of one UTC day with the ledger; exit status 1 when they differ.",
+		vars:     databaseVars,
+	})
 }
 
 // runReconcile runs `payd reconcile report --merchant ID --provider P
 // --date YYYY-MM-DD [--json]`: it prints the comparison and exits 1 when
 // there is any discrepancy.
 func runReconcile(ctx context.Context, e *env, args []string) error {
-	const usageLine = "usage: payd reconcile report --merchant ID --provider P --date YYYY-MM-DD [--json]"
-	if len(args) == 0 || args[0] != "report" {
-		fmt.Fprintln(e.stderr, usageLine)
-		return errUsage
-	}
-	fs := flag.NewFlagSet("reconcile report", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags("reconcile report")
 	merchant := fs.String("merchant", "", "merchant id")
 	provider := fs.String("provider", "", "provider code")
 	date := fs.String("date", "", "the UTC day, YYYY-MM-DD")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args[1:]); err != nil || *merchant == "" || *provider == "" || *date == "" {
-		fmt.Fprintln(e.stderr, usageLine)
-		return errUsage
+	if err := parseFlags(e, fs, args[1:]); err != nil {
+		return err
+	}
+	if *merchant == "" || *provider == "" || *date == "" {
+		return badUsage(e, fs, "--merchant, --provider and --date are required")
 	}
 	m, err := open(ctx, e, "")
 	if err != nil {

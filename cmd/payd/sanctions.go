@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -13,30 +12,27 @@ import (
 )
 
 func init() {
-	register(command{"sanctions", "sanctions check NAME: screen a name against PAYD_SANCTIONS_LIST", runSanctions})
+	register(command{name: "sanctions", summary: "screen a name against the sanctions list", run: runSanctions, subs: []string{"check"}})
+	describe("sanctions check", usage{
+		synopsis: "[--list PATH|URL] [--threshold 0.82] [--json] NAME",
+		about:    "Prints the entries of the sanctions list a name resembles, with their scores.",
+		vars:     []string{"PAYD_SANCTIONS_LIST"},
+	})
 }
 
 // runSanctions is `payd sanctions check [--list PATH] [--threshold F] [--json] NAME`:
 // it prints the listed entries the name resembles, with their scores.
 func runSanctions(ctx context.Context, e *env, args []string) error {
-	usage := func() error {
-		fmt.Fprintln(e.stderr, "usage: payd sanctions check [--list PATH|URL] [--threshold 0.82] [--json] NAME")
-		return errUsage
-	}
-	if len(args) == 0 || args[0] != "check" {
-		return usage()
-	}
-	fs := flag.NewFlagSet("sanctions check", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags("sanctions check")
 	list := fs.String("list", "", "sdn.csv path or https URL (PAYD_SANCTIONS_LIST)")
 	threshold := fs.Float64("threshold", screening.DefaultThreshold, "score at or above which a listed name is a hit")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+	if err := parseFlags(e, fs, args[1:]); err != nil {
+		return err
 	}
 	name := strings.Join(fs.Args(), " ")
 	if strings.TrimSpace(name) == "" {
-		return usage()
+		return badUsage(e, fs, "a NAME to screen is required")
 	}
 	cfg, err := app.ConfigFromEnv(e.getenv)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +10,7 @@ import (
 )
 
 func TestSanctionsCheck(t *testing.T) {
-	list := filepath.Join(testutil.SharedData(t), "sanctions", "ofac_fixture_small", "sdn.csv")
+	list := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 	cases := []struct {
 		name string
 		args []string

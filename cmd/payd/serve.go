@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/signal"
 	"syscall"
@@ -10,13 +9,31 @@ import (
 	"github.com/payd/payd/internal/app"
 )
 
+func init() {
+	describe("serve", usage{
+		synopsis: "[--addr HOST:PORT] [--database-url URL]",
+		about: "Runs the HTTP API, the sandbox hosted pages, the merchant portal and the background workers in one\n" +
+			"process, applying migrations first. A database that never had a merchant gets a demo merchant once\n" +
+			"the listener is up, its keys printed once (PAYD_DEMO=false turns that off). SIGHUP reloads the\n" +
+			"sanctions list.",
+		vars: []string{"PAYD_ADDR", "PAYD_DATABASE_URL", "PAYD_PUBLIC_URL", "PAYD_SECRETS_KEY", "PAYD_SECRETS_KEY_FILE",
+			"PAYD_DEMO", "PAYD_WORKERS", "PAYD_LOG_LEVEL", "PAYD_SANDBOX_TIMEOUT_DELAY", "PAYD_SANDBOX_PUSH_DELAY",
+			"PAYD_WEBHOOK_RETRY_SCHEDULE", "PAYD_SANCTIONS_LIST", "PAYD_P2PE_KEYS", "PAYD_RATE_LIMIT", "PAYD_RATE_BURST",
+			"PAYD_RECONCILE_INTERVAL", "PAYD_BREAKER_OPEN"},
+	})
+	describe("migrate", usage{
+		synopsis: "[--database-url URL]",
+		about:    "Applies the schema migrations embedded in the binary and exits (serve also applies them at start).",
+		vars:     databaseVars,
+	})
+}
+
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags("serve")
 	addr := fs.String("addr", "", "listen address (PAYD_ADDR)")
 	db := fs.String("database-url", "", "database URL (PAYD_DATABASE_URL)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(e, fs, args); err != nil {
+		return err
 	}
 	cfg, err := app.ConfigFromEnv(e.getenv)
 	if err != nil {
@@ -51,11 +68,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 }
 
 func runMigrate(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags("migrate")
 	db := fs.String("database-url", "", "database URL (PAYD_DATABASE_URL)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(e, fs, args); err != nil {
+		return err
 	}
 	m, err := open(ctx, e, *db)
 	if err != nil {

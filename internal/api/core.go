@@ -77,6 +77,7 @@ func (s *Server) getBalance(w http.ResponseWriter, r *http.Request) error {
 type topupRequest struct {
 	Currency    string `json:"currency"`
 	AmountMinor *int64 `json:"amount_minor"`
+	Amount      *int64 `json:"amount"` // the same value under the name payment intents use; one of the two
 }
 
 // Topup is the answer of POST /v1/sandbox/topups.
@@ -103,16 +104,21 @@ func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
 	if _, err := money.Exponent(req.Currency); err != nil {
 		return errs.Invalid("currency", "currency_invalid", "currency %q is not an ISO 4217 code", req.Currency)
 	}
-	if req.AmountMinor == nil {
+	amount, field, err := money.OneAmount(req.Amount, req.AmountMinor)
+	if err != nil {
+		return err
+	}
+	if amount == nil {
 		return errs.Missing("amount_minor")
 	}
-	if *req.AmountMinor <= 0 {
-		return errs.Invalid("amount_minor", "amount_invalid", "amount_minor must be a positive integer")
+	if *amount <= 0 {
+		return errs.Invalid(field, "amount_invalid", "%s must be a positive integer", field)
 	}
+	req.AmountMinor = amount
 	p := auth.Must(r.Context())
 	var txID string
 	var at time.Time
-	err := s.cfg.DB.InTx(r.Context(), func(tx *store.Tx) error {
+	err = s.cfg.DB.InTx(r.Context(), func(tx *store.Tx) error {
 		var err error
 		at = tx.Now()
 		txID, err = ledger.Post(r.Context(), tx, ledger.Transaction{MerchantID: p.MerchantID, Livemode: p.Livemode, Kind: "sandbox_topup",

@@ -43,7 +43,8 @@ type RouteOption func(*route)
 // Public routes need no API key.
 func Public() RouteOption { return func(r *route) { r.public = true } }
 
-// AllowPublishable lets a publishable key call the route (OTP confirm).
+// AllowPublishable lets a publishable key call the route (OTP confirm), from
+// a browser too: the route answers CORS for publishable keys (cors.go).
 func AllowPublishable() RouteOption { return func(r *route) { r.allowPublishable = true } }
 
 // TestModeOnly refuses live keys with 403 (the sandbox endpoints).
@@ -115,6 +116,9 @@ func (s *Server) Handle(pattern string, h HandlerFunc, opts ...RouteOption) {
 		o(&rt)
 	}
 	s.mux.Handle(pattern, s.inner(rt, h))
+	if rt.allowPublishable {
+		s.handlePreflight(pattern)
+	}
 }
 
 // outer wraps every request: request id, access log, metrics, panic recovery.
@@ -160,6 +164,9 @@ type principalSlot struct{}
 // and idempotency, then runs the handler and answers its error.
 func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.allowPublishable {
+			allowCrossOrigin(w, r)
+		}
 		if r.ContentLength > rt.maxBody {
 			WriteError(w, r, &errs.Error{Kind: errs.KindTooLarge, Code: "request_too_large", Message: "the request body is larger than this endpoint accepts (" + strconv.FormatInt(rt.maxBody, 10) + " bytes)"})
 			return

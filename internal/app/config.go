@@ -27,6 +27,8 @@ type Config struct {
 	ReconcileInterval    time.Duration   // PAYD_RECONCILE_INTERVAL
 	BreakerOpen          time.Duration   // PAYD_BREAKER_OPEN
 	SecretsKey           string          // PAYD_SECRETS_KEY: 64 hex chars, seals provider credentials
+	SecretsKeyFile       string          // PAYD_SECRETS_KEY_FILE: a file holding the key, read when SecretsKey is empty
+	Demo                 bool            // PAYD_DEMO: serve makes a demo merchant on an empty database (default true)
 	LogLevel             string          // PAYD_LOG_LEVEL: debug, info, warn, error
 	Workers              bool            // PAYD_WORKERS: run background workers in this process (default true)
 }
@@ -34,14 +36,16 @@ type Config struct {
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in main).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
-		Addr:          or(getenv("PAYD_ADDR"), "127.0.0.1:8080"),
-		DatabaseURL:   or(getenv("PAYD_DATABASE_URL"), "sqlite:payd.db"),
-		PublicURL:     getenv("PAYD_PUBLIC_URL"),
-		SanctionsList: getenv("PAYD_SANCTIONS_LIST"),
-		P2PEKeys:      getenv("PAYD_P2PE_KEYS"),
-		SecretsKey:    getenv("PAYD_SECRETS_KEY"),
-		LogLevel:      or(getenv("PAYD_LOG_LEVEL"), "info"),
-		Workers:       getenv("PAYD_WORKERS") != "false",
+		Addr:           or(getenv("PAYD_ADDR"), "127.0.0.1:8080"),
+		DatabaseURL:    or(getenv("PAYD_DATABASE_URL"), "sqlite:payd.db"),
+		PublicURL:      getenv("PAYD_PUBLIC_URL"),
+		SanctionsList:  getenv("PAYD_SANCTIONS_LIST"),
+		P2PEKeys:       getenv("PAYD_P2PE_KEYS"),
+		SecretsKey:     getenv("PAYD_SECRETS_KEY"),
+		SecretsKeyFile: getenv("PAYD_SECRETS_KEY_FILE"),
+		Demo:           getenv("PAYD_DEMO") != "false",
+		LogLevel:       or(getenv("PAYD_LOG_LEVEL"), "info"),
+		Workers:        getenv("PAYD_WORKERS") != "false",
 	}
 	var err error
 	durations := []struct {

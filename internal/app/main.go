@@ -80,6 +80,14 @@ func (m *Main) Open(ctx context.Context) error {
 	if err := db.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	key, source, err := resolveSecretsKey(m.Config)
+	if err != nil {
+		return err
+	}
+	if err := checkSecretsKey(ctx, db, key, source); err != nil {
+		return err
+	}
+	m.Config.SecretsKey = key
 	box, err := secretbox.New(m.Config.SecretsKey)
 	if err != nil {
 		return err
@@ -93,17 +101,14 @@ func (m *Main) Open(ctx context.Context) error {
 	return m.wire(ctx)
 }
 
-// Run opens everything, creates the demo merchant on an empty database,
-// listens on Config.Addr (port 0 picks a free port; see Addr) and starts the
-// background workers. It returns once the server is listening.
+// Run opens everything, listens on Config.Addr (port 0 picks a free port;
+// see Addr), creates the demo merchant on a database that never had a
+// merchant, and starts the background workers. It returns once the server is listening.
 func (m *Main) Run(ctx context.Context) error {
 	if m.DB == nil {
 		if err := m.Open(ctx); err != nil {
 			return err
 		}
-	}
-	if err := m.ensureDemoMerchant(ctx); err != nil {
-		return err
 	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
@@ -132,6 +137,9 @@ func (m *Main) Run(ctx context.Context) error {
 			m.Jobs.Run(bg)
 		}()
 		m.startWorkers(bg)
+	}
+	if err := m.ensureDemoMerchant(ctx); err != nil {
+		return err
 	}
 	m.Logger.Info("payd listening", "addr", ln.Addr().String(), "engine", m.DB.Dialect().String(), "public_url", m.Config.PublicURL)
 	return nil
@@ -168,15 +176,16 @@ func (m *Main) Close() error {
 	return nil
 }
 
-// ensureDemoMerchant gives an empty database a merchant and prints its keys
-// once, so `go run ./cmd/payd serve` is usable at once.
+// ensureDemoMerchant gives a database that never had a merchant a demo
+// merchant and prints its keys once, so `go run ./cmd/payd serve` is usable
+// at once. Run calls it only once its listener is up, so a serve that cannot
+// listen leaves the database untouched; PAYD_DEMO=false turns it off.
 func (m *Main) ensureDemoMerchant(ctx context.Context) error {
-	n, err := m.Merchants.Count(ctx)
-	if err != nil || n > 0 {
-		return err
+	if !m.Config.Demo {
+		return nil
 	}
-	c, err := m.Merchants.Create(ctx, merchants.CreateParams{Name: "Demo merchant"})
-	if err != nil {
+	c, made, err := m.Merchants.CreateDemo(ctx)
+	if err != nil || !made {
 		return err
 	}
 	fmt.Fprintf(m.Out, `

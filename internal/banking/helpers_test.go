@@ -224,7 +224,7 @@ func (d *xmlDocs) add(name string, body []byte) {
 func (d *xmlDocs) lint(t *testing.T) {
 	t.Helper()
 	lint := testutil.Tool(t, "libxml2-utils", "xmllint")
-	xsd := filepath.Join(testutil.SharedData(t), "iso20022", "xsd", "pacs.002.001.10.xsd")
+	xsd := testutil.TestData(t, "iso20022", "xsd", "pacs.002.001.10.xsd")
 	dir := t.TempDir()
 	args := []string{"--noout", "--schema", xsd}
 	names := make([]string, 0, len(d.docs))
@@ -250,7 +250,7 @@ func (d *xmlDocs) lint(t *testing.T) {
 
 // withSanctions configures the small OFAC fixture as the sanctions list.
 func withSanctions(t *testing.T) apptest.Option {
-	path := filepath.Join(testutil.SharedData(t), "sanctions", "ofac_fixture_small", "sdn.csv")
+	path := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 	return func(c *app.Config) { c.SanctionsList = path }
 }
 

@@ -69,6 +69,52 @@ var bicRE = regexp.MustCompile(`^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$`)
 // Create makes a merchant with two sandbox secret keys (two principals, for
 // four-eyes), one sandbox publishable key and a portal admin login.
 func (s *Service) Create(ctx context.Context, p CreateParams) (Created, error) {
+	var out Created
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = create(ctx, tx, p)
+		return err
+	})
+	return out, err
+}
+
+// CreateDemo makes the demo merchant when the database has never had one and
+// has no merchant: the decision is recorded (instance_facts 'demo_merchant')
+// in the same transaction that counts the merchants, so it is taken once per
+// database however many processes start at once. made is false when the
+// demo merchant was not made now.
+func (s *Service) CreateDemo(ctx context.Context) (c Created, made bool, err error) {
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		res, err := tx.Exec(ctx, `INSERT INTO instance_facts (name, value, created_at) VALUES ('demo_merchant', '', ?)
+			ON CONFLICT (name) DO NOTHING`, store.Micros(tx.Now()))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // decided before, by this process or another
+		}
+		var merchants int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM merchants`).Scan(&merchants); err != nil {
+			return err
+		}
+		if merchants > 0 {
+			return nil // the decision is recorded: a database with merchants never gets a demo
+		}
+		if c, err = create(ctx, tx, CreateParams{Name: "Demo merchant"}); err != nil {
+			return err
+		}
+		made = true
+		_, err = tx.Exec(ctx, `UPDATE instance_facts SET value = ? WHERE name = 'demo_merchant'`, c.MerchantID)
+		return err
+	})
+	if err != nil {
+		return Created{}, false, err
+	}
+	return c, made, nil
+}
+
+// create inserts a merchant with its keys and portal admin inside tx.
+func create(ctx context.Context, tx *store.Tx, p CreateParams) (Created, error) {
 	p.Name = strings.TrimSpace(p.Name)
 	if p.Name == "" {
 		return Created{}, errs.Missing("name")
@@ -88,34 +134,31 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (Created, error) {
 	}
 	email := fmt.Sprintf("admin+%s@%s.payd.local", strings.ToLower(id[len(id)-8:]), slug(p.Name))
 	out.Portal = PortalLogin{Email: email, Password: password}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		var bic any
-		if p.BIC != "" {
-			bic = p.BIC
+	var bic any
+	if p.BIC != "" {
+		bic = p.BIC
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO merchants (id, name, kyc_status, bic, deferred_settlement, created_at) VALUES (?, ?, 'pending', ?, ?, ?)`,
+		id, p.Name, bic, p.DeferredSettlement, store.Micros(tx.Now())); err != nil {
+		if store.IsConflict(err) {
+			return Created{}, errs.Conflict("bic_taken", "a participant with BIC %s already exists", p.BIC)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO merchants (id, name, kyc_status, bic, deferred_settlement, created_at) VALUES (?, ?, 'pending', ?, ?, ?)`,
-			id, p.Name, bic, p.DeferredSettlement, store.Micros(tx.Now())); err != nil {
-			if store.IsConflict(err) {
-				return errs.Conflict("bic_taken", "a participant with BIC %s already exists", p.BIC)
-			}
-			return err
-		}
-		for i := 0; i < 2; i++ {
-			k, _, err := insertKey(ctx, tx, id, false, auth.KindSecret)
-			if err != nil {
-				return err
-			}
-			out.SecretKeys = append(out.SecretKeys, k)
-		}
-		k, _, err := insertKey(ctx, tx, id, false, auth.KindPublishable)
+		return Created{}, err
+	}
+	for i := 0; i < 2; i++ {
+		k, _, err := insertKey(ctx, tx, id, false, auth.KindSecret)
 		if err != nil {
-			return err
+			return Created{}, err
 		}
-		out.PublishableKey = k
-		_, err = tx.Exec(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, created_at) VALUES (?, ?, ?, ?, 'admin', ?)`,
-			ids.New("usr_"), id, email, hash, store.Micros(tx.Now()))
-		return err
-	})
+		out.SecretKeys = append(out.SecretKeys, k)
+	}
+	k, _, err := insertKey(ctx, tx, id, false, auth.KindPublishable)
+	if err != nil {
+		return Created{}, err
+	}
+	out.PublishableKey = k
+	_, err = tx.Exec(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, created_at) VALUES (?, ?, ?, ?, 'admin', ?)`,
+		ids.New("usr_"), id, email, hash, store.Micros(tx.Now()))
 	return out, err
 }
 
@@ -145,16 +188,23 @@ func (s *Service) Get(ctx context.Context, id string) (Merchant, error) {
 
 // Get returns a merchant through any querier (so it can run inside a transaction).
 func Get(ctx context.Context, q store.Querier, id string) (Merchant, error) {
+	m, err := scanMerchant(q.QueryRow(ctx, `SELECT `+merchantColumns+` FROM merchants WHERE id = ?`, id))
+	if store.IsNotFound(err) {
+		return m, errs.NotFound("merchant", id)
+	}
+	return m, err
+}
+
+// merchantColumns are the columns scanMerchant reads, in order.
+const merchantColumns = `id, name, kyc_status, bic, deferred_settlement, approval_threshold_minor, created_at`
+
+// scanMerchant reads one row of merchantColumns.
+func scanMerchant(row interface{ Scan(...any) error }) (Merchant, error) {
 	var m Merchant
 	var bic sql.NullString
 	var thr sql.NullInt64
 	var created int64
-	err := q.QueryRow(ctx, `SELECT id, name, kyc_status, bic, deferred_settlement, approval_threshold_minor, created_at FROM merchants WHERE id = ?`, id).
-		Scan(&m.ID, &m.Name, &m.KYCStatus, &bic, &m.DeferredSettlement, &thr, &created)
-	if store.IsNotFound(err) {
-		return m, errs.NotFound("merchant", id)
-	}
-	if err != nil {
+	if err := row.Scan(&m.ID, &m.Name, &m.KYCStatus, &bic, &m.DeferredSettlement, &thr, &created); err != nil {
 		return m, err
 	}
 	m.BIC = bic.String

@@ -3,6 +3,8 @@ package money
 import (
 	"math"
 	"testing"
+
+	"github.com/payd/payd/internal/errs"
 )
 
 func TestExponents(t *testing.T) {
@@ -57,5 +59,21 @@ func TestPercent(t *testing.T) {
 		if got := Percent(c[0], c[1]); got != c[2] {
 			t.Errorf("Percent(%d,%d)=%d want %d", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+func TestOneAmount(t *testing.T) {
+	five, six := int64(5), int64(6)
+	if v, f, err := OneAmount(&five, nil); err != nil || *v != 5 || f != "amount" {
+		t.Fatalf("amount: %v %q %v", v, f, err)
+	}
+	if v, f, err := OneAmount(nil, &six); err != nil || *v != 6 || f != "amount_minor" {
+		t.Fatalf("amount_minor: %v %q %v", v, f, err)
+	}
+	if v, f, err := OneAmount(nil, nil); err != nil || v != nil || f != "amount" {
+		t.Fatalf("neither: %v %q %v", v, f, err)
+	}
+	if _, _, err := OneAmount(&five, &five); err == nil || errs.As(err).Param != "amount_minor" {
+		t.Fatalf("both: %v", err)
 	}
 }

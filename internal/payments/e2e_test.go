@@ -18,6 +18,7 @@ func TestEndToEnd(t *testing.T) {
 		{"ScenarioSources", testScenarioSources},
 		{"Overrides", testOverrides},
 		{"Confirm", testConfirm},
+		{"ConfirmCORS", testConfirmCORS},
 		{"ConcurrentConfirms", testConcurrentConfirms},
 		{"ConcurrentPageSubmits", testConcurrentPageSubmits},
 		{"HostedPages", testHostedPages},

@@ -3,7 +3,6 @@ package payouts
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +21,7 @@ var fullList struct {
 // SDN list through the service, as every payout does (go run ./bench/payouts
 // reports the percentiles).
 func BenchmarkServiceScreen(b *testing.B) {
-	path := filepath.Join(testutil.SharedData(b), "sanctions", "ofac_full_2021", "sdn.csv")
+	path := testutil.LargeData(b, "sanctions", "ofac_full_2021", "sdn.csv")
 	fullList.Do(func() { fullList.l, fullList.err = screening.Load(context.Background(), path) })
 	if fullList.err != nil {
 		b.Fatal(fullList.err)

@@ -23,6 +23,7 @@ func TestEndToEnd(t *testing.T) {
 		{"single payout succeeds", testSinglePayoutSucceeds},
 		{"single payout scenarios", testSinglePayoutScenarios},
 		{"single payout validation", testSinglePayoutValidation},
+		{"amount_minor", testAmountMinor},
 		{"four-eyes", testFourEyesSinglePayout},
 		{"screening hold and review", testScreeningHoldAndReview},
 		{"retry", testRetry},

@@ -3,7 +3,6 @@ package payouts_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -88,7 +87,7 @@ type errBody struct {
 
 // fixtureList is the small sanctions fixture in the shared data.
 func fixtureList(t testing.TB) string {
-	return filepath.Join(testutil.SharedData(t), "sanctions", "ofac_fixture_small", "sdn.csv")
+	return testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 }
 
 // withSanctions configures the fixture list.

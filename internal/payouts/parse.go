@@ -257,20 +257,32 @@ func stringField(in *payoutInput, obj map[string]json.RawMessage, key string, ds
 	}
 }
 
-// amountField reads an integer amount.
+// amountField reads an integer amount, given as "amount" or "amount_minor"
+// (one of the two: both is an error naming amount_minor).
 func amountField(in *payoutInput, obj map[string]json.RawMessage) {
-	raw, ok := obj["amount"]
-	if !ok || string(bytes.TrimSpace(raw)) == "null" {
+	given := func(key string) bool {
+		raw, ok := obj[key]
+		return ok && string(bytes.TrimSpace(raw)) != "null"
+	}
+	key := "amount"
+	switch {
+	case given("amount") && given("amount_minor"):
+		in.fail("amount_minor", "parameter_invalid", "give amount or amount_minor, not both (both are minor units)")
+		return
+	case given("amount_minor"):
+		key = "amount_minor"
+	case !given("amount"):
 		return
 	}
-	txt := string(bytes.TrimSpace(raw))
+	in.AmountField = key
+	txt := string(bytes.TrimSpace(obj[key]))
 	if !integerRE.MatchString(txt) {
-		in.fail("amount", "amount_invalid", "amount must be an integer in minor units")
+		in.fail(key, "amount_invalid", "%s must be an integer in minor units", key)
 		return
 	}
 	v, err := strconv.ParseInt(txt, 10, 64)
 	if err != nil {
-		in.fail("amount", "amount_invalid", "amount is too large")
+		in.fail(key, "amount_invalid", "%s is too large", key)
 		return
 	}
 	in.Amount, in.AmountSet = v, true
@@ -301,7 +313,7 @@ func itemFromJSON(row int, raw json.RawMessage) *payoutInput {
 	if obj == nil {
 		return in
 	}
-	unknownFields(in, obj, "amount", "currency", "provider", "recipient_msisdn", "recipient_account", "recipient_name",
+	unknownFields(in, obj, "amount", "amount_minor", "currency", "provider", "recipient_msisdn", "recipient_account", "recipient_name",
 		"description", "metadata", "reference", "external_ref")
 	amountField(in, obj)
 	stringField(in, obj, "currency", &in.Currency)
@@ -336,7 +348,7 @@ func rowFromJSON(row int, raw json.RawMessage) *payoutInput {
 	if obj == nil {
 		return in
 	}
-	unknownFields(in, obj, "recipient_msisdn", "recipient_account", "recipient_name", "amount", "provider", "reference", "description")
+	unknownFields(in, obj, "recipient_msisdn", "recipient_account", "recipient_name", "amount", "amount_minor", "provider", "reference", "description")
 	amountField(in, obj)
 	stringField(in, obj, "provider", &in.Provider)
 	stringField(in, obj, "recipient_msisdn", &in.MSISDN)

@@ -220,6 +220,9 @@ func TestBatchJSONRules(t *testing.T) {
 		{"currency per row", `{"recipient_msisdn":"+25377000002","amount":1,"provider":"wallet_b","reference":"b","currency":"DJF"}`, "currency", "unknown"},
 		{"both recipients", `{"recipient_msisdn":"+25377000002","recipient_account":"DJ1","amount":1,"provider":"wallet_b","reference":"b"}`, "recipient_account", "mutually exclusive"},
 		{"reference missing", `{"recipient_msisdn":"+25377000002","amount":1,"provider":"wallet_b"}`, "reference", "required"},
+		{"amount and amount_minor", `{"recipient_msisdn":"+25377000002","amount":1,"amount_minor":1,"provider":"wallet_b","reference":"b"}`, "amount_minor", "not both"},
+		{"amount_minor string", `{"recipient_msisdn":"+25377000002","amount_minor":"1","provider":"wallet_b","reference":"b"}`, "amount_minor", "integer"},
+		{"amount_minor zero", `{"recipient_msisdn":"+25377000002","amount_minor":0,"provider":"wallet_b","reference":"b"}`, "amount_minor", "positive"},
 	}
 	for _, c := range rowCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -264,4 +267,24 @@ func TestBatchJSONRules(t *testing.T) {
 			t.Fatalf("%v", err)
 		}
 	})
+}
+
+// TestBatchJSONAmountMinor: JSON rows and items take their amount as
+// amount_minor as well as amount, meaning the same minor units.
+func TestBatchJSONAmountMinor(t *testing.T) {
+	t.Parallel()
+	for name, body := range map[string]string{
+		"rows":  `{"currency":"DJF","rows":[{"recipient_msisdn":"+25377000001","amount_minor":100,"provider":"wallet_b","reference":"a"},{"recipient_msisdn":"+25377000002","amount":250,"provider":"wallet_b","reference":"b"}]}`,
+		"items": `{"items":[{"amount_minor":100,"currency":"DJF","provider":"wallet_b","recipient_msisdn":"+25377000001"},{"amount":250,"currency":"DJF","provider":"wallet_b","recipient_msisdn":"+25377000002"}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := ParseBatchJSON([]byte(body), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(req.inputs) != 2 || req.inputs[0].Amount != 100 || req.inputs[1].Amount != 250 {
+				t.Fatalf("parsed %+v %+v", req.inputs[0], req.inputs[1])
+			}
+		})
+	}
 }

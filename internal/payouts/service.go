@@ -16,6 +16,7 @@ import (
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/providers"
 	"github.com/payd/payd/internal/screening"
@@ -94,6 +95,7 @@ func (s *Service) Screen(name string) screening.Result {
 // CreateParams is the body of POST /v1/payouts (SPEC: Payout (single)).
 type CreateParams struct {
 	Amount           *int64            `json:"amount"`
+	AmountMinor      *int64            `json:"amount_minor"` // the same value under payd's general name; one of the two
 	Currency         string            `json:"currency"`
 	Provider         string            `json:"provider"`
 	RecipientMSISDN  string            `json:"recipient_msisdn"`
@@ -117,8 +119,13 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	pin := &payoutInput{Currency: in.Currency, Provider: in.Provider, MSISDN: in.RecipientMSISDN,
 		Account: in.RecipientAccount, Name: in.RecipientName, Description: in.Description, Reference: in.Reference,
 		Metadata: in.Metadata}
-	if in.Amount != nil {
-		pin.Amount, pin.AmountSet = *in.Amount, true
+	amount, field, err := money.OneAmount(in.Amount, in.AmountMinor)
+	if err != nil {
+		return nil, err
+	}
+	pin.AmountField = field
+	if amount != nil {
+		pin.Amount, pin.AmountSet = *amount, true
 	}
 	pin.validate(shapeSingle, pr.Livemode, in.Scenario)
 	if err := singleError(pin); err != nil {

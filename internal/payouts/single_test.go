@@ -209,6 +209,8 @@ func testSinglePayoutValidation(t *testing.T, e *apptest.Env) {
 		code  string
 	}{
 		{"amount missing", func(m map[string]any) { delete(m, "amount") }, "amount", "parameter_missing"},
+		{"amount and amount_minor", func(m map[string]any) { m["amount_minor"] = 100 }, "amount_minor", "parameter_invalid"},
+		{"amount_minor zero", func(m map[string]any) { delete(m, "amount"); m["amount_minor"] = 0 }, "amount_minor", "amount_invalid"},
 		{"amount zero", func(m map[string]any) { m["amount"] = 0 }, "amount", "amount_invalid"},
 		{"amount negative", func(m map[string]any) { m["amount"] = -5 }, "amount", "amount_invalid"},
 		{"amount fractional", func(m map[string]any) { m["amount"] = 1.5 }, "amount", "parameter_invalid"},

@@ -53,6 +53,7 @@ type payoutInput struct {
 	Row         int // 1-based data row of a batch; 0 for a single payout
 	Amount      int64
 	AmountSet   bool
+	AmountField string // the name the amount was given under: amount (default) or amount_minor
 	Currency    string
 	Provider    string
 	MSISDN      string
@@ -89,7 +90,11 @@ func (in *payoutInput) validate(sh shape, livemode bool, scenarioHeader string) 
 	if !in.AmountSet {
 		in.fail("amount", "parameter_missing", "amount is required")
 	} else if in.Amount <= 0 {
-		in.fail("amount", "amount_invalid", "amount must be a positive integer in minor units")
+		field := in.AmountField
+		if field == "" {
+			field = "amount"
+		}
+		in.fail(field, "amount_invalid", "%s must be a positive integer in minor units", field)
 	}
 	if in.Currency == "" {
 		in.fail("currency", "parameter_missing", "currency is required")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,7 +18,7 @@ import (
 
 // withSanctions screens against the small OFAC fixture.
 func withSanctions(t *testing.T) apptest.Option {
-	path := filepath.Join(testutil.SharedData(t), "sanctions", "ofac_fixture_small", "sdn.csv")
+	path := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 	return func(c *app.Config) { c.SanctionsList = path }
 }
 

@@ -2,7 +2,6 @@ package screening
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -17,12 +16,12 @@ var fullOnce struct {
 
 // fullListPath returns the path of the 2021 SDN list in the shared data.
 func fullListPath(t testing.TB) string {
-	return filepath.Join(testutil.SharedData(t), "sanctions", "ofac_full_2021", "sdn.csv")
+	return testutil.LargeData(t, "sanctions", "ofac_full_2021", "sdn.csv")
 }
 
 // fixturePath returns the path of the small fixture list in the shared data.
 func fixturePath(t testing.TB) string {
-	return filepath.Join(testutil.SharedData(t), "sanctions", "ofac_fixture_small", "sdn.csv")
+	return testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 }
 
 // fullList loads the 2021 SDN list once per test binary.

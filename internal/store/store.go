@@ -13,6 +13,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,6 +97,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		if path == "" {
 			return nil, fmt.Errorf("open sqlite: empty path in %q", url)
 		}
+		if err := createPrivate(SQLitePath(url)); err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
 		sep := "?"
 		if strings.Contains(path, "?") {
 			sep = "&"
@@ -118,6 +123,43 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, fmt.Errorf("connect %s: %w", db.dialect, err)
 	}
 	return db, nil
+}
+
+// SQLitePath returns the file a SQLite database URL names ("sqlite:PATH" or a
+// bare path ending .db, without its query), or "" for PostgreSQL and for
+// in-memory SQLite databases.
+func SQLitePath(url string) string {
+	if !strings.HasPrefix(url, "sqlite:") && !strings.HasSuffix(url, ".db") {
+		return ""
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
+	query := ""
+	if i := strings.Index(path, "?"); i >= 0 {
+		path, query = path[:i], path[i:]
+	}
+	path = strings.TrimPrefix(path, "file:")
+	if path == "" || path == ":memory:" || strings.Contains(query, "mode=memory") {
+		return ""
+	}
+	return path
+}
+
+// createPrivate creates an absent database file with mode 0600 before SQLite
+// opens it: SQLite gives the -wal and -shm files the database file's mode, so
+// none of the three is readable by other users. An existing file is left as
+// it is.
+func createPrivate(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // redactURL hides a password in a connection URL.

@@ -156,7 +156,7 @@ func checkReferences(t *testing.T, e corpusEntry, msg Message) {
 // trustworthy.
 func TestCorpusAgreesWithXMLLint(t *testing.T) {
 	lint := testutil.Tool(t, "libxml2-utils", "xmllint")
-	xsd := filepath.Join(testutil.SharedData(t), "iso20022", "xsd", "pacs.008.001.08.xsd")
+	xsd := testutil.TestData(t, "iso20022", "xsd", "pacs.008.001.08.xsd")
 	dir := t.TempDir()
 	for _, e := range loadCorpus(t).Entries {
 		if e.Format != "xml" || e.Outcome == "parse_error" {

@@ -14,4 +14,4 @@
 // reason FF01.
 package iso20022
 
-//go:generate go run ./internal/xsdgen/cmd/xsdgen -xsd ../../../../shared/data/iso20022/xsd -out .
+//go:generate go run ./internal/xsdgen/cmd/xsdgen -xsd ../../../testdata/iso20022/xsd -out .

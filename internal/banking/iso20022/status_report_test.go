@@ -130,7 +130,7 @@ func TestEncodeStatusReportGolden(t *testing.T) {
 // against the official pacs.002.001.10 XSD.
 func TestEncodeStatusReportXMLLint(t *testing.T) {
 	lint := testutil.Tool(t, "libxml2-utils", "xmllint")
-	xsd := filepath.Join(testutil.SharedData(t), "iso20022", "xsd", "pacs.002.001.10.xsd")
+	xsd := testutil.TestData(t, "iso20022", "xsd", "pacs.002.001.10.xsd")
 	dir := t.TempDir()
 	cases := statusReportCases()
 	args := []string{"--noout", "--schema", xsd}

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,7 +129,7 @@ type aesVectorFile struct {
 
 func loadVectors(t testing.TB, name string, v any) {
 	t.Helper()
-	path := filepath.Join(testutil.SharedData(t), "dukpt", name)
+	path := testutil.TestData(t, "dukpt", name)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read vectors: %v", err)

@@ -12,7 +12,7 @@ import (
 // TestGeneratedTablesUpToDate regenerates every table from the shared XSD and
 // compares it with the file checked in beside package iso20022.
 func TestGeneratedTablesUpToDate(t *testing.T) {
-	xsdDir := filepath.Join(testutil.SharedData(t), "iso20022", "xsd")
+	xsdDir := testutil.TestData(t, "iso20022", "xsd")
 	for _, target := range Targets {
 		t.Run(target.XSD, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(xsdDir, target.XSD))

@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	in := flag.String("xsd", "../../../../shared/data/iso20022/xsd", "directory holding the ISO 20022 XSD files")
+	in := flag.String("xsd", "../../../testdata/iso20022/xsd", "directory holding the ISO 20022 XSD files")
 	out := flag.String("out", ".", "directory of package iso20022")
 	flag.Parse()
 	if p := os.Getenv("PAYD_SHARED_DATA"); p != "" && !isFlagSet("xsd") {

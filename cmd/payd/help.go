@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+)
+
+// usage describes one runnable command for `payd ... --help` and for
+// docs/cli.md, which is generated from the same text (TestCLIReference).
+type usage struct {
+	synopsis string   // what follows "payd <path>"
+	about    string   // what it does, a paragraph
+	vars     []string // environment variables it reads (described in variables)
+}
+
+// usages holds the usage of every runnable command by path ("merchant create").
+var usages = map[string]usage{}
+
+// describe registers the usage of a runnable command.
+func describe(path string, u usage) { usages[path] = u }
+
+// variables describes every environment variable a command can read.
+var variables = map[string]string{
+	"PAYD_ADDR":                   "listen address (default 127.0.0.1:8080); client commands use http:// + it when PAYD_URL is unset",
+	"PAYD_DATABASE_URL":           "sqlite:PATH or postgres://... (default sqlite:payd.db)",
+	"PAYD_SECRETS_KEY":            "64 hex characters sealing provider credentials, webhook and TOTP secrets at rest",
+	"PAYD_SECRETS_KEY_FILE":       "a file holding the secrets key, read when PAYD_SECRETS_KEY is unset (SQLite default: <database path>.key, made on first use)",
+	"PAYD_LOG_LEVEL":              "debug, info, warn or error (default info)",
+	"PAYD_PUBLIC_URL":             "base of the redirect_urls payd hands out (default http:// + PAYD_ADDR)",
+	"PAYD_DEMO":                   "false: no demo merchant on a new database (default true)",
+	"PAYD_WORKERS":                "false: run only the HTTP API in this process (default true)",
+	"PAYD_SANDBOX_TIMEOUT_DELAY":  "delay of the sandbox network_timeout scenario (default 30s)",
+	"PAYD_SANDBOX_PUSH_DELAY":     "when sandbox push approvals arrive (default 3s)",
+	"PAYD_WEBHOOK_RETRY_SCHEDULE": "waits before each webhook retry (default 1m,5m,30m,2h,6h,12h,24h)",
+	"PAYD_SANCTIONS_LIST":         "path or https URL of an OFAC sdn.csv (alt.csv beside it adds aliases)",
+	"PAYD_P2PE_KEYS":              "file of live base derivation keys for terminals",
+	"PAYD_RATE_LIMIT":             "requests per second per key; 0 turns the limit off (default 200)",
+	"PAYD_RATE_BURST":             "burst of the rate limit (default 400)",
+	"PAYD_RECONCILE_INTERVAL":     "live-provider reconciliation period (default 30s)",
+	"PAYD_BREAKER_OPEN":           "how long a provider's circuit breaker stays open (default 30s)",
+	"PAYD_URL":                    "the payd server client commands talk to (default http:// + PAYD_ADDR)",
+	"PAYD_API_KEY":                "the API key client commands send (a secret key, sk_test_...)",
+	"PAYD_TERMINAL_STATE_DIR":     "where terminal simulate keeps each device's KSN counter (default payd/terminals in the user cache directory)",
+}
+
+// Variable groups commands share.
+var (
+	databaseVars = []string{"PAYD_DATABASE_URL", "PAYD_SECRETS_KEY", "PAYD_SECRETS_KEY_FILE", "PAYD_LOG_LEVEL"}
+	clientVars   = []string{"PAYD_URL", "PAYD_ADDR", "PAYD_API_KEY"}
+)
+
+// errHelp reports that help was printed on request: exit status 0.
+var errHelp = errors.New("help printed")
+
+// newFlags returns the flag set of the runnable command at path, whose
+// --help prints the command's usage, flags and variables.
+func newFlags(path string) *flag.FlagSet {
+	fs := flag.NewFlagSet(path, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() { printHelp(fs.Output(), path, fs) }
+	return fs
+}
+
+// parseFlags parses args: --help prints the help to stdout (errHelp, exit
+// 0); a bad flag prints the error and the help to stderr (errUsage, exit 2).
+func parseFlags(e *env, fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printHelp(e.stdout, fs.Name(), fs)
+		return errHelp
+	case err != nil:
+		fmt.Fprintf(e.stderr, "payd %s: %v\n\n", fs.Name(), err)
+		printHelp(e.stderr, fs.Name(), fs)
+		return errUsage
+	}
+	return nil
+}
+
+// badUsage prints why the arguments are wrong and the command's help to
+// stderr.
+func badUsage(e *env, fs *flag.FlagSet, format string, args ...any) error {
+	fmt.Fprintf(e.stderr, "payd %s: %s\n\n", fs.Name(), fmt.Sprintf(format, args...))
+	printHelp(e.stderr, fs.Name(), fs)
+	return errUsage
+}
+
+// printHelp writes the help of the runnable command at path.
+func printHelp(w io.Writer, path string, fs *flag.FlagSet) {
+	u := usages[path]
+	fmt.Fprintf(w, "usage: payd %s %s\n", path, u.synopsis)
+	if u.about != "" {
+		fmt.Fprintf(w, "\n%s\n", u.about)
+	}
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		fs.VisitAll(func(f *flag.Flag) {
+			name, text := flag.UnquoteUsage(f)
+			line := "  --" + f.Name
+			if name != "" {
+				line += " " + name
+			}
+			fmt.Fprintf(w, "%s\n        %s", line, text)
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
+				fmt.Fprintf(w, " (default %s)", f.DefValue)
+			}
+			fmt.Fprintln(w)
+		})
+	}
+	if len(u.vars) > 0 {
+		fmt.Fprintln(w, "\nenvironment:")
+		for _, v := range u.vars {
+			fmt.Fprintf(w, "  %s\n        %s\n", v, variables[v])
+		}
+	}
+}
+
+// printGroupHelp writes the help of a command with subcommands.
+func printGroupHelp(w io.Writer, c command) {
+	fmt.Fprintf(w, "payd %s: %s\n\nusage:\n", c.name, c.summary)
+	for _, s := range c.subs {
+		fmt.Fprintf(w, "  payd %s %s %s\n", c.name, s, usages[c.name+" "+s].synopsis)
+	}
+	fmt.Fprintf(w, "\nRun payd %s SUBCOMMAND --help for its flags and environment variables.\n", c.name)
+}
+
+// printUsage writes the list of commands.
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: payd COMMAND [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun payd COMMAND --help for a command's flags and environment variables;")
+	fmt.Fprintln(w, "payd --version prints the version. Configuration comes from the environment (README.md).")
+}
+
+// suggest returns the known word nearest to typed, or "" when none is close
+// (at most two edits, or a third of its letters when longer).
+func suggest(typed string, known []string) string {
+	best, bestDist := "", max(2, len(typed)/3)+1
+	for _, k := range known {
+		if d := editDistance(typed, k); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// version is set at build time (-ldflags "-X main.version=v1.2.3"); without
+// it payd reports the module version and VCS revision the binary was built
+// from.
+var version = ""
+
+// versionString describes this build.
+func versionString() string {
+	v := version
+	info, ok := debug.ReadBuildInfo()
+	if v == "" && ok {
+		v = info.Main.Version
+	}
+	if v == "" {
+		v = "(devel)"
+	}
+	out := "payd " + v
+	if ok {
+		var rev, modified string
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = "+dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			out += " (" + rev + modified + ")"
+		}
+		out += " " + info.GoVersion
+	}
+	return out
+}
+
+// writeReference writes docs/cli.md: every command's help, produced by
+// running `payd ... --help` itself, so the reference and --help cannot differ.
+func writeReference(ctx context.Context, w io.Writer) error {
+	fmt.Fprint(w, "# payd command reference\n\n"+
+		"Generated from `payd COMMAND --help` by `PAYD_UPDATE_CLI_DOCS=1 go test ./cmd/payd -run TestCLIReference`;\n"+
+		"a test fails when this file and the commands' help differ. Every command reads its configuration from the\n"+
+		"environment; a flag, where there is one, overrides its variable.\n\n")
+	var top bytes.Buffer
+	run(ctx, &env{stdout: &top, stderr: io.Discard, getenv: func(string) string { return "" }}, []string{"--help"})
+	fmt.Fprintf(w, "```\n$ payd --help\n%s```\n", top.String())
+	for _, path := range commandPaths() {
+		var out bytes.Buffer
+		args := append(strings.Fields(path), "--help")
+		if code := run(ctx, &env{stdout: &out, stderr: io.Discard, getenv: func(string) string { return "" }}, args); code != 0 {
+			return fmt.Errorf("payd %s --help: exit status %d", path, code)
+		}
+		fmt.Fprintf(w, "\n## payd %s\n\n```\n%s```\n", path, out.String())
+	}
+	return nil
+}
+
+// commandPaths lists every runnable command ("serve", "merchant create", ...)
+// in help order.
+func commandPaths() []string {
+	var out []string
+	for _, c := range commands() {
+		if len(c.subs) == 0 {
+			out = append(out, c.name)
+		}
+		for _, s := range c.subs {
+			out = append(out, c.name+" "+s)
+		}
+	}
+	return out
+}
