@@ -70,6 +70,9 @@ func (s *Service) Submit(ctx context.Context, p auth.Principal, caller Participa
 				Message: "transaction " + itoa(int64(i+1)) + ": the debtor agent must be the calling participant (" + caller.BIC + ")"}
 		}
 	}
+	if err := s.screeningAvailable(p.Livemode); err != nil {
+		return Submission{}, err
+	}
 	reportID := NewReportID()
 	if schemaErr != nil {
 		return Submission{Report: iso20022.GroupRejection(reportID, s.db.Now(), msg, schemaErr.Reason())}, nil
