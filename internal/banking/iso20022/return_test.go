@@ -22,7 +22,7 @@ func TestDecodeReturnXML(t *testing.T) {
 		{"pacs004_group_reason.xml", ReturnRequest{
 			Source: ReturnFromPacs004, MsgID: "RTR-20260315-0002", OriginalMsgID: "RT-20260314-0001",
 			OriginalUETR: "1d8d7b4f-3c2e-4a6b-8f9e-8d7c6b5a4f32", AmountMinor: 100, Currency: "DJF",
-			Paths: withMsgIDPath(pacs004Paths, "OrgnlGrpInf/OrgnlMsgId"), // OrgnlMsgId at the group level
+			Paths:      withMsgIDPath(pacs004Paths, "OrgnlGrpInf/OrgnlMsgId"), // OrgnlMsgId at the group level
 			ReasonCode: "CUST", ReasonText: "Requested by the customer",
 		}},
 		{"camt056_cancel.xml", ReturnRequest{
