@@ -181,3 +181,43 @@ func errorParam(t *testing.T, r *apptest.Response) string {
 	}
 	return ""
 }
+
+// TestStatusReportFields: the pacs.002 answering a pacs.008, and the one
+// GET returns later, carry AccptncDtTm for accepted transactions,
+// FctvIntrBkSttlmDt for settled ones, InstgAgt and InstdAgt, and echo the
+// pacs.008's CreDtTm as received; every one validates against the XSD.
+func TestStatusReportFields(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		debtor := newBank(t, e, "Debtor bank", "DEBTDJJDXXX", false)
+		creditor := newBank(t, e, "Creditor bank", "CREDDJJDXXX", false)
+		fund(t, e, debtor, 10_000)
+		docs := &xmlDocs{}
+		body := xmlMessage(newMsgID(), xmlTx{Amount: "400", DebtorAgent: debtor.BIC, CreditorAgent: creditor.BIC},
+			xmlTx{Amount: "900000", DebtorAgent: debtor.BIC, CreditorAgent: creditor.BIC})
+		r := postXML(e, debtor.SK, "/banking/v1/transfers", body)
+		if r.Status != 200 {
+			t.Fatalf("submit: %d %s", r.Status, r.Body)
+		}
+		docs.add("submit", r.Body)
+		_, txs := readReport(t, "xml", r.Body)
+		g := e.Do(apptest.Request{Method: "GET", Path: "/banking/v1/transfers/" + txs[0].uetr, Key: debtor.SK, Headers: map[string]string{"Accept": "application/xml"}})
+		if g.Status != 200 {
+			t.Fatalf("GET: %d %s", g.Status, g.Body)
+		}
+		docs.add("get", g.Body)
+		for name, doc := range map[string]string{"submit": string(r.Body), "get": string(g.Body)} {
+			for _, want := range []string{"<OrgnlCreDtTm>2026-03-14T09:26:50Z</OrgnlCreDtTm>", "<AccptncDtTm>", "<FctvIntrBkSttlmDt>",
+				"<InstgAgt>", "<BICFI>DEBTDJJDXXX</BICFI>", "<InstdAgt>", "<BICFI>CREDDJJDXXX</BICFI>"} {
+				if !strings.Contains(doc, want) {
+					t.Errorf("%s report lacks %s:\n%s", name, want, doc)
+				}
+			}
+		}
+		// The rejected transaction (AM04) has no acceptance or settlement.
+		rejected := strings.Split(string(r.Body), "<TxInfAndSts>")[2]
+		if strings.Contains(rejected, "<AccptncDtTm>") || strings.Contains(rejected, "<FctvIntrBkSttlmDt>") {
+			t.Errorf("rejected transaction carries acceptance or settlement:\n%s", rejected)
+		}
+		docs.lint(t)
+	})
+}
