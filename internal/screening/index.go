@@ -224,7 +224,7 @@ func sameWords(a, b []nameWord) bool {
 const minSkeleton = 2
 
 // skeletonKeys returns the consonant skeletons of a Latin word: its letters
-// without A, E, I, O, U, and a final H, doubled consonants single ("MUHAMAD"
+// without A, E, I, O, U, and a final H, C read as K, doubled consonants single ("MUHAMAD"
 // and the Arabic-script reading "MHMD" both give MHMD); and, when they
 // differ, the same also without W and Y, which Arabic and Hebrew script use
 // for long vowels ("MAHMUD", "MHMWD": MHMD). Skeletons shorter than
@@ -242,6 +242,9 @@ func skeletonKeys(word []rune) []string {
 		}
 		if r == 'H' && i == len(word)-1 && i > 0 {
 			continue
+		}
+		if r == 'C' {
+			r = 'K' // Latin spellings write C where Arabic and Hebrew have k or q
 		}
 		if n := len(strict); n == 0 || strict[n-1] != r {
 			strict = append(strict, r)

@@ -298,7 +298,7 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 		if usedWords&un.mask != 0 || used[p.term] {
 			continue
 		}
-		if (name.joined || un.mask&(un.mask-1) != 0) && (p.sim < joinedFloor || abs(un.runes-len(l.idx.terms[name.terms[p.term]].word)) > 1) {
+		if (name.joined || un.mask&(un.mask-1) != 0) && !un.forms[0].skeleton && (p.sim < joinedFloor-1e-6 || abs(un.runes-len(l.idx.terms[name.terms[p.term]].word)) > 1) {
 			continue // joined words pair only when nearly equal
 		}
 		usedWords |= un.mask
@@ -326,7 +326,8 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 // joinedFloor is the similarity that joined words (several words of the
 // screened name, or a listed name's words joined into one) need to pair:
 // joining makes long words, and Jaro-Winkler rates two long words that
-// begin alike highly however they end.
+// begin alike highly however they end. Consonant skeletons (words read
+// from Arabic or Hebrew script) pair only on equal keys and are exempt.
 const joinedFloor = 0.95
 
 func abs(n int) int {

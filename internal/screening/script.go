@@ -222,7 +222,7 @@ func transliterate(b *strings.Builder, word string) {
 				b.WriteString(unidecode.Unidecode(string(r)))
 			}
 		case unicode.Is(unicode.Greek, r):
-			// Modern Greek writes b and d as μπ and ντ.
+			// Modern Greek writes b, d and g as μπ, ντ and γκ.
 			if i+1 < len(rs) && unicode.ToLower(r) == 'μ' && unicode.ToLower(rs[i+1]) == 'π' {
 				b.WriteByte('b')
 				i++
@@ -230,6 +230,11 @@ func transliterate(b *strings.Builder, word string) {
 			}
 			if i+1 < len(rs) && unicode.ToLower(r) == 'ν' && unicode.ToLower(rs[i+1]) == 'τ' {
 				b.WriteByte('d')
+				i++
+				continue
+			}
+			if i+1 < len(rs) && unicode.ToLower(r) == 'γ' && unicode.ToLower(rs[i+1]) == 'κ' {
+				b.WriteByte('g')
 				i++
 				continue
 			}
@@ -293,12 +298,15 @@ func writeEthiopic(b *strings.Builder, r rune) {
 
 // writeHangul writes a Hangul syllable as a word of its own, with the
 // Revised Romanization that Unidecode gives brought closer to the spelling of
-// Korean names on sanctions lists (McCune-Reischauer): an initial G is K,
+// Korean names on sanctions lists (McCune-Reischauer): an initial G is K, B is P,
 // EO is O and EU is U ("Gim Jeong Eun" reads "KIM JONG UN").
 func writeHangul(b *strings.Builder, r rune) {
 	t := strings.ToUpper(cleanLatin(unidecode.Unidecode(string(r))))
-	if strings.HasPrefix(t, "G") {
+	switch {
+	case strings.HasPrefix(t, "G"):
 		t = "K" + t[1:]
+	case strings.HasPrefix(t, "B"):
+		t = "P" + t[1:]
 	}
 	t = strings.ReplaceAll(t, "EO", "O")
 	t = strings.ReplaceAll(t, "EU", "U")

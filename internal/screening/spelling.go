@@ -69,7 +69,7 @@ func isVowel(r rune) bool {
 func isLatinLetter(r rune) bool { return r >= 'A' && r <= 'Z' }
 
 // vowelFolded returns w with the vowels that transliteration swaps most
-// folded together (O and U; E and A; Y and I), and L with R, so that "Mohamed" and
+// folded together (O and U; E and A; Y and I), so that "Mohamed" and
 // "Muhammad", "Husayn" and "Hussein", "Omar" and "Umar" compare equal. It is a
 // second, discounted comparison next to the canonical spelling, not a
 // replacement for it: folding alone would also equate different names.
@@ -83,8 +83,6 @@ func vowelFolded(w []rune) []rune {
 			r = 'A'
 		case 'Y':
 			r = 'I'
-		case 'L':
-			r = 'R' // Japanese and Korean write both with one letter
 		}
 		out[i] = r
 	}
