@@ -75,7 +75,7 @@ func evaluate(l *List, rows []labelledName, threshold float64, sc scoring) confu
 // seen; when a change improves them, raise these figures and the document.
 const (
 	labelledPrecision = 0.962
-	labelledRecall    = 0.995
+	labelledRecall    = 1.000
 )
 
 func TestLabelledPrecisionRecall(t *testing.T) {

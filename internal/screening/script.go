@@ -87,8 +87,8 @@ var cyrillicLatin = map[rune]string{
 // and Arabic letters whose reading is a symbol.
 var scriptOverrides = map[rune]string{
 	'ซ': "s", 'จ': "ch", 'อ': "", 'ฤ': "ri", 'ッ': "", 'っ': "",
-	'ו': "w", 'י': "y", 'א': "", 'ע': "",
-	'ى': "a", 'ة': "a", 'ع': "", 'ء': "", 'أ': "", 'إ': "", 'ؤ': "", 'ئ': "",
+	'ו': "w", 'י': "y", 'א': "", 'ע': "", 'ח': "h",
+	'ى': "a", 'ة': "", 'ع': "", 'ء': "", 'أ': "", 'إ': "", 'ؤ': "", 'ئ': "",
 }
 
 // prepare returns name with invisible characters removed, compatibility
