@@ -21,6 +21,8 @@ func (m *Main) loadSanctions(ctx context.Context) error {
 	scr := screening.NewScreener(m.Config.SanctionsList, screening.Options{})
 	m.sanctions = scr
 	if m.Config.SanctionsList == "" {
+		m.Logger.Warn("no sanctions list configured (PAYD_SANCTIONS_LIST): live payouts and transfers are refused " +
+			"with 503 screening_unavailable until one is; test mode runs unscreened")
 		return nil
 	}
 	start := time.Now()

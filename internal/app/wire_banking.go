@@ -14,7 +14,8 @@ func (m *Main) Banking() *banking.Service { return m.bankingSvc }
 func init() {
 	wirers = append(wirers, func(ctx context.Context, m *Main) error {
 		// Transfers are screened against the same list as payouts
-		// (PAYD_SANCTIONS_LIST, loaded once, reloaded on SIGHUP).
+		// (PAYD_SANCTIONS_LIST, loaded once, reloaded on SIGHUP). With no
+		// list configured test mode is not screened and live mode refused.
 		var screener banking.NameScreener
 		if m.Config.SanctionsList != "" {
 			screener = m.Sanctions()

@@ -3,6 +3,7 @@ package banking
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/banking/iso20022"
@@ -21,7 +22,7 @@ import (
 // The amount is req.AmountMinor, or everything not yet returned when it is
 // zero. Errors: 403 when the caller is not the agent the kind requires, 404
 // when it is neither agent, 400 for a message of the other kind or naming
-// another transfer or currency, 409 invalid_state for a transfer that is not
+// another transfer or currency (see checkReferences), 409 invalid_state for a transfer that is not
 // settled (held or rejected), 409 amount_exceeds_remaining when the returns
 // would exceed the original amount, 402 insufficient_balance when the
 // creditor agent's settlement account cannot cover it. A transfer still
@@ -40,8 +41,8 @@ func (s *Service) Return(ctx context.Context, p auth.Principal, uetr, kind strin
 	case kind != KindReturn && kind != KindCancel:
 		return nil, errs.Internal(errors.New("banking: unknown return kind " + kind))
 	}
-	if req.OriginalUETR != "" && req.OriginalUETR != uetr {
-		return nil, errs.Invalid("OrgnlUETR", "parameter_invalid", "the message names another transfer than the URL")
+	if err := checkUETR(req, uetr); err != nil {
+		return nil, err
 	}
 	var out *Transfer
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -58,8 +59,8 @@ func (s *Service) Return(ctx context.Context, p auth.Principal, uetr, kind strin
 		if kind == KindCancel && t.DebtorMerchantID != p.MerchantID {
 			return errs.Permission("permission_denied", "only the debtor agent cancels a transfer; the creditor agent returns it")
 		}
-		if req.Currency != "" && req.Currency != t.Currency {
-			return errs.Invalid("Ccy", "parameter_invalid", "the transfer is in %s", t.Currency)
+		if err := checkReferences(req, t); err != nil {
+			return err
 		}
 		if req.MsgID != "" {
 			for _, r := range t.Returns {
@@ -117,4 +118,52 @@ func (s *Service) Return(ctx context.Context, p auth.Principal, uetr, kind strin
 		return emit(ctx, tx, t, EventReturned)
 	})
 	return out, err
+}
+
+// checkUETR refuses a pacs.004 or camt.056 that names no OrgnlUETR, and any
+// request whose UETR is not the URL's: a message is applied only to the
+// payment it names. Errors are 400 with param the element path.
+func checkUETR(req iso20022.ReturnRequest, uetr string) error {
+	switch {
+	case req.OriginalUETR == "" && req.Source != iso20022.ReturnFromJSON:
+		return errs.Invalid(req.Paths.UETR, "parameter_missing",
+			"the %s names no OrgnlUETR: payd applies a return or cancellation only to the transfer it names", req.Source)
+	case req.OriginalUETR != "" && !strings.EqualFold(req.OriginalUETR, uetr):
+		return referenceMismatch(req.Paths.UETR, "UETR", req.OriginalUETR, uetr)
+	}
+	return nil
+}
+
+// checkReferences refuses a request whose other references (original
+// message id, end-to-end id, interbank settlement amount and currency, and
+// the currency of the amount returned) are given but are not the
+// transfer's. Nothing is applied.
+func checkReferences(req iso20022.ReturnRequest, t *Transfer) error {
+	p := req.Paths
+	switch {
+	case req.OriginalMsgID != "" && req.OriginalMsgID != t.MsgID:
+		return referenceMismatch(p.MsgID, "original message id", req.OriginalMsgID, t.MsgID)
+	case req.OriginalEndToEndID != "" && req.OriginalEndToEndID != t.EndToEndID:
+		return referenceMismatch(p.EndToEndID, "end-to-end id", req.OriginalEndToEndID, t.EndToEndID)
+	case req.OriginalCurrency != "" && req.OriginalCurrency != t.Currency:
+		return referenceMismatch(p.Currency, "currency", req.OriginalCurrency, t.Currency)
+	case req.OriginalAmountMinor != 0 && req.OriginalAmountMinor != t.AmountMinor:
+		return referenceMismatch(p.Amount, "interbank settlement amount (minor units)", itoa(req.OriginalAmountMinor), itoa(t.AmountMinor))
+	case req.Currency != "" && req.Currency != t.Currency:
+		return referenceMismatch(p.ReturnedCurrency, "currency", req.Currency, t.Currency)
+	}
+	return nil
+}
+
+func referenceMismatch(path, what, got, want string) error {
+	return errs.Invalid(path, "reference_mismatch", "the message names %s %q but the transfer's is %q; nothing was applied",
+		what, clip(got), want)
+}
+
+// clip bounds an echoed value.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 64 {
+		return string(r[:64]) + "…"
+	}
+	return s
 }

@@ -103,10 +103,14 @@ func TestRoundTrip(t *testing.T) {
 	})
 }
 
-// stripHeader blanks a pacs.002's own MsgId and CreDtTm.
+// stripHeader blanks a pacs.002's own MsgId and CreDtTm, and the times of
+// the run (acceptance date-time, settlement date).
 func stripHeader(doc []byte, msgID string) []byte {
 	doc = bytes.Replace(doc, []byte("<MsgId>"+msgID+"</MsgId>"), []byte("<MsgId/>"), 1)
+	doc = runTimes.ReplaceAll(doc, []byte("<$1/>"))
 	return creDtTm.ReplaceAll(doc, []byte("<GrpHdr>$1<CreDtTm/>"))
 }
+
+var runTimes = regexp.MustCompile(`<(AccptncDtTm|Dt)>[^<]*</(AccptncDtTm|Dt)>`)
 
 var creDtTm = regexp.MustCompile(`<GrpHdr>(\s*<MsgId/>\s*)<CreDtTm>[^<]*</CreDtTm>`)

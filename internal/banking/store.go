@@ -10,7 +10,7 @@ import (
 )
 
 // transferColumns is the column list scanTransfer reads.
-const transferColumns = `id, livemode, uetr, msg_id, msg_created_at, end_to_end_id, status, reason_code, reason_text,
+const transferColumns = `id, livemode, uetr, msg_id, msg_created_at, msg_created_at_text, end_to_end_id, status, reason_code, reason_text,
 	reason_detail, amount_minor, currency, debtor_name, debtor_account, debtor_agent, creditor_name, creditor_account,
 	creditor_agent, remittance_info, debtor_merchant_id, creditor_merchant_id, returned_amount_minor, screening,
 	created_by, reviewed_by, review_note, reviewed_at, created_at, settled_at`
@@ -18,9 +18,9 @@ const transferColumns = `id, livemode, uetr, msg_id, msg_created_at, end_to_end_
 func scanTransfer(row interface{ Scan(...any) error }) (*Transfer, error) {
 	var t Transfer
 	var msgCreated, reviewedAt, settledAt sql.NullInt64
-	var code, text, detail, remit, creditorMerchant, screeningJSON, reviewedBy, note sql.NullString
+	var code, text, detail, remit, creditorMerchant, screeningJSON, reviewedBy, note, msgCreatedText sql.NullString
 	var created int64
-	err := row.Scan(&t.ID, &t.Livemode, &t.UETR, &t.MsgID, &msgCreated, &t.EndToEndID, &t.Status, &code, &text,
+	err := row.Scan(&t.ID, &t.Livemode, &t.UETR, &t.MsgID, &msgCreated, &msgCreatedText, &t.EndToEndID, &t.Status, &code, &text,
 		&detail, &t.AmountMinor, &t.Currency, &t.Debtor.Name, &t.Debtor.Account, &t.DebtorAgent, &t.Creditor.Name,
 		&t.Creditor.Account, &t.CreditorAgent, &remit, &t.DebtorMerchantID, &creditorMerchant, &t.ReturnedAmountMinor,
 		&screeningJSON, &t.CreatedBy, &reviewedBy, &note, &reviewedAt, &created, &settledAt)
@@ -30,6 +30,7 @@ func scanTransfer(row interface{ Scan(...any) error }) (*Transfer, error) {
 	if msgCreated.Valid {
 		t.MsgCreatedAt = store.FromMicros(msgCreated.Int64)
 	}
+	t.MsgCreatedAtText = msgCreatedText.String
 	if code.Valid {
 		t.Reason = iso20022.StatusReason{Code: code.String, Text: text.String, Detail: detail.String}
 	}
@@ -79,13 +80,13 @@ func insertTransfer(ctx context.Context, tx *store.Tx, t *Transfer, messageID st
 		remit = *t.RemittanceInfo
 	}
 	now := store.Micros(tx.Now())
-	res, err := tx.Exec(ctx, `INSERT INTO transfers (id, livemode, uetr, message_id, msg_id, msg_created_at, end_to_end_id,
+	res, err := tx.Exec(ctx, `INSERT INTO transfers (id, livemode, uetr, message_id, msg_id, msg_created_at, msg_created_at_text, end_to_end_id,
 		status, reason_code, reason_text, reason_detail, amount_minor, currency, debtor_name, debtor_account, debtor_agent,
 		creditor_name, creditor_account, creditor_agent, remittance_info, debtor_merchant_id, creditor_merchant_id,
 		returned_amount_minor, screening, created_by, created_at, settled_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`,
-		t.ID, t.Livemode, t.UETR, nullString(messageID), t.MsgID, msgCreated, t.EndToEndID,
+		t.ID, t.Livemode, t.UETR, nullString(messageID), t.MsgID, msgCreated, nullString(t.MsgCreatedAtText), t.EndToEndID,
 		t.Status, nullString(t.Reason.Code), nullString(t.Reason.Text), nullString(t.Reason.Detail), t.AmountMinor, t.Currency,
 		t.Debtor.Name, t.Debtor.Account, t.DebtorAgent, t.Creditor.Name, t.Creditor.Account, t.CreditorAgent, remit,
 		t.DebtorMerchantID, nullString(t.CreditorMerchantID), screeningJSON, t.CreatedBy, now, settled, now)

@@ -70,6 +70,9 @@ func (s *Service) Submit(ctx context.Context, p auth.Principal, caller Participa
 				Message: "transaction " + itoa(int64(i+1)) + ": the debtor agent must be the calling participant (" + caller.BIC + ")"}
 		}
 	}
+	if err := s.screeningAvailable(p.Livemode); err != nil {
+		return Submission{}, err
+	}
 	reportID := NewReportID()
 	if schemaErr != nil {
 		return Submission{Report: iso20022.GroupRejection(reportID, s.db.Now(), msg, schemaErr.Reason())}, nil
@@ -113,7 +116,8 @@ func (s *Service) Submit(ctx context.Context, p auth.Principal, caller Participa
 		if err := run.lockAccounts(ctx, verdicts); err != nil {
 			return err
 		}
-		rep := iso20022.StatusReport{MsgID: reportID, CreatedAt: tx.Now(), OriginalMsgID: msg.MsgID, OriginalCreatedAt: msg.CreatedAt}
+		rep := iso20022.StatusReport{MsgID: reportID, CreatedAt: tx.Now(), OriginalMsgID: msg.MsgID, OriginalCreatedAt: msg.CreatedAt,
+			OriginalCreatedAtText: msg.CreatedAtText}
 		for i, v := range verdicts {
 			st, err := run.transaction(ctx, i, v, screened[i])
 			if err != nil {
@@ -266,7 +270,7 @@ func (r *submission) participant(ctx context.Context, bic string) (Participant, 
 func (r *submission) newTransfer(i int) *Transfer {
 	x := r.msg.Transactions[i]
 	t := &Transfer{
-		ID: ids.New("tr_"), Livemode: r.p.Livemode, UETR: x.UETR, MsgID: r.msg.MsgID, MsgCreatedAt: r.msg.CreatedAt,
+		ID: ids.New("tr_"), Livemode: r.p.Livemode, UETR: x.UETR, MsgID: r.msg.MsgID, MsgCreatedAt: r.msg.CreatedAt, MsgCreatedAtText: r.msg.CreatedAtText,
 		EndToEndID: x.EndToEndID, AmountMinor: x.AmountMinor, Currency: x.Currency,
 		Debtor: Party(x.Debtor), DebtorAgent: x.DebtorAgent, Creditor: Party(x.Creditor), CreditorAgent: x.CreditorAgent,
 		DebtorMerchantID: r.caller.MerchantID, CreatedBy: r.p.ID, CreatedAt: r.tx.Now(),
@@ -279,7 +283,8 @@ func (r *submission) newTransfer(i int) *Transfer {
 }
 
 func rejected(x iso20022.Transaction, reason iso20022.StatusReason) iso20022.TxStatus {
-	return iso20022.TxStatus{UETR: x.UETR, EndToEndID: x.EndToEndID, Status: StatusRJCT, Reason: reason}
+	return iso20022.TxStatus{UETR: x.UETR, EndToEndID: x.EndToEndID, Status: StatusRJCT, Reason: reason,
+		InstructingAgent: x.DebtorAgent, InstructedAgent: x.CreditorAgent}
 }
 
 // transaction decides and records the status of transaction i.
@@ -369,7 +374,7 @@ func (r *submission) transaction(ctx context.Context, i int, v iso20022.TxVerdic
 		}
 		r.queued = true
 	}
-	return iso20022.TxStatus{UETR: x.UETR, EndToEndID: x.EndToEndID, Status: t.Status}, nil
+	return t.txStatus(), nil
 }
 
 // store writes a rejected transfer and its event; a UETR already taken is

@@ -21,6 +21,7 @@ type Transfer struct {
 	UETR                string
 	MsgID               string
 	MsgCreatedAt        time.Time // the pacs.008's CreDtTm; zero when unreadable
+	MsgCreatedAtText    string    // the pacs.008's CreDtTm as received, echoed in every pacs.002
 	EndToEndID          string
 	Status              string
 	Reason              iso20022.StatusReason // zero unless RJCT
@@ -151,8 +152,24 @@ func (t *Transfer) Row() TransferRow {
 func (t *Transfer) Report(reportID string, now time.Time) iso20022.StatusReport {
 	return iso20022.StatusReport{
 		MsgID: reportID, CreatedAt: now, OriginalMsgID: t.MsgID, OriginalCreatedAt: t.MsgCreatedAt,
-		Transactions: []iso20022.TxStatus{{UETR: t.UETR, EndToEndID: t.EndToEndID, Status: t.Status, Reason: t.Reason}},
+		OriginalCreatedAtText: t.MsgCreatedAtText, Transactions: []iso20022.TxStatus{t.txStatus()},
 	}
+}
+
+// txStatus is the transfer's line of a pacs.002: its references and status,
+// when it was accepted (AccptncDtTm, unless rejected) and settled
+// (FctvIntrBkSttlmDt), and the original's instructing (debtor) and
+// instructed (creditor) agents.
+func (t *Transfer) txStatus() iso20022.TxStatus {
+	st := iso20022.TxStatus{UETR: t.UETR, EndToEndID: t.EndToEndID, Status: t.Status, Reason: t.Reason,
+		InstructingAgent: t.DebtorAgent, InstructedAgent: t.CreditorAgent}
+	if t.Status != StatusRJCT {
+		st.AcceptedAt = t.CreatedAt
+	}
+	if t.Status == StatusACSC && t.SettledAt != nil {
+		st.SettledAt = *t.SettledAt
+	}
+	return st
 }
 
 // remainingMinor is what can still be returned.

@@ -26,6 +26,9 @@ import (
 // are stored and the batch waits in pending_approval; a sixth open batch is
 // 409 pending_batch_limit.
 func (s *Service) CreateBatch(ctx context.Context, pr auth.Principal, req *BatchRequest) (*Batch, error) {
+	if err := s.screeningAvailable(pr.Livemode); err != nil {
+		return nil, err
+	}
 	if err := s.checkRails(ctx, pr, req.inputs); err != nil {
 		return nil, err
 	}
@@ -265,6 +268,9 @@ func (s *Service) ApproveBatch(ctx context.Context, pr auth.Principal, id string
 		return nil, err
 	}
 	if err := checkApprovable(b, pr); err != nil {
+		return nil, err
+	}
+	if err := s.screeningAvailable(pr.Livemode); err != nil {
 		return nil, err
 	}
 	ins, err := loadRows(ctx, s.db, b)

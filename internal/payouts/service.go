@@ -131,6 +131,9 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	if err := singleError(pin); err != nil {
 		return nil, err
 	}
+	if err := s.screeningAvailable(pr.Livemode); err != nil {
+		return nil, err
+	}
 	if _, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, pin.Provider); err != nil {
 		return nil, railUnavailable(pin.Provider, err)
 	}

@@ -19,6 +19,9 @@ var (
 	// ErrEmptyList means sdn.csv held no entries; an empty list is refused so
 	// that a truncated download cannot silently disable screening.
 	ErrEmptyList = errors.New("sanctions list has no entries")
+	// ErrUnavailable means no list is loaded, so names cannot be screened;
+	// live payouts and transfers are refused rather than sent unscreened.
+	ErrUnavailable = errors.New("sanctions screening unavailable: no sanctions list is loaded (PAYD_SANCTIONS_LIST)")
 )
 
 // LoadError reports why a list could not be loaded: the source, the file

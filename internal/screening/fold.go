@@ -1,6 +1,7 @@
 package screening
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -15,17 +16,6 @@ var foldSpecial = map[rune]string{
 	'Þ': "TH", 'þ': "TH", 'ı': "I", 'Ħ': "H", 'ħ': "H", 'Ŋ': "NG", 'ŋ': "NG",
 }
 
-// cyrillicLatin transliterates upper-case Cyrillic letters the way OFAC
-// spells Russian, Ukrainian and Belarusian names (a simplified BGN/PCGN).
-// Й and Ё decompose to И and Е under NFKD before this table is consulted.
-var cyrillicLatin = map[rune]string{
-	'А': "A", 'Б': "B", 'В': "V", 'Г': "G", 'Д': "D", 'Е': "E", 'Ж': "ZH", 'З': "Z",
-	'И': "I", 'К': "K", 'Л': "L", 'М': "M", 'Н': "N", 'О': "O", 'П': "P", 'Р': "R",
-	'С': "S", 'Т': "T", 'У': "U", 'Ф': "F", 'Х': "KH", 'Ц': "TS", 'Ч': "CH", 'Ш': "SH",
-	'Щ': "SHCH", 'Ъ': "", 'Ы': "Y", 'Ь': "", 'Э': "E", 'Ю': "YU", 'Я': "YA",
-	'І': "I", 'Є': "YE", 'Ґ': "G", 'Ў': "U",
-}
-
 // isJoiner reports whether r is removed without splitting a word: apostrophes
 // ("Sa'id", "O'Brien") and dots ("S.A.", "U.S.A.").
 func isJoiner(r rune) bool {
@@ -36,15 +26,17 @@ func isJoiner(r rune) bool {
 	return false
 }
 
-// foldWords upper-cases s, strips accents and other combining marks,
-// transliterates Cyrillic, drops apostrophes and dots, and splits the rest on
-// anything that is not a letter or a digit. It works rune by rune, so text in
-// any script passes through without error; scripts other than Latin and
-// Cyrillic are kept as they are.
-func foldWords(s string) []string {
+// foldWords puts s in Latin letters (see prepare), upper-cases it, strips
+// accents and other combining marks, drops apostrophes and dots, and splits
+// the rest on anything that is not a letter or a digit. A hyphen between two
+// letters or digits ("Jean-Pierre", or "Us-ama" written to evade screening)
+// splits the word, or with joinHyphens joins its two halves. It works rune by
+// rune, so text in any script passes through without error.
+func foldWords(s string, joinHyphens bool) []string {
 	var b strings.Builder
 	b.Grow(len(s))
-	for _, r := range norm.NFKD.String(s) {
+	rs := []rune(norm.NFKD.String(prepare(s)))
+	for i, r := range rs {
 		switch {
 		case unicode.In(r, unicode.Mn, unicode.Me):
 			// combining accent left by the decomposition
@@ -53,14 +45,63 @@ func foldWords(s string) []string {
 			r = unicode.ToUpper(r)
 			if t, ok := foldSpecial[r]; ok {
 				b.WriteString(t)
-			} else if t, ok := cyrillicLatin[r]; ok {
-				b.WriteString(t)
 			} else {
 				b.WriteRune(r)
 			}
+		case joinHyphens && isHyphen(r) && innerHyphen(rs, i):
 		default:
 			b.WriteByte(' ')
 		}
 	}
 	return strings.Fields(b.String())
+}
+
+// innerHyphen reports whether the hyphen at rs[i] stands between two letters
+// or digits (accents and joiners around it aside).
+func innerHyphen(rs []rune, i int) bool {
+	isPart := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	before, after := false, false
+	for j := i - 1; j >= 0; j-- {
+		if !unicode.In(rs[j], unicode.Mn, unicode.Me) {
+			before = isPart(rs[j])
+			break
+		}
+	}
+	for j := i + 1; j < len(rs); j++ {
+		if !isHyphen(rs[j]) {
+			after = isPart(rs[j])
+			break
+		}
+	}
+	return before && after
+}
+
+// hasInnerHyphen reports whether name has a hyphen between two letters or
+// digits, so that its joined reading differs from its split one.
+func hasInnerHyphen(name string) bool {
+	rs := []rune(norm.NFKD.String(prepare(name)))
+	for i, r := range rs {
+		if isHyphen(r) && innerHyphen(rs, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// hyphenHidesWord reports whether joining the hyphenated words of name
+// removes a word that screening drops (an article, a particle, a legal
+// form): "Us-ama Bin La-din" splits into "LA" (dropped) and "DIN", so it is
+// screened joined too. Other hyphenated words are found split, as two words
+// or as one unit of neighbouring words (see query).
+func hyphenHidesWord(name string) bool {
+	if !hasInnerHyphen(name) {
+		return false
+	}
+	joined := foldWords(name, true)
+	for _, w := range foldWords(name, false) {
+		if (droppedWords[w] || prefixWords[w]) && !slices.Contains(joined, w) {
+			return true
+		}
+	}
+	return false
 }

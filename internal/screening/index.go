@@ -1,6 +1,9 @@
 package screening
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // index is the search structure built at load. Every primary name and alias
 // is normalised into terms (distinct normalised words); each term lists the
@@ -14,6 +17,10 @@ type index struct {
 	terms []term
 	vocab map[string]int32   // normalised word -> term id
 	grams map[bigram][]int32 // bigram -> term ids, ascending
+	// skeletons maps the consonants of a term (see skeletonKeys) to the
+	// terms that have them, so that a word read from a script that writes
+	// no short vowels (Arabic, Hebrew) finds the spellings with vowels.
+	skeletons map[string][]int32
 	// gramBits has, per term, one bit per bigram of its folded spelling (see
 	// gramBit): a quick, inexact membership test, kept apart from terms so
 	// that scanning it stays in cache.
@@ -31,6 +38,9 @@ type listedName struct {
 	terms   []int32   // term ids in name order; a repeated word is repeated
 	weights []float64 // weight of each term in this name
 	weight  float64   // sum of weights
+	// joined marks the name's words joined into one term: it pairs only
+	// with a screened unit of nearly the same length and similarity.
+	joined bool
 }
 
 // term is one distinct normalised word of the list.
@@ -84,18 +94,22 @@ func termWeight(word []rune) float64 { return float64(len(word)) }
 const middleNameWeight = 0.25
 
 func buildIndex(entries []Entry) index {
-	idx := index{vocab: make(map[string]int32), grams: make(map[bigram][]int32)}
-	add := func(entry, alias int, name string, individual bool) {
-		n := listedName{entry: int32(entry), alias: int32(alias)}
+	idx := index{vocab: make(map[string]int32), grams: make(map[bigram][]int32), skeletons: make(map[string][]int32)}
+	termOf := func(text string) int32 {
+		t, ok := idx.vocab[text]
+		if !ok {
+			t = int32(len(idx.terms))
+			idx.vocab[text] = t
+			word := []rune(text)
+			idx.terms = append(idx.terms, term{word: word, folded: vowelFolded(word)})
+		}
+		return t
+	}
+	addWords := func(entry, alias int, words []nameWord, joined bool) {
+		n := listedName{entry: int32(entry), alias: int32(alias), joined: joined}
 		id := int32(len(idx.names))
-		for _, w := range nameWords(name, individual) {
-			t, ok := idx.vocab[w.text]
-			if !ok {
-				t = int32(len(idx.terms))
-				idx.vocab[w.text] = t
-				word := []rune(w.text)
-				idx.terms = append(idx.terms, term{word: word, folded: vowelFolded(word)})
-			}
+		for _, w := range words {
+			t := termOf(w.text)
 			weight := termWeight(idx.terms[t].word)
 			if w.middle {
 				weight *= middleNameWeight
@@ -111,6 +125,26 @@ func buildIndex(entries []Entry) index {
 		}
 		idx.names = append(idx.names, n)
 	}
+	// Each name is indexed as written (hyphens splitting words), with its
+	// hyphenated words joined when it has any, and with all its words
+	// joined into one, so that a screened name divided into words
+	// differently still finds it.
+	add := func(entry, alias int, name string, individual bool) {
+		words := nameWords(name, individual, false)
+		addWords(entry, alias, words, false)
+		if hasInnerHyphen(name) {
+			if joined := nameWords(name, individual, true); !sameWords(joined, words) {
+				addWords(entry, alias, joined, false)
+			}
+		}
+		if len(words) >= 2 {
+			var b strings.Builder
+			for _, w := range words {
+				b.WriteString(w.text)
+			}
+			addWords(entry, alias, []nameWord{{text: canonicalWord(b.String())}}, true)
+		}
+	}
 	for i := range entries {
 		e := &entries[i]
 		individual := e.Type == TypeIndividual
@@ -123,6 +157,11 @@ func buildIndex(entries []Entry) index {
 	var gs []bigram
 	idx.gramBits = make([]uint64, len(idx.terms))
 	for t := range idx.terms {
+		for _, k := range skeletonKeys(idx.terms[t].word) {
+			if ts := idx.skeletons[k]; !slices.Contains(ts, int32(t)) {
+				idx.skeletons[k] = append(ts, int32(t))
+			}
+		}
 		gs = wordBigrams(gs[:0], idx.terms[t].folded)
 		for _, g := range gs {
 			idx.grams[g] = append(idx.grams[g], int32(t))
@@ -175,4 +214,54 @@ func (idx *index) orderByLength() {
 func (idx *index) termsOfLength(n, slack int) (lo, hi int32) {
 	last := len(idx.lenStart) - 1
 	return idx.lenStart[min(last, max(0, n-slack))], idx.lenStart[min(last, n+slack+1)]
+}
+
+func sameWords(a, b []nameWord) bool {
+	return slices.EqualFunc(a, b, func(x, y nameWord) bool { return x.text == y.text })
+}
+
+// minSkeleton is the fewest consonants a skeleton must have to be looked up.
+const minSkeleton = 2
+
+// skeletonKeys returns the consonant skeletons of a Latin word: its letters
+// without A, E, I, O, U, and a final H, C read as K, doubled consonants single ("MUHAMAD"
+// and the Arabic-script reading "MHMD" both give MHMD); and, when they
+// differ, the same also without W and Y, which Arabic and Hebrew script use
+// for long vowels ("MAHMUD", "MHMWD": MHMD). Skeletons shorter than
+// minSkeleton, and words with other runes than A to Z, have none.
+func skeletonKeys(word []rune) []string {
+	strict := make([]rune, 0, len(word))
+	loose := make([]rune, 0, len(word))
+	for i, r := range word {
+		if r < 'A' || r > 'Z' {
+			return nil
+		}
+		switch r {
+		case 'A', 'E', 'I', 'O', 'U':
+			continue
+		}
+		if r == 'H' && i == len(word)-1 && i > 0 {
+			continue
+		}
+		if r == 'C' {
+			r = 'K' // Latin spellings write C where Arabic and Hebrew have k or q
+		}
+		if n := len(strict); n == 0 || strict[n-1] != r {
+			strict = append(strict, r)
+		}
+		if r == 'W' || r == 'Y' {
+			continue
+		}
+		if n := len(loose); n == 0 || loose[n-1] != r {
+			loose = append(loose, r)
+		}
+	}
+	var keys []string
+	if len(strict) >= minSkeleton {
+		keys = append(keys, string(strict))
+	}
+	if len(loose) >= minSkeleton && len(loose) != len(strict) {
+		keys = append(keys, string(loose))
+	}
+	return keys
 }

@@ -44,7 +44,13 @@ func (l *List) LoadedAt() time.Time { return l.loadedAt }
 func (l *List) Size() int { return len(l.entries) }
 
 // AliasCount returns the number of aliases attached to entries.
-func (l *List) AliasCount() int { return len(l.idx.names) - len(l.entries) }
+func (l *List) AliasCount() int {
+	n := 0
+	for i := range l.entries {
+		n += len(l.entries[i].Aliases)
+	}
+	return n
+}
 
 // OrphanAliases returns how many aliases of alt.csv named an entry missing
 // from sdn.csv and were skipped.

@@ -27,20 +27,60 @@ var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
-// name, or one with no letters or digits, is StatusNotScreened.
+// name, or one with no letters or digits, is StatusNotScreened. A name whose
+// hyphenated words split into a dropped word (see hyphenHidesWord) is
+// screened both split and joined, and the better score of each entry kept.
 func (l *List) Screen(name string, opts Options) Result {
 	if l == nil {
 		return notScreened()
 	}
-	q := newQuery(name)
-	if len(q.words) == 0 {
+	found, ok := l.screen(name, opts.threshold(), defaultScoring)
+	switch {
+	case !ok:
 		return notScreened()
-	}
-	found := l.search(q, opts.threshold(), defaultScoring)
-	if len(found) == 0 {
+	case len(found) == 0:
 		return Result{Status: StatusClear, Matches: []Match{}}
 	}
 	return Result{Status: StatusHit, Matches: found}
+}
+
+// screen returns the entries scoring at least floor; ok is false when name
+// has nothing to screen.
+func (l *List) screen(name string, floor float64, sc scoring) (found []Match, ok bool) {
+	q := newQuery(name, false)
+	if len(q.words) == 0 {
+		return nil, false
+	}
+	found = l.search(q, floor, sc)
+	if hyphenHidesWord(name) {
+		found = mergeMatches(found, l.search(newQuery(name, true), floor, sc))
+	}
+	return found, true
+}
+
+// mergeMatches keeps the better match of each entry of a and b, best first,
+// at most MaxMatches.
+func mergeMatches(a, b []Match) []Match {
+	for _, m := range b {
+		i := slices.IndexFunc(a, func(x Match) bool { return x.EntryID == m.EntryID })
+		switch {
+		case i < 0:
+			a = append(a, m)
+		case m.Score > a[i].Score:
+			a[i] = m
+		}
+	}
+	sortMatches(a)
+	return a[:min(MaxMatches, len(a))]
+}
+
+func sortMatches(ms []Match) {
+	slices.SortFunc(ms, func(a, b Match) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.EntryID, b.EntryID)
+	})
 }
 
 // search returns the best entries scoring at least floor, at most MaxMatches.
@@ -51,8 +91,8 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 	}
 	defer l.scratch.Put(s)
 	s.begin()
-	for i := range q.words {
-		l.closeTerms(s, q, i, sc)
+	for u := range q.units {
+		l.closeTerms(s, q, u, sc)
 	}
 	for _, n := range s.touched {
 		name := &l.idx.names[n]
@@ -69,12 +109,7 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 	if len(s.found) == 0 {
 		return nil
 	}
-	slices.SortFunc(s.found, func(a, b Match) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.EntryID, b.EntryID)
-	})
+	sortMatches(s.found)
 	out := slices.Clone(s.found[:min(MaxMatches, len(s.found))])
 	for i := range out {
 		out[i].Programs = slices.Clone(out[i].Programs)
@@ -85,15 +120,15 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 	return out
 }
 
-// closeTerms finds the terms equal or close to query word i, records their
+// closeTerms finds the terms equal or close to query unit u, records their
 // similarity and marks the listed names containing them.
-func (l *List) closeTerms(s *scratch, q query, i int, sc scoring) {
+func (l *List) closeTerms(s *scratch, q query, u int, sc scoring) {
 	cacheable := sc == defaultScoring // tuning runs other scorings
-	key := string(q.words[i])
+	key := q.units[u].key
 	near, ok := l.words.get(key)
 	if !ok || !cacheable {
 		s.near = s.near[:0]
-		for _, form := range q.forms[i] {
+		for _, form := range q.units[u].forms {
 			l.closeTermsOf(s, form, sc)
 		}
 		near = s.near
@@ -102,9 +137,13 @@ func (l *List) closeTerms(s *scratch, q query, i int, sc scoring) {
 		}
 	}
 	for _, c := range near {
-		l.recordTerm(s, q, i, c.term, float64(c.sim))
+		l.recordTerm(s, q, u, c.term, float64(c.sim))
 	}
 }
+
+// skeletonFactor scales the similarity of a word that matched a term only
+// by its consonants.
+const skeletonFactor = 0.9
 
 // closeTermsOf appends to s.near the terms equal or close to one spelling
 // of a screened word.
@@ -113,7 +152,16 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 	exact := int32(-1)
 	if t, ok := l.idx.vocab[string(word)]; ok {
 		exact = t
-		s.near = append(s.near, closeTerm{term: t, sim: 1})
+		s.near = append(s.near, closeTerm{term: t, sim: form.factor})
+	}
+	if form.skeleton {
+		for _, k := range skeletonKeys(word) {
+			for _, t := range l.idx.skeletons[k] {
+				if t != exact {
+					s.near = append(s.near, closeTerm{term: t, sim: form.factor * skeletonFactor})
+				}
+			}
+		}
 	}
 	if len(word) < 3 {
 		return // too short for a fuzzy comparison to mean anything
@@ -179,7 +227,7 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			floor = sc.offsetFloor
 		}
 		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
-			s.near = append(s.near, closeTerm{term: t, sim: float32(1 - sc.wordPenalty*(1-jw))})
+			s.near = append(s.near, closeTerm{term: t, sim: form.factor * float32(1-sc.wordPenalty*(1-jw))})
 		}
 	}
 }
@@ -190,61 +238,73 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 // the comparisons few.
 func lengthSlack(n int) int { return 2 + n/6 }
 
-// recordTerm notes that query word i is sim close to term t.
-func (l *List) recordTerm(s *scratch, q query, i int, t int32, sim float64) {
-	nq := len(q.words)
+// recordTerm notes that query unit u is sim close to term t.
+func (l *List) recordTerm(s *scratch, q query, u int, t int32, sim float64) {
+	nu := len(q.units)
 	if s.termGen[t] != s.gen {
 		s.termGen[t] = s.gen
-		s.termSlot[t] = int32(len(s.sims) / nq)
-		for range nq {
+		s.termSlot[t] = int32(len(s.sims) / nu)
+		for range nu {
 			s.sims = append(s.sims, 0)
 		}
 	}
-	if cell := &s.sims[int(s.termSlot[t])*nq+i]; float32(sim) > *cell {
+	if cell := &s.sims[int(s.termSlot[t])*nu+u]; float32(sim) > *cell {
 		*cell = float32(sim)
 	}
+	mask := q.units[u].mask
 	for _, n := range l.idx.terms[t].postings {
 		if s.nameGen[n] != s.gen {
 			s.nameGen[n] = s.gen
 			s.nameMask[n] = 0
 			s.touched = append(s.touched, n)
 		}
-		s.nameMask[n] |= 1 << uint(i)
+		s.nameMask[n] |= mask
 	}
 }
 
-// scoreName pairs the query words with the listed name's terms, best pairs
-// first, and combines the two coverages. It returns 0 when fewer than need
-// words pair.
+// scoreName pairs the query units with the listed name's terms, best pairs
+// first (a unit pairs only when none of its words is paired yet), and
+// combines the two coverages. It returns 0 when fewer than need terms pair.
 func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc scoring) float64 {
-	nq := len(q.words)
+	nu := len(q.units)
 	s.pairs = s.pairs[:0]
 	for j, t := range name.terms {
 		if s.termGen[t] != s.gen {
 			continue
 		}
-		row := s.sims[int(s.termSlot[t])*nq : int(s.termSlot[t]+1)*nq]
-		for i, sim := range row {
+		row := s.sims[int(s.termSlot[t])*nu : int(s.termSlot[t]+1)*nu]
+		for u, sim := range row {
 			if sim > 0 {
-				s.pairs = append(s.pairs, wordPair{query: i, term: j, sim: float64(sim)})
+				s.pairs = append(s.pairs, wordPair{query: u, term: j, sim: float64(sim)})
 			}
 		}
 	}
-	slices.SortFunc(s.pairs, func(a, b wordPair) int { return cmp.Compare(b.sim, a.sim) })
-	if cap(s.used) < nq+len(name.terms) {
-		s.used = make([]bool, nq+len(name.terms))
+	slices.SortFunc(s.pairs, func(a, b wordPair) int {
+		if c := cmp.Compare(b.sim, a.sim); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.query, b.query) // single words before joined ones
+	})
+	if cap(s.used) < len(name.terms) {
+		s.used = make([]bool, len(name.terms))
 	}
-	used := s.used[:nq+len(name.terms)]
+	used := s.used[:len(name.terms)]
 	clear(used)
+	var usedWords uint64
 	var queryCovered, nameCovered float64
 	paired := 0
 	for _, p := range s.pairs {
-		if used[p.query] || used[nq+p.term] {
+		un := &q.units[p.query]
+		if usedWords&un.mask != 0 || used[p.term] {
 			continue
 		}
-		used[p.query], used[nq+p.term] = true, true
+		if (name.joined || un.mask&(un.mask-1) != 0) && !un.forms[0].skeleton && (p.sim < joinedFloor-1e-6 || abs(un.runes-len(l.idx.terms[name.terms[p.term]].word)) > 1) {
+			continue // joined words pair only when nearly equal
+		}
+		usedWords |= un.mask
+		used[p.term] = true
 		paired++
-		queryCovered += p.sim * q.weights[p.query]
+		queryCovered += p.sim * un.weight
 		nameCovered += p.sim * name.weights[p.term]
 	}
 	if paired < need {
@@ -261,6 +321,20 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 		score = max(score, nameCoverage)
 	}
 	return score
+}
+
+// joinedFloor is the similarity that joined words (several words of the
+// screened name, or a listed name's words joined into one) need to pair:
+// joining makes long words, and Jaro-Winkler rates two long words that
+// begin alike highly however they end. Consonant skeletons (words read
+// from Arabic or Hebrew script) pair only on equal keys and are exempt.
+const joinedFloor = 0.95
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // containedWords is the fewest words of a listed name found whole inside a

@@ -20,6 +20,8 @@ var droppedWords = setOf(
 	"DAS", "DI", "Y", "EN", "VAN", "VON", "DER",
 	// Arabic articles and filiation ("son of", "daughter of"), spelt in many ways
 	"AL", "EL", "UL", "BIN", "BINT", "IBN", "BEN", "OULD",
+	// the same read from Arabic script, which writes no short vowels
+	"BN", "BNT",
 	// titles and generational suffixes
 	"MR", "MRS", "MS", "MISS", "MME", "MLLE", "DR", "PROF", "SHEIKH", "SHAYKH", "SHAIKH", "SHEIK",
 	"HAJ", "HAJJ", "HADJ", "JR", "SR", "II", "III", "IV",
@@ -28,7 +30,8 @@ var droppedWords = setOf(
 // prefixWords are joined to the word that follows, because they are written
 // both apart and together: "Abd al-Rahman", "Abdul Rahman", "Abdulrahman";
 // "Abu Bakr", "Abubakar".
-var prefixWords = setOf("ABD", "ABDUL", "ABDEL", "ABDOUL", "ABDAL", "ABU", "ABOU")
+// "BD" and "BW" are Abd and Abu read from Arabic script.
+var prefixWords = setOf("ABD", "ABDUL", "ABDEL", "ABDOUL", "ABDAL", "ABU", "ABOU", "BD", "BW")
 
 // abbreviations are spelled out before comparison ("DEV'T" reads DEVT once
 // the apostrophe is dropped).
@@ -54,7 +57,7 @@ func setOf(words ...string) map[string]bool {
 // to "First LAST" first. Normalize("Mohammed AL-HASSAN, S.A.") is "MOHAMED
 // HASAN".
 func Normalize(name string) string {
-	words := nameWords(name, true)
+	words := nameWords(name, true, false)
 	out := make([]string, len(words))
 	for i, w := range words {
 		out[i] = w.text
@@ -91,8 +94,9 @@ type roledWord struct {
 // individual) is moved behind the next part (the given names), turning
 // "LAST, First Middle" into "First Middle LAST" so that prefix words join the
 // same neighbour as in a name written naturally; the given names after the
-// first are then marked middle.
-func nameWords(name string, commaOrder bool) []nameWord {
+// first are then marked middle. With joinHyphens a hyphen inside a word joins
+// its halves instead of splitting it (see foldWords).
+func nameWords(name string, commaOrder, joinHyphens bool) []nameWord {
 	var words []roledWord
 	parts := []string{name}
 	if commaOrder {
@@ -100,7 +104,7 @@ func nameWords(name string, commaOrder bool) []nameWord {
 	}
 	addPart := func(s string, r role) {
 		start := len(words)
-		for _, w := range foldWords(s) {
+		for _, w := range foldWords(s, joinHyphens) {
 			if long, ok := abbreviations[w]; ok {
 				w = long
 			}

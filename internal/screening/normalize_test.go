@@ -34,7 +34,7 @@ func TestNormalize(t *testing.T) {
 		{"AL-SHAYKH, Muhammad", "MUHAMAD SHAYKH"},      // a surname of dropped words is kept
 		{"OMAR, Omar Awadh", "OMAR AWADH OMAR"},        // repeated words stay
 		{"The Company Limited", "THE COMPANY LIMITED"}, // nothing left: words kept
-		{"محمد علي", "محمد علي"},                       // other scripts pass through
+		{"محمد علي", "MHMD LY"},                        // Arabic script, transliterated
 		{"--- ...", ""},
 		{"", ""},
 	}
@@ -46,7 +46,7 @@ func TestNormalize(t *testing.T) {
 }
 
 func TestNameWordsMarksMiddleNames(t *testing.T) {
-	words := nameWords("GIRKIN, Igor Vsevolodovich", true)
+	words := nameWords("GIRKIN, Igor Vsevolodovich", true, false)
 	want := []nameWord{{"IGOR", false}, {"VSEVOLODOVICH", true}, {"GIRKIN", false}}
 	if len(words) != len(want) {
 		t.Fatalf("nameWords = %v, want %v", words, want)

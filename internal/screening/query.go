@@ -1,18 +1,40 @@
 package screening
 
-import "strings"
+import (
+	"strings"
+)
 
 // maxQueryWords bounds the words of a screened name that are compared; the
 // rest are ignored. Names on the list have at most about twenty words.
 const maxQueryWords = 64
 
-// query is a screened name, normalised.
+// query is a screened name, normalised. Its words are compared one by one
+// and also joined with their neighbours (units), so that a name divided into
+// words differently from the list ("Abdi Rahman" for "ABDIRAHMAN", "11420
+// 21" for "11 420 2 1") still pairs.
 type query struct {
 	words   [][]rune
-	forms   [][]wordForm // per word: the word and its spellings without a leading article
 	weights []float64
 	total   float64
+	units   []unit
 }
+
+// unit is one word of the screened name, or two or more neighbouring words
+// joined.
+type unit struct {
+	key    string     // the word or the joined words
+	mask   uint64     // bit i set when query word i is part of the unit
+	weight float64    // sum of the weights of its words
+	runes  int        // length of key in runes
+	forms  []wordForm // spellings compared: the word, without a leading article, given-name variants
+}
+
+// maxSpan is how many neighbouring words a unit joins; a whole name of up to
+// maxWholeSpan words is also joined into one unit.
+const (
+	maxSpan      = 3
+	maxWholeSpan = 8
+)
 
 // articlePrefixes are articles and filiation words sometimes written joined
 // to a name ("Alzahrani", "Binladen"); a screened word starting with one is
@@ -24,40 +46,90 @@ var articlePrefixes = []string{"AL", "EL", "UL", "BIN", "BEN", "IBN"}
 const minStrippedRunes = 4
 
 // newQuery normalises name. A name written "LAST, First" is read as "First
-// LAST", like the list's individuals.
-func newQuery(name string) query {
+// LAST", like the list's individuals. With joinHyphens a hyphen inside a word
+// joins its halves.
+func newQuery(name string, joinHyphens bool) query {
 	var q query
-	for _, nw := range nameWords(name, true) {
+	for _, nw := range nameWords(name, true, joinHyphens) {
 		r := []rune(nw.text)
 		if len(q.words) == maxQueryWords {
 			break
 		}
 		q.words = append(q.words, r)
-		q.forms = append(q.forms, wordForms(nw.text))
 		wt := termWeight(r)
 		q.weights = append(q.weights, wt)
 		q.total += wt
 	}
+	n := len(q.words)
+	for i := range n {
+		q.units = append(q.units, unit{key: string(q.words[i]), mask: 1 << uint(i), weight: q.weights[i],
+			runes: len(q.words[i]), forms: wordForms(string(q.words[i]))})
+	}
+	addSpan := func(i, j int) {
+		var b strings.Builder
+		u := unit{}
+		for k := i; k < j; k++ {
+			b.WriteString(string(q.words[k]))
+			u.mask |= 1 << uint(k)
+			u.weight += q.weights[k]
+		}
+		u.key = canonicalWord(b.String())
+		u.forms = []wordForm{newWordForm(u.key, 1)}
+		u.runes = len(u.forms[0].word)
+		q.units = append(q.units, u)
+	}
+	for size := 2; size <= maxSpan; size++ {
+		for i := 0; i+size <= n; i++ {
+			addSpan(i, i+size)
+		}
+	}
+	if n > maxSpan && n <= maxWholeSpan {
+		addSpan(0, n)
+	}
 	return q
 }
 
-// wordForm is one spelling of a screened word, with its vowels folded.
+// wordForm is one spelling of a screened word, with its vowels folded, and
+// the factor its similarities are scaled by (below 1 for a spelling that is
+// a guess, such as a given-name variant).
 type wordForm struct {
 	word, folded []rune
+	factor       float32
+	skeleton     bool // the word has no vowels (read from Arabic or Hebrew script): also compared by consonants
 }
 
-func newWordForm(w string) wordForm {
+func newWordForm(w string, factor float32) wordForm {
 	r := []rune(w)
-	return wordForm{word: r, folded: vowelFolded(r)}
+	return wordForm{word: r, folded: vowelFolded(r), factor: factor, skeleton: len(r) >= 2 && !hasVowel(r)}
 }
 
-// wordForms returns w and w without each article prefix it starts with.
+// givenNameFactor scales the similarity of a given-name variant.
+const givenNameFactor = 0.95
+
+// wordForms returns w, w without each article prefix it starts with, and the
+// other spellings of the given name it is (see givenNames).
 func wordForms(w string) []wordForm {
-	forms := []wordForm{newWordForm(w)}
+	forms := []wordForm{newWordForm(w, 1)}
 	for _, p := range articlePrefixes {
 		if rest, ok := strings.CutPrefix(w, p); ok && len([]rune(rest)) >= minStrippedRunes {
-			forms = append(forms, newWordForm(rest))
+			forms = append(forms, newWordForm(rest, 1))
 		}
 	}
+	for _, v := range givenNameVariants(w) {
+		forms = append(forms, newWordForm(v, givenNameFactor))
+	}
 	return forms
+}
+
+func hasVowel(w []rune) bool {
+	for _, r := range w {
+		switch r {
+		case 'A', 'E', 'I', 'O', 'U':
+			return true
+		}
+		if r >= 0x80 {
+			return true // not Latin: not a consonant skeleton
+		}
+	}
+	return false
 }

@@ -93,3 +93,10 @@ func (s *Screener) List() *List {
 	}
 	return s.list.Load()
 }
+
+// Ready reports whether a list is loaded. Live money must not move while it
+// is false: payouts and transfers refuse live requests with
+// ErrUnavailable.
+func (s *Screener) Ready() bool {
+	return s != nil && s.list.Load() != nil
+}

@@ -23,7 +23,7 @@ func TestTuneReport(t *testing.T) {
 	sc := tuneScoring(t)
 	for _, r := range rows {
 		best, name := 0.0, ""
-		if ms := l.search(newQuery(r.name), 0.0001, sc); len(ms) > 0 {
+		if ms, _ := l.screen(r.name, 0.0001, sc); len(ms) > 0 {
 			best, name = ms[0].Score, ms[0].MatchedName
 		}
 		expected := StatusClear
@@ -47,7 +47,8 @@ func TestExplainReport(t *testing.T) {
 	l := fullList(t)
 	for _, n := range strings.Split(names, ";") {
 		fmt.Printf("%q -> %q\n", n, Normalize(n))
-		for _, m := range l.search(newQuery(n), 0.3, tuneScoring(t)) {
+		ms, _ := l.screen(n, 0.3, tuneScoring(t))
+		for _, m := range ms {
 			e, _ := l.Entry(m.EntryID)
 			fmt.Printf("   %.3f %s | %s | %q\n", m.Score, m.MatchedName, m.ListName, Normalize(e.Name))
 		}

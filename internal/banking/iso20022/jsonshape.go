@@ -59,6 +59,12 @@ var (
 		"reason_code":  shapeString,
 		"reason_text":  shapeString,
 		"amount_minor": shapeNumber,
+		// references to the original transfer, checked when present
+		"original_uetr":          shapeString,
+		"original_msg_id":        shapeString,
+		"original_end_to_end_id": shapeString,
+		"original_amount_minor":  shapeNumber,
+		"original_currency":      shapeString,
 	}}
 )
 

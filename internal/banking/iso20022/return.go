@@ -27,9 +27,20 @@ type ReturnRequest struct {
 	// Assgnmt/Id); empty for JSON.
 	MsgID string
 	// OriginalMsgID, OriginalEndToEndID and OriginalUETR identify the
-	// original pacs.008 transaction when the XML gives them; JSON relies on
-	// the UETR in the URL.
+	// original pacs.008 transaction (XML OrgnlMsgId, OrgnlEndToEndId,
+	// OrgnlUETR; JSON original_msg_id, original_end_to_end_id,
+	// original_uetr). An XML message must give OrgnlUETR; the JSON body may
+	// leave them all out and rely on the UETR in the URL.
 	OriginalMsgID, OriginalEndToEndID, OriginalUETR string
+	// OriginalAmountMinor and OriginalCurrency are the original interbank
+	// settlement amount the message names (OrgnlIntrBkSttlmAmt; JSON
+	// original_amount_minor and original_currency); zero and empty when not
+	// given.
+	OriginalAmountMinor int64
+	OriginalCurrency    string
+	// Paths names, per reference, the element (XML) or member (JSON) it
+	// was read from, so that a refusal can name it.
+	Paths ReferencePaths
 	// AmountMinor is the amount returned, in minor units; 0 means the full
 	// original amount (JSON without amount_minor, and every camt.056, which
 	// cancels the whole transaction).
@@ -43,6 +54,25 @@ type ReturnRequest struct {
 	// joined with one space).
 	ReasonText string
 }
+
+// ReferencePaths are the element paths of a ReturnRequest's references.
+type ReferencePaths struct {
+	UETR, MsgID, EndToEndID, Amount, Currency, ReturnedCurrency string
+}
+
+// pacs004Paths, camt056Paths and jsonPaths name where each form carries the
+// references. OrgnlMsgId of a pacs.004 may also be at the group level (see
+// pacs004Document.request).
+var (
+	pacs004Paths = ReferencePaths{UETR: "TxInf[1]/OrgnlUETR", MsgID: "TxInf[1]/OrgnlGrpInf/OrgnlMsgId",
+		EndToEndID: "TxInf[1]/OrgnlEndToEndId", Amount: "TxInf[1]/OrgnlIntrBkSttlmAmt",
+		Currency: "TxInf[1]/OrgnlIntrBkSttlmAmt/@Ccy", ReturnedCurrency: "TxInf[1]/RtrdIntrBkSttlmAmt/@Ccy"}
+	camt056Paths = ReferencePaths{UETR: "Undrlyg/TxInf/OrgnlUETR", MsgID: "Undrlyg/TxInf/OrgnlGrpInf/OrgnlMsgId",
+		EndToEndID: "Undrlyg/TxInf/OrgnlEndToEndId", Amount: "Undrlyg/TxInf/OrgnlIntrBkSttlmAmt",
+		Currency: "Undrlyg/TxInf/OrgnlIntrBkSttlmAmt/@Ccy", ReturnedCurrency: "Undrlyg/TxInf/OrgnlIntrBkSttlmAmt/@Ccy"}
+	jsonPaths = ReferencePaths{UETR: "original_uetr", MsgID: "original_msg_id", EndToEndID: "original_end_to_end_id",
+		Amount: "original_amount_minor", Currency: "original_currency", ReturnedCurrency: "original_currency"}
+)
 
 // MaxReasonTextLength is the longest JSON reason_text accepted.
 const MaxReasonTextLength = 140
@@ -90,14 +120,28 @@ func DecodeReturnJSON(body []byte) (ReturnRequest, error) {
 		return ReturnRequest{}, &SchemaError{Problems: []FieldError{*problem}}
 	}
 	var in struct {
-		ReasonCode  string          `json:"reason_code"`
-		ReasonText  string          `json:"reason_text"`
-		AmountMinor json.RawMessage `json:"amount_minor"`
+		ReasonCode          string          `json:"reason_code"`
+		ReasonText          string          `json:"reason_text"`
+		AmountMinor         json.RawMessage `json:"amount_minor"`
+		OriginalUETR        string          `json:"original_uetr"`
+		OriginalMsgID       string          `json:"original_msg_id"`
+		OriginalEndToEndID  string          `json:"original_end_to_end_id"`
+		OriginalAmountMinor json.RawMessage `json:"original_amount_minor"`
+		OriginalCurrency    string          `json:"original_currency"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return ReturnRequest{}, &ParseError{Kind: ErrMalformed, Reason: "not valid JSON"}
 	}
-	r := ReturnRequest{Source: ReturnFromJSON, ReasonCode: in.ReasonCode, ReasonText: in.ReasonText}
+	r := ReturnRequest{Source: ReturnFromJSON, ReasonCode: in.ReasonCode, ReasonText: in.ReasonText,
+		OriginalUETR: in.OriginalUETR, OriginalMsgID: in.OriginalMsgID, OriginalEndToEndID: in.OriginalEndToEndID,
+		OriginalCurrency: in.OriginalCurrency, Currency: in.OriginalCurrency, Paths: jsonPaths}
+	if len(in.OriginalAmountMinor) > 0 && string(in.OriginalAmountMinor) != "null" {
+		amt := readMinorAmount(string(in.OriginalAmountMinor))
+		if amt.issue != "" || amt.fraction != "" || amt.minor == 0 {
+			return ReturnRequest{}, &FieldError{Path: "original_amount_minor", Code: ReasonAM12, Reason: "must be a positive whole number of minor units"}
+		}
+		r.OriginalAmountMinor = amt.minor
+	}
 	if !reasonCodePattern.MatchString(r.ReasonCode) {
 		return ReturnRequest{}, &FieldError{Path: "reason_code", Code: ReasonCH16, Reason: "must be a four-character ISO 20022 reason code"}
 	}
@@ -165,6 +209,7 @@ type pacs004Document struct {
 			} `xml:"OrgnlGrpInf"`
 			OrgnlEndToEndID string            `xml:"OrgnlEndToEndId"`
 			OrgnlUETR       string            `xml:"OrgnlUETR"`
+			Original        xmlAmount         `xml:"OrgnlIntrBkSttlmAmt"`
 			Amount          xmlAmount         `xml:"RtrdIntrBkSttlmAmt"`
 			RtrRsnInf       []xmlReturnReason `xml:"RtrRsnInf"`
 		} `xml:"TxInf"`
@@ -183,6 +228,13 @@ func (doc *pacs004Document) request() (ReturnRequest, error) {
 		OriginalEndToEndID: tx.OrgnlEndToEndID,
 		OriginalUETR:       tx.OrgnlUETR,
 		Currency:           tx.Amount.Ccy,
+		Paths:              pacs004Paths,
+	}
+	if tx.OrgnlGrpInf.OrgnlMsgID == "" && doc.Rtr.OrgnlGrpInf.OrgnlMsgID != "" {
+		r.Paths.MsgID = "OrgnlGrpInf/OrgnlMsgId"
+	}
+	if err := r.readOriginalAmount(tx.Original); err != nil {
+		return ReturnRequest{}, err
 	}
 	r.ReasonCode, r.ReasonText = firstReason(tx.RtrRsnInf, doc.Rtr.OrgnlGrpInf.RtrRsnInf)
 	if r.ReasonCode == "" {
@@ -245,12 +297,36 @@ func (doc *camt056Document) request() (ReturnRequest, error) {
 		OriginalEndToEndID: tx.OrgnlEndToEndID,
 		OriginalUETR:       tx.OrgnlUETR,
 		Currency:           tx.Amount.Ccy,
+		Paths:              camt056Paths,
+	}
+	if tx.OrgnlGrpInf.OrgnlMsgID == "" && u.OrgnlGrpInfAndCxl.OrgnlMsgID != "" {
+		r.Paths.MsgID = "Undrlyg/OrgnlGrpInfAndCxl/OrgnlMsgId"
+	}
+	if err := r.readOriginalAmount(tx.Amount); err != nil {
+		return ReturnRequest{}, err
 	}
 	r.ReasonCode, r.ReasonText = firstReason(tx.CxlRsnInf, u.OrgnlGrpInfAndCxl.CxlRsnInf)
 	if r.ReasonCode == "" {
 		return ReturnRequest{}, &FieldError{Path: "Undrlyg/TxInf/CxlRsnInf/Rsn", Reason: "a cancellation reason code is required"}
 	}
 	return r, nil
+}
+
+// readOriginalAmount reads the original interbank settlement amount, when
+// the message gives it.
+func (r *ReturnRequest) readOriginalAmount(a xmlAmount) error {
+	if a.Value == "" && a.Ccy == "" {
+		return nil
+	}
+	amt := readMajorAmount(a.Value, a.Ccy)
+	switch {
+	case amt.issue != "":
+		return &FieldError{Path: r.Paths.Amount, Code: ReasonAM12, Reason: amt.issue}
+	case amt.fraction != "":
+		return &FieldError{Path: r.Paths.Amount, Code: ReasonAM12, Reason: "amount has a fraction finer than the currency's minor unit"}
+	}
+	r.OriginalAmountMinor, r.OriginalCurrency = amt.minor, a.Ccy
+	return nil
 }
 
 func firstNonEmpty(values ...string) string {

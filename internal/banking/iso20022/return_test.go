@@ -16,21 +16,25 @@ func TestDecodeReturnXML(t *testing.T) {
 		{"pacs004_partial.xml", ReturnRequest{
 			Source: ReturnFromPacs004, MsgID: "RTR-20260315-0001", OriginalMsgID: "RT-20260314-0001", OriginalEndToEndID: "RT-E2E-1",
 			OriginalUETR: "0c7c6a3e-2b1d-4f5a-9e8d-7c6b5a4f3e21", AmountMinor: 100000, Currency: "DJF",
+			OriginalAmountMinor: 250000, OriginalCurrency: "DJF", Paths: pacs004Paths,
 			ReasonCode: "AC04", ReasonText: "Account closed on 14 March",
 		}},
 		{"pacs004_group_reason.xml", ReturnRequest{
 			Source: ReturnFromPacs004, MsgID: "RTR-20260315-0002", OriginalMsgID: "RT-20260314-0001",
 			OriginalUETR: "1d8d7b4f-3c2e-4a6b-8f9e-8d7c6b5a4f32", AmountMinor: 100, Currency: "DJF",
+			Paths:      withMsgIDPath(pacs004Paths, "OrgnlGrpInf/OrgnlMsgId"), // OrgnlMsgId at the group level
 			ReasonCode: "CUST", ReasonText: "Requested by the customer",
 		}},
 		{"camt056_cancel.xml", ReturnRequest{
 			Source: ReturnFromCamt056, MsgID: "CXL-20260315-0001", OriginalMsgID: "RT-20260314-0001", OriginalEndToEndID: "RT-E2E-2",
 			OriginalUETR: "1d8d7b4f-3c2e-4a6b-8f9e-8d7c6b5a4f32", Currency: "DJF",
+			OriginalAmountMinor: 100, OriginalCurrency: "DJF", Paths: camt056Paths,
 			ReasonCode: "DUPL", ReasonText: "Sent twice by mistake",
 		}},
 		{"camt056_group_reason.xml", ReturnRequest{
 			Source: ReturnFromCamt056, MsgID: "CXL-20260315-0002", OriginalMsgID: "RT-20260314-0001",
 			OriginalUETR: "2e9e8c5a-4d3f-4b7c-a0af-9e8d7c6b5a43", ReasonCode: "FRAD",
+			Paths: withMsgIDPath(camt056Paths, "Undrlyg/OrgnlGrpInfAndCxl/OrgnlMsgId"),
 		}},
 	}
 	for _, c := range cases {
@@ -44,6 +48,11 @@ func TestDecodeReturnXML(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withMsgIDPath(p ReferencePaths, msgID string) ReferencePaths {
+	p.MsgID = msgID
+	return p
 }
 
 func readReturn(t *testing.T, name string) []byte {
@@ -92,9 +101,12 @@ func TestDecodeReturnJSON(t *testing.T) {
 		in   string
 		want ReturnRequest
 	}{
-		{`{"reason_code":"AC04","reason_text":"Account closed"}`, ReturnRequest{Source: ReturnFromJSON, ReasonCode: "AC04", ReasonText: "Account closed"}},
-		{`{"reason_code":"CUST","reason_text":"Customer asked","amount_minor":500}`, ReturnRequest{Source: ReturnFromJSON, ReasonCode: "CUST", ReasonText: "Customer asked", AmountMinor: 500}},
-		{`{"reason_code":"DUPL","reason_text":"x","amount_minor":null}`, ReturnRequest{Source: ReturnFromJSON, ReasonCode: "DUPL", ReasonText: "x"}},
+		{`{"reason_code":"AC04","reason_text":"Account closed"}`, ReturnRequest{Source: ReturnFromJSON, ReasonCode: "AC04", ReasonText: "Account closed", Paths: jsonPaths}},
+		{`{"reason_code":"CUST","reason_text":"Customer asked","amount_minor":500}`, ReturnRequest{Source: ReturnFromJSON, ReasonCode: "CUST", ReasonText: "Customer asked", AmountMinor: 500, Paths: jsonPaths}},
+		{`{"reason_code":"CUST","reason_text":"y","original_uetr":"u","original_msg_id":"m","original_end_to_end_id":"e","original_amount_minor":7,"original_currency":"DJF"}`,
+			ReturnRequest{Source: ReturnFromJSON, ReasonCode: "CUST", ReasonText: "y", OriginalUETR: "u", OriginalMsgID: "m", OriginalEndToEndID: "e",
+				OriginalAmountMinor: 7, OriginalCurrency: "DJF", Currency: "DJF", Paths: jsonPaths}},
+		{`{"reason_code":"DUPL","reason_text":"x","amount_minor":null}`, ReturnRequest{Source: ReturnFromJSON, ReasonCode: "DUPL", ReasonText: "x", Paths: jsonPaths}},
 	}
 	for _, c := range ok {
 		got, err := DecodeReturnJSON([]byte(c.in))
@@ -115,6 +127,8 @@ func TestDecodeReturnJSON(t *testing.T) {
 		{`{"reason_code":"AC04","reason_text":"x","amount_minor":0}`, "amount_minor"},
 		{`{"reason_code":"AC04","reason_text":"x","amount_minor":-3}`, "amount_minor"},
 		{`{"reason_code":"AC04","reason_text":"x","amount_minor":2.5}`, "amount_minor"},
+		{`{"reason_code":"AC04","reason_text":"x","original_amount_minor":0}`, "original_amount_minor"},
+		{`{"reason_code":"AC04","reason_text":"x","original_amount_minor":1.5}`, "original_amount_minor"},
 	}
 	for _, c := range bad {
 		_, err := DecodeReturnJSON([]byte(c.in))

@@ -3,6 +3,7 @@ package iso20022
 import (
 	"encoding/xml"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -25,6 +26,10 @@ type StatusReport struct {
 	// OriginalCreatedAt is the reported message's CreDtTm; it is omitted when
 	// zero or outside years 1 to 9999.
 	OriginalCreatedAt time.Time
+	// OriginalCreatedAtText is the reported message's CreDtTm as received;
+	// when it is a valid xs:dateTime it is echoed unchanged instead of
+	// OriginalCreatedAt re-formatted.
+	OriginalCreatedAtText string `json:",omitempty"`
 	// GroupReason rejects the whole group (FF01 for a schema-invalid
 	// message); zero when each transaction has its own status.
 	GroupReason StatusReason
@@ -40,6 +45,16 @@ type TxStatus struct {
 	Status string
 	// Reason is required for RJCT and optional otherwise.
 	Reason StatusReason
+	// AcceptedAt is when payd accepted the transaction (AccptncDtTm); zero
+	// for a rejection.
+	AcceptedAt time.Time `json:",omitzero"`
+	// SettledAt is when it settled (FctvIntrBkSttlmDt, the date in UTC);
+	// zero until then.
+	SettledAt time.Time `json:",omitzero"`
+	// InstructingAgent and InstructedAgent are the BICs of the original
+	// transaction's debtor agent (which instructed it) and creditor agent
+	// (which was instructed) (InstgAgt, InstdAgt); left out when not a BIC.
+	InstructingAgent, InstructedAgent string `json:",omitempty"`
 }
 
 // GroupStatus is RJCT when the whole group is rejected, the transactions'
@@ -65,14 +80,16 @@ func (r StatusReport) GroupStatus() string {
 // For a *SchemaError use its Reason.
 func GroupRejection(msgID string, createdAt time.Time, original Message, reason StatusReason) StatusReport {
 	r := StatusReport{
-		MsgID:             msgID,
-		CreatedAt:         createdAt,
-		OriginalMsgID:     original.MsgID,
-		OriginalCreatedAt: original.CreatedAt,
-		GroupReason:       reason,
+		MsgID:                 msgID,
+		CreatedAt:             createdAt,
+		OriginalMsgID:         original.MsgID,
+		OriginalCreatedAt:     original.CreatedAt,
+		OriginalCreatedAtText: original.CreatedAtText,
+		GroupReason:           reason,
 	}
 	for _, tx := range original.Transactions {
-		r.Transactions = append(r.Transactions, TxStatus{UETR: tx.UETR, EndToEndID: tx.EndToEndID, Status: StatusRJCT, Reason: reason})
+		r.Transactions = append(r.Transactions, TxStatus{UETR: tx.UETR, EndToEndID: tx.EndToEndID, Status: StatusRJCT, Reason: reason,
+			InstructingAgent: tx.DebtorAgent, InstructedAgent: tx.CreditorAgent})
 	}
 	return r
 }
@@ -154,7 +171,10 @@ func EncodeStatusReport(report StatusReport) ([]byte, error) {
 		g.OrgnlMsgID = report.OriginalMsgID
 	}
 	g.OrgnlMsgNmID = OriginalMessageName
-	if representableTime(report.OriginalCreatedAt) {
+	switch {
+	case validDateTimeText(report.OriginalCreatedAtText):
+		g.OrgnlCreDtTm = report.OriginalCreatedAtText
+	case representableTime(report.OriginalCreatedAt):
 		g.OrgnlCreDtTm = formatTimestamp(report.OriginalCreatedAt)
 	}
 	g.GrpSts = report.GroupStatus()
@@ -175,6 +195,13 @@ func EncodeStatusReport(report StatusReport) ([]byte, error) {
 		if !tx.Reason.IsZero() {
 			x.StsRsnInf = []xmlStatusReason{xmlReason(tx.Reason)}
 		}
+		if tx.Status != StatusRJCT && representableTime(tx.AcceptedAt) {
+			x.AccptncDtTm = formatTimestamp(tx.AcceptedAt)
+		}
+		if tx.Status == StatusACSC && representableTime(tx.SettledAt) {
+			x.FctvIntrBkSttlmDt = &xmlDateChoice{Dt: tx.SettledAt.UTC().Format("2006-01-02")}
+		}
+		x.InstgAgt, x.InstdAgt = agentByBIC(tx.InstructingAgent), agentByBIC(tx.InstructedAgent)
 		doc.Report.Txs = append(doc.Report.Txs, x)
 	}
 	out, err := xml.MarshalIndent(doc, "", "  ")
@@ -269,10 +296,35 @@ type xmlStatusCount struct {
 }
 
 type xmlTxStatus struct {
-	OrgnlEndToEndID string            `xml:"OrgnlEndToEndId,omitempty"`
-	OrgnlUETR       string            `xml:"OrgnlUETR,omitempty"`
-	TxSts           string            `xml:"TxSts"`
-	StsRsnInf       []xmlStatusReason `xml:"StsRsnInf"`
+	OrgnlEndToEndID   string            `xml:"OrgnlEndToEndId,omitempty"`
+	OrgnlUETR         string            `xml:"OrgnlUETR,omitempty"`
+	TxSts             string            `xml:"TxSts"`
+	StsRsnInf         []xmlStatusReason `xml:"StsRsnInf"`
+	AccptncDtTm       string            `xml:"AccptncDtTm,omitempty"`
+	FctvIntrBkSttlmDt *xmlDateChoice    `xml:"FctvIntrBkSttlmDt"`
+	InstgAgt          *xmlAgent         `xml:"InstgAgt"`
+	InstdAgt          *xmlAgent         `xml:"InstdAgt"`
+}
+
+// xmlDateChoice is a DateAndDateTime2Choice holding a date.
+type xmlDateChoice struct {
+	Dt string `xml:"Dt"`
+}
+
+// agentByBIC identifies an agent by BIC; nil (left out) when bic is not one.
+func agentByBIC(bic string) *xmlAgent {
+	if !ValidBIC(bic) {
+		return nil
+	}
+	a := &xmlAgent{}
+	a.FinInstnID.BICFI = strings.ToUpper(bic)
+	return a
+}
+
+// validDateTimeText reports whether s can be echoed as an ISODateTime as it
+// is (the xs:dateTime lexical form, a day that exists).
+func validDateTimeText(s string) bool {
+	return len(s) <= 64 && validDateTime(s, isoDateTime)
 }
 
 type xmlStatusReason struct {

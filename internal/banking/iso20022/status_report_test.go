@@ -62,6 +62,21 @@ func statusReportCases() map[string]StatusReport {
 			NewStatusReason(ReasonFF01, "GrpHdr/MsgId: length 36 exceeds maxLength 35")),
 		"long_detail": report(tx(1, StatusRJCT, NewStatusReason(ReasonRC01, "CdtTrfTxInf[1]/CdtrAgt/FinInstnId/BICFI: not an ISO 9362 BIC; "+strings.Repeat("the detail goes on and on ", 6)))),
 	}
+	accepted := time.Date(2026, 3, 14, 9, 26, 52, 120_000_000, time.UTC)
+	withAgents := func(st TxStatus) TxStatus {
+		st.InstructingAgent, st.InstructedAgent = "BANKDJJDXXX", "CACEDJJD"
+		if st.Status != StatusRJCT {
+			st.AcceptedAt = accepted
+		}
+		if st.Status == StatusACSC {
+			st.SettledAt = accepted
+		}
+		return st
+	}
+	full := report(withAgents(tx(1, StatusACSC, StatusReason{})), withAgents(tx(2, StatusACSP, StatusReason{})),
+		withAgents(tx(3, StatusACWP, StatusReason{})), withAgents(tx(4, StatusRJCT, NewStatusReason(ReasonAM04, "short"))))
+	full.OriginalCreatedAtText = "2026-03-14T12:26:50.5+03:00" // echoed as received, not re-formatted
+	cases["part_accepted_settled_agents"] = full
 	var ten []TxStatus
 	for i := 1; i <= 10; i++ {
 		ten = append(ten, tx(i, StatusACSC, StatusReason{}))
@@ -151,6 +166,49 @@ func TestEncodeStatusReportXMLLint(t *testing.T) {
 	}
 	if n := strings.Count(string(out), " validates"); n != len(cases) {
 		t.Fatalf("xmllint validated %d of %d reports:\n%s", n, len(cases), out)
+	}
+}
+
+// TestStatusReportAcceptanceSettlementAgents: an accepted transaction
+// carries AccptncDtTm, a settled one FctvIntrBkSttlmDt, every one InstgAgt
+// and InstdAgt, and OrgnlCreDtTm echoes the original's CreDtTm as received.
+func TestStatusReportAcceptanceSettlementAgents(t *testing.T) {
+	x, err := EncodeStatusReport(statusReportCases()["part_accepted_settled_agents"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(x)
+	for _, want := range []string{
+		"<OrgnlCreDtTm>2026-03-14T12:26:50.5+03:00</OrgnlCreDtTm>",
+		"<AccptncDtTm>2026-03-14T09:26:52.120Z</AccptncDtTm>",
+		"<Dt>2026-03-14</Dt>",
+		"<BICFI>BANKDJJDXXX</BICFI>",
+		"<BICFI>CACEDJJD</BICFI>",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("report lacks %q:\n%s", want, doc)
+		}
+	}
+	txs := strings.Split(doc, "<TxInfAndSts>")[1:]
+	if len(txs) != 4 {
+		t.Fatalf("%d transactions", len(txs))
+	}
+	for i, c := range []struct{ accepted, settled bool }{{true, true}, {true, false}, {true, false}, {false, false}} {
+		if got := strings.Contains(txs[i], "<AccptncDtTm>"); got != c.accepted {
+			t.Errorf("transaction %d: AccptncDtTm %v, want %v", i+1, got, c.accepted)
+		}
+		if got := strings.Contains(txs[i], "<FctvIntrBkSttlmDt>"); got != c.settled {
+			t.Errorf("transaction %d: FctvIntrBkSttlmDt %v, want %v", i+1, got, c.settled)
+		}
+		if !strings.Contains(txs[i], "<InstgAgt>") || !strings.Contains(txs[i], "<InstdAgt>") {
+			t.Errorf("transaction %d lacks the agents", i+1)
+		}
+	}
+	// A CreDtTm that is not an xs:dateTime is not echoed; the parsed time is.
+	r := report(tx(1, StatusACSC, StatusReason{}))
+	r.OriginalCreatedAtText = "14/03/2026"
+	if x, _ := EncodeStatusReport(r); !strings.Contains(string(x), "<OrgnlCreDtTm>2026-03-14T09:26:50.000Z</OrgnlCreDtTm>") {
+		t.Errorf("unusable CreDtTm text echoed:\n%s", x)
 	}
 }
 

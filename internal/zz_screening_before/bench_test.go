@@ -1,0 +1,58 @@
+package screening
+
+import (
+	"context"
+	"testing"
+)
+
+// benchNames are screened in BenchmarkScreen: listed names with variations
+// (hits) and common names that are not listed (clear).
+var benchNames = map[string][]string{
+	"hit": {
+		"Hasan Dahir Awees", "Osama bin Laden", "Nicolás Maduro Moros", "Artem Lifshits",
+		"Banco Nacional de Cuba", "Mohammed Hamza al-Zubaidi", "Igor Strelkov",
+	},
+	"clear": {
+		"Fatouma Ahmed Houssein", "Abebe Kebede Tesfaye", "Jean-Pierre Dubois",
+		"Abdirahman Mohamed Farah", "Société Djiboutienne de Commerce", "Mohamed Ali Hassan Youssouf",
+	},
+}
+
+// BenchmarkScreen measures screening one name against the full 2021 SDN
+// list, with the word cache warm (names whose words were screened before) and
+// emptied before every name (words never seen).
+func BenchmarkScreen(b *testing.B) {
+	l := fullList(b)
+	for _, kind := range []string{"hit", "clear"} {
+		names := benchNames[kind]
+		for _, cached := range []bool{true, false} {
+			label := kind + "/cached"
+			if !cached {
+				label = kind + "/uncached"
+			}
+			b.Run(label, func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if !cached {
+						l.words.reset()
+					}
+					l.Screen(names[i%len(names)], Options{})
+					i++
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkLoad measures loading and indexing the full 2021 SDN list with its
+// aliases from disk.
+func BenchmarkLoad(b *testing.B) {
+	path := fullListPath(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(context.Background(), path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package screening
+
+import "slices"
+
+// index is the search structure built at load. Every primary name and alias
+// is normalised into terms (distinct normalised words); each term lists the
+// names that contain it, and each bigram of a term's vowel-folded spelling
+// (padded with start and end marks) lists the terms that contain it.
+// Screening a name finds, for each of its words, the terms that are equal or
+// close (of similar length, sharing enough bigrams, then Jaro-Winkler above a
+// floor), and scores only the names those terms point to.
+type index struct {
+	names []listedName
+	terms []term
+	vocab map[string]int32   // normalised word -> term id
+	grams map[bigram][]int32 // bigram -> term ids, ascending
+	// gramBits has, per term, one bit per bigram of its folded spelling (see
+	// gramBit): a quick, inexact membership test, kept apart from terms so
+	// that scanning it stays in cache.
+	gramBits []uint64
+	// Terms are numbered by increasing length, so every list of term ids is
+	// also ordered by length; lenStart[n] is the first term id of n or more
+	// runes, which bounds a search to terms of about the query word's length.
+	lenStart []int32
+}
+
+// listedName is one primary name or alias of an entry, normalised.
+type listedName struct {
+	entry   int32     // index of the entry in List.entries
+	alias   int32     // index in Entry.Aliases, or -1 for the primary name
+	terms   []int32   // term ids in name order; a repeated word is repeated
+	weights []float64 // weight of each term in this name
+	weight  float64   // sum of weights
+}
+
+// term is one distinct normalised word of the list.
+type term struct {
+	word     []rune
+	folded   []rune  // word with vowels folded (see vowelFolded)
+	postings []int32 // names containing the term, ascending
+}
+
+// bigram is two consecutive runes of a padded word.
+type bigram uint64
+
+// Padding runes around a word, so that the first and last letters count.
+const (
+	wordStart = '\x02'
+	wordEnd   = '\x03'
+)
+
+// wordBigrams appends the distinct bigrams of ^word$ to dst.
+func wordBigrams(dst []bigram, word []rune) []bigram {
+	prev := rune(wordStart)
+	for i := 0; i <= len(word); i++ {
+		r := rune(wordEnd)
+		if i < len(word) {
+			r = word[i]
+		}
+		g := bigram(uint64(prev)<<32 | uint64(r))
+		if !slices.Contains(dst, g) {
+			dst = append(dst, g)
+		}
+		prev = r
+	}
+	return dst
+}
+
+// gramBit maps a bigram to one of 64 bits. A term's gramBits has the bits of
+// all its bigrams, so a clear bit proves a bigram absent; a set bit only
+// suggests it present.
+func gramBit(g bigram) uint64 {
+	h := uint64(g) * 0x9E3779B97F4A7C15 // Fibonacci hashing spreads the rune pairs
+	return 1 << (h >> 58)
+}
+
+// termWeight is how much a word counts towards coverage: its length in
+// runes, so that a long surname outweighs a short given name.
+func termWeight(word []rune) float64 { return float64(len(word)) }
+
+// middleNameWeight scales the weight of a listed individual's middle names,
+// patronymics and father's names: "Igor Girkin" is how "GIRKIN, Igor
+// Vsevolodovich" is usually written.
+const middleNameWeight = 0.25
+
+func buildIndex(entries []Entry) index {
+	idx := index{vocab: make(map[string]int32), grams: make(map[bigram][]int32)}
+	add := func(entry, alias int, name string, individual bool) {
+		n := listedName{entry: int32(entry), alias: int32(alias)}
+		id := int32(len(idx.names))
+		for _, w := range nameWords(name, individual) {
+			t, ok := idx.vocab[w.text]
+			if !ok {
+				t = int32(len(idx.terms))
+				idx.vocab[w.text] = t
+				word := []rune(w.text)
+				idx.terms = append(idx.terms, term{word: word, folded: vowelFolded(word)})
+			}
+			weight := termWeight(idx.terms[t].word)
+			if w.middle {
+				weight *= middleNameWeight
+			}
+			// A repeated word ("OMAR, Omar Awadh") stays repeated: the
+			// screened name must have it twice to cover the listed name.
+			if !slices.Contains(n.terms, t) {
+				idx.terms[t].postings = append(idx.terms[t].postings, id)
+			}
+			n.terms = append(n.terms, t)
+			n.weights = append(n.weights, weight)
+			n.weight += weight
+		}
+		idx.names = append(idx.names, n)
+	}
+	for i := range entries {
+		e := &entries[i]
+		individual := e.Type == TypeIndividual
+		add(i, -1, e.Name, individual)
+		for j := range e.Aliases {
+			add(i, j, e.Aliases[j].Name, individual)
+		}
+	}
+	idx.orderByLength()
+	var gs []bigram
+	idx.gramBits = make([]uint64, len(idx.terms))
+	for t := range idx.terms {
+		gs = wordBigrams(gs[:0], idx.terms[t].folded)
+		for _, g := range gs {
+			idx.grams[g] = append(idx.grams[g], int32(t))
+			idx.gramBits[t] |= gramBit(g)
+		}
+	}
+	return idx
+}
+
+// orderByLength renumbers the terms by increasing length and fills lenStart.
+func (idx *index) orderByLength() {
+	order := make([]int32, len(idx.terms))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		return len(idx.terms[a].word) - len(idx.terms[b].word)
+	})
+	newID := make([]int32, len(order))
+	terms := make([]term, len(order))
+	for n, old := range order {
+		newID[old] = int32(n)
+		terms[n] = idx.terms[old]
+	}
+	idx.terms = terms
+	for w, t := range idx.vocab {
+		idx.vocab[w] = newID[t]
+	}
+	for i := range idx.names {
+		for j, t := range idx.names[i].terms {
+			idx.names[i].terms[j] = newID[t]
+		}
+	}
+	longest := 0
+	if len(terms) > 0 {
+		longest = len(terms[len(terms)-1].word)
+	}
+	idx.lenStart = make([]int32, longest+2)
+	t := 0
+	for n := range idx.lenStart {
+		for t < len(terms) && len(terms[t].word) < n {
+			t++
+		}
+		idx.lenStart[n] = int32(t)
+	}
+}
+
+// termsOfLength returns the range [lo, hi) of term ids whose length is within
+// slack runes of n.
+func (idx *index) termsOfLength(n, slack int) (lo, hi int32) {
+	last := len(idx.lenStart) - 1
+	return idx.lenStart[min(last, max(0, n-slack))], idx.lenStart[min(last, n+slack+1)]
+}

@@ -1,0 +1,308 @@
+package screening
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// scoring holds the constants of the name score. A screened name and a listed
+// name are compared as sets of words: each query word is paired with at most
+// one listed word (best pairs first), a pair counting only when the words'
+// Jaro-Winkler similarity reaches wordFloor. The score mixes how much of the
+// screened name is explained (queryCoverage) with how much of the listed
+// name is found (nameCoverage), each weighted by word length.
+type scoring struct {
+	wordFloor   float64 // Jaro-Winkler below which two words do not pair
+	offsetFloor float64 // the floor for words with different first letters
+	vowelFactor float64 // discount of the similarity of vowel-folded spellings
+	wordPenalty float64 // a pair of words at similarity jw counts 1 - wordPenalty*(1-jw)
+	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
+	minShared   float64 // share of a word's bigrams a term must have to be compared
+	contained   float64 // nameCoverage at which a listed name inside the screened name is a hit
+}
+
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, wordPenalty: 1, queryShare: 0.6, minShared: 0.5, contained: 0.95}
+
+// Screen scores name against every primary name and alias of the list and
+// returns the entries scoring at or above the threshold, best first. An empty
+// name, or one with no letters or digits, is StatusNotScreened.
+func (l *List) Screen(name string, opts Options) Result {
+	if l == nil {
+		return notScreened()
+	}
+	q := newQuery(name)
+	if len(q.words) == 0 {
+		return notScreened()
+	}
+	found := l.search(q, opts.threshold(), defaultScoring)
+	if len(found) == 0 {
+		return Result{Status: StatusClear, Matches: []Match{}}
+	}
+	return Result{Status: StatusHit, Matches: found}
+}
+
+// search returns the best entries scoring at least floor, at most MaxMatches.
+func (l *List) search(q query, floor float64, sc scoring) []Match {
+	s, _ := l.scratch.Get().(*scratch)
+	if s == nil {
+		s = newScratch(len(l.idx.names), len(l.idx.terms), len(l.entries))
+	}
+	defer l.scratch.Put(s)
+	s.begin()
+	for i := range q.words {
+		l.closeTerms(s, q, i, sc)
+	}
+	for _, n := range s.touched {
+		name := &l.idx.names[n]
+		need := min(2, len(name.terms))
+		if bits.OnesCount64(s.nameMask[n]) < need {
+			continue // a listed name of two words or more needs two in common
+		}
+		score := l.scoreName(s, q, name, need, sc)
+		if score < floor {
+			continue
+		}
+		l.keepBest(s, name, score)
+	}
+	if len(s.found) == 0 {
+		return nil
+	}
+	slices.SortFunc(s.found, func(a, b Match) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.EntryID, b.EntryID)
+	})
+	out := slices.Clone(s.found[:min(MaxMatches, len(s.found))])
+	for i := range out {
+		out[i].Programs = slices.Clone(out[i].Programs)
+		// Word similarities are kept as float32; four decimals is all the
+		// score means, and it reads better in a payout's screening record.
+		out[i].Score = math.Round(out[i].Score*1e4) / 1e4
+	}
+	return out
+}
+
+// closeTerms finds the terms equal or close to query word i, records their
+// similarity and marks the listed names containing them.
+func (l *List) closeTerms(s *scratch, q query, i int, sc scoring) {
+	cacheable := sc == defaultScoring // tuning runs other scorings
+	key := string(q.words[i])
+	near, ok := l.words.get(key)
+	if !ok || !cacheable {
+		s.near = s.near[:0]
+		for _, form := range q.forms[i] {
+			l.closeTermsOf(s, form, sc)
+		}
+		near = s.near
+		if cacheable {
+			l.words.put(key, near)
+		}
+	}
+	for _, c := range near {
+		l.recordTerm(s, q, i, c.term, float64(c.sim))
+	}
+}
+
+// closeTermsOf appends to s.near the terms equal or close to one spelling
+// of a screened word.
+func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
+	word := form.word
+	exact := int32(-1)
+	if t, ok := l.idx.vocab[string(word)]; ok {
+		exact = t
+		s.near = append(s.near, closeTerm{term: t, sim: 1})
+	}
+	if len(word) < 3 {
+		return // too short for a fuzzy comparison to mean anything
+	}
+	s.beginWord()
+	s.qgrams = wordBigrams(s.qgrams[:0], form.folded)
+	need := max(2, int(sc.minShared*float64(len(s.qgrams))+0.999))
+	if need > len(s.qgrams) {
+		return
+	}
+	// A term sharing need of the word's g bigrams has at least one among any
+	// g-need+1 of them, so only the postings of the g-need+1 rarest bigrams
+	// are read to find candidates; the commoner bigrams are then counted from
+	// each candidate's gramBits. gramBits may overcount, which only costs a
+	// Jaro-Winkler comparison more.
+	slices.SortFunc(s.qgrams, func(a, b bigram) int { return len(l.idx.grams[a]) - len(l.idx.grams[b]) })
+	rare, common := s.qgrams[:len(s.qgrams)-need+1], s.qgrams[len(s.qgrams)-need+1:]
+	lo, hi := l.idx.termsOfLength(len(word), lengthSlack(len(word)))
+	for _, g := range rare {
+		ts := l.idx.grams[g]
+		from, _ := slices.BinarySearch(ts, lo)
+		for _, t := range ts[from:] {
+			if t >= hi {
+				break
+			}
+			if s.gramGen[t] != s.gramWord {
+				s.gramGen[t] = s.gramWord
+				s.gramCount[t] = 0
+				s.gramSeen = append(s.gramSeen, t)
+			}
+			s.gramCount[t]++
+		}
+	}
+	var commonBits [16]uint64
+	for k, g := range common[:min(len(common), len(commonBits))] {
+		commonBits[k] = gramBit(g)
+	}
+	for _, t := range s.gramSeen {
+		bits := l.idx.gramBits[t]
+		for _, b := range commonBits[:min(len(common), len(commonBits))] {
+			if bits&b != 0 {
+				s.gramCount[t]++
+			}
+		}
+	}
+	for _, t := range s.gramSeen {
+		if int(s.gramCount[t]) < need || t == exact {
+			continue
+		}
+		// Folding only merges letters, so the folded spellings are at least
+		// as similar as the plain ones; a pair whose folded spellings fall
+		// short of the floor is not compared further.
+		tm := &l.idx.terms[t]
+		folded := jaroWinkler(form.folded, tm.folded)
+		if folded < sc.wordFloor {
+			continue
+		}
+		floor := sc.wordFloor
+		if word[0] != tm.word[0] {
+			// Without a common first letter Jaro-Winkler gives no prefix
+			// bonus, yet a short word inside a longer one ("ALI" in
+			// "SALIM") still scores high: such pairs must be closer.
+			floor = sc.offsetFloor
+		}
+		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
+			s.near = append(s.near, closeTerm{term: t, sim: float32(1 - sc.wordPenalty*(1-jw))})
+		}
+	}
+}
+
+// lengthSlack is how many runes longer or shorter than a screened word of n
+// runes a listed word may be and still be compared. Words differing more
+// than this do not reach the similarity floor in practice; the bound keeps
+// the comparisons few.
+func lengthSlack(n int) int { return 2 + n/6 }
+
+// recordTerm notes that query word i is sim close to term t.
+func (l *List) recordTerm(s *scratch, q query, i int, t int32, sim float64) {
+	nq := len(q.words)
+	if s.termGen[t] != s.gen {
+		s.termGen[t] = s.gen
+		s.termSlot[t] = int32(len(s.sims) / nq)
+		for range nq {
+			s.sims = append(s.sims, 0)
+		}
+	}
+	if cell := &s.sims[int(s.termSlot[t])*nq+i]; float32(sim) > *cell {
+		*cell = float32(sim)
+	}
+	for _, n := range l.idx.terms[t].postings {
+		if s.nameGen[n] != s.gen {
+			s.nameGen[n] = s.gen
+			s.nameMask[n] = 0
+			s.touched = append(s.touched, n)
+		}
+		s.nameMask[n] |= 1 << uint(i)
+	}
+}
+
+// scoreName pairs the query words with the listed name's terms, best pairs
+// first, and combines the two coverages. It returns 0 when fewer than need
+// words pair.
+func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc scoring) float64 {
+	nq := len(q.words)
+	s.pairs = s.pairs[:0]
+	for j, t := range name.terms {
+		if s.termGen[t] != s.gen {
+			continue
+		}
+		row := s.sims[int(s.termSlot[t])*nq : int(s.termSlot[t]+1)*nq]
+		for i, sim := range row {
+			if sim > 0 {
+				s.pairs = append(s.pairs, wordPair{query: i, term: j, sim: float64(sim)})
+			}
+		}
+	}
+	slices.SortFunc(s.pairs, func(a, b wordPair) int { return cmp.Compare(b.sim, a.sim) })
+	if cap(s.used) < nq+len(name.terms) {
+		s.used = make([]bool, nq+len(name.terms))
+	}
+	used := s.used[:nq+len(name.terms)]
+	clear(used)
+	var queryCovered, nameCovered float64
+	paired := 0
+	for _, p := range s.pairs {
+		if used[p.query] || used[nq+p.term] {
+			continue
+		}
+		used[p.query], used[nq+p.term] = true, true
+		paired++
+		queryCovered += p.sim * q.weights[p.query]
+		nameCovered += p.sim * name.weights[p.term]
+	}
+	if paired < need {
+		return 0
+	}
+	queryCoverage := queryCovered / q.total
+	nameCoverage := nameCovered / name.weight
+	score := sc.queryShare*queryCoverage + (1-sc.queryShare)*nameCoverage
+	if paired >= containedWords && nameCoverage >= sc.contained {
+		// Every word of a listed name of three or more words is in the
+		// screened name, nearly as listed: extra words around it (a
+		// father's name, or padding meant to dilute the score) do not
+		// make it another name.
+		score = max(score, nameCoverage)
+	}
+	return score
+}
+
+// containedWords is the fewest words of a listed name found whole inside a
+// longer screened name that make a hit on their own.
+const containedWords = 3
+
+// keepBest records a scoring name under its entry, keeping the entry's best;
+// on equal scores the primary name wins over an alias, then the earlier
+// alias, so results do not depend on the order names were visited.
+func (l *List) keepBest(s *scratch, name *listedName, score float64) {
+	e := name.entry
+	if s.entryGen[e] == s.gen {
+		k := s.entryBest[e]
+		m := &s.found[k]
+		if score > m.Score || (score == m.Score && name.alias < s.foundAlias[k]) {
+			m.Score = score
+			m.MatchedName, m.IsAlias = l.nameText(name)
+			s.foundAlias[k] = name.alias
+		}
+		return
+	}
+	s.entryGen[e] = s.gen
+	s.entryBest[e] = int32(len(s.found))
+	entry := &l.entries[e]
+	text, isAlias := l.nameText(name)
+	s.found = append(s.found, Match{
+		EntryID:     entry.ID,
+		ListName:    entry.Name,
+		MatchedName: text,
+		IsAlias:     isAlias,
+		Type:        entry.Type,
+		Programs:    entry.Programs,
+		Score:       score,
+	})
+	s.foundAlias = append(s.foundAlias, name.alias)
+}
+
+// nameText returns the listed spelling of a name and whether it is an alias.
+func (l *List) nameText(name *listedName) (string, bool) {
+	entry := &l.entries[name.entry]
+	if name.alias < 0 {
+		return entry.Name, false
+	}
+	return entry.Aliases[name.alias].Name, true
+}

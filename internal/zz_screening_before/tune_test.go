@@ -1,0 +1,77 @@
+package screening
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// The helpers below are for tuning, not tests: each runs only when its
+// environment variable is set, and prints instead of asserting.
+//
+//	PAYD_SCREENING_TUNE=1     scores of every labelled name and precision/recall per threshold
+//	PAYD_SCREENING_EXPLAIN='name;name'  normalised form and best matches of each name
+//	PAYD_SCREENING_SCORING='wordFloor=0.88 wordPenalty=2'  try other scoring constants in both
+
+func TestTuneReport(t *testing.T) {
+	if os.Getenv("PAYD_SCREENING_TUNE") == "" {
+		t.Skip("set PAYD_SCREENING_TUNE=1 to print the labelled scores")
+	}
+	l := fullList(t)
+	rows := readLabelled(t)
+	sc := tuneScoring(t)
+	for _, r := range rows {
+		best, name := 0.0, ""
+		if ms := l.search(newQuery(r.name), 0.0001, sc); len(ms) > 0 {
+			best, name = ms[0].Score, ms[0].MatchedName
+		}
+		expected := StatusClear
+		if r.hit {
+			expected = StatusHit
+		}
+		fmt.Printf("%-5s %.3f %-40s | %s\n", expected, best, r.name, name)
+	}
+	for th := 0.70; th < 0.955; th += 0.01 {
+		c := evaluate(l, rows, th, sc)
+		fmt.Printf("threshold %.2f precision %.3f recall %.3f false positives %d false negatives %d\n",
+			th, c.precision(), c.recall(), c.falsePos, c.falseNeg)
+	}
+}
+
+func TestExplainReport(t *testing.T) {
+	names := os.Getenv("PAYD_SCREENING_EXPLAIN")
+	if names == "" {
+		t.Skip("set PAYD_SCREENING_EXPLAIN='name;name' to explain scores")
+	}
+	l := fullList(t)
+	for _, n := range strings.Split(names, ";") {
+		fmt.Printf("%q -> %q\n", n, Normalize(n))
+		for _, m := range l.search(newQuery(n), 0.3, tuneScoring(t)) {
+			e, _ := l.Entry(m.EntryID)
+			fmt.Printf("   %.3f %s | %s | %q\n", m.Score, m.MatchedName, m.ListName, Normalize(e.Name))
+		}
+	}
+}
+
+// tuneScoring returns defaultScoring with the overrides of
+// PAYD_SCREENING_SCORING ("name=value" pairs separated by spaces).
+func tuneScoring(t *testing.T) scoring {
+	sc := defaultScoring
+	fields := map[string]*float64{
+		"wordFloor": &sc.wordFloor, "offsetFloor": &sc.offsetFloor, "vowelFactor": &sc.vowelFactor,
+		"wordPenalty": &sc.wordPenalty, "queryShare": &sc.queryShare, "minShared": &sc.minShared,
+		"contained": &sc.contained,
+	}
+	for _, kv := range strings.Fields(os.Getenv("PAYD_SCREENING_SCORING")) {
+		k, v, _ := strings.Cut(kv, "=")
+		f, ok := fields[k]
+		if !ok {
+			t.Fatalf("PAYD_SCREENING_SCORING: unknown constant %q", k)
+		}
+		if _, err := fmt.Sscan(v, f); err != nil {
+			t.Fatalf("PAYD_SCREENING_SCORING: %s: %v", kv, err)
+		}
+	}
+	return sc
+}
