@@ -151,4 +151,3 @@ func ledgerError(err error, param string) error {
 	}
 	return err
 }
-
