@@ -29,6 +29,8 @@ func (s *Server) registerCore() {
 	s.Handle("POST /v1/sandbox/topups", s.createTopup, TestModeOnly())
 	s.Handle("GET /v1/settings", s.getSettings)
 	s.Handle("POST /v1/settings", s.updateSettings)
+	s.Handle("GET /v1/settings/changes/{id}", s.getSettingsChange)
+	s.Handle("POST /v1/settings/changes/{id}/approve", s.approveSettingsChange)
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
@@ -154,35 +156,4 @@ func ledgerError(err error, param string) error {
 		return errs.Invalid(param, "amount_too_large", "the amount would overflow the balance")
 	}
 	return err
-}
-
-// Settings is GET/POST /v1/settings.
-type Settings struct {
-	Object                 string `json:"object"`
-	Livemode               bool   `json:"livemode"`
-	ApprovalThresholdMinor *int64 `json:"approval_threshold_minor"`
-}
-
-func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
-	p := auth.Must(r.Context())
-	m, err := s.cfg.Merchants.Get(r.Context(), p.MerchantID)
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, Settings{Object: "settings", Livemode: p.Livemode, ApprovalThresholdMinor: m.ApprovalThresholdMinor})
-	return nil
-}
-
-func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		ApprovalThresholdMinor *int64 `json:"approval_threshold_minor"`
-	}
-	if err := DecodeJSON(r, &req); err != nil {
-		return err
-	}
-	p := auth.Must(r.Context())
-	if err := s.cfg.Merchants.SetApprovalThreshold(r.Context(), p.MerchantID, req.ApprovalThresholdMinor); err != nil {
-		return err
-	}
-	return s.getSettings(w, r)
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/payd/payd/internal/callbacks"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/providers"
 	"github.com/payd/payd/internal/providers/protocol"
 )
 
@@ -15,6 +17,11 @@ const maxCallback = 64 << 10
 // Provider-Signature of docs/providers.md.
 func RegisterProviderCallbacks(s *Server, svc *callbacks.Service) {
 	s.Handle("POST /providers/{provider}/callbacks", func(w http.ResponseWriter, r *http.Request) error {
+		// An unknown provider is refused before anything (a body read, a
+		// metric label) is spent on it.
+		if !providers.Known(r.PathValue("provider"), providers.All) {
+			return errs.NotFound("provider", r.PathValue("provider"))
+		}
 		body, err := ReadBody(r)
 		if err != nil {
 			return err

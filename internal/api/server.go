@@ -7,6 +7,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -68,6 +69,9 @@ type Config struct {
 	Registry  *prometheus.Registry
 	RateLimit float64 // requests per second per key; 0 disables
 	RateBurst int
+	// PublicRateLimit is requests per second per client address on public
+	// routes (burst twice that); 0 means the default, negative disables.
+	PublicRateLimit float64
 }
 
 // Server routes requests.
@@ -75,6 +79,7 @@ type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
 	limiter *rateLimiter
+	public  *clientLimiter
 	metrics *httpMetrics
 	handler http.Handler
 	// running holds the idempotency keys of requests in flight in this
@@ -93,6 +98,12 @@ func NewServer(cfg Config) *Server {
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Registry)}
 	if cfg.RateLimit > 0 {
 		s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
+	}
+	switch {
+	case cfg.PublicRateLimit == 0:
+		s.public = newClientLimiter(defaultPublicRate, defaultPublicBurst, maxClients)
+	case cfg.PublicRateLimit > 0:
+		s.public = newClientLimiter(cfg.PublicRateLimit, int(2*cfg.PublicRateLimit)+1, maxClients)
 	}
 	s.handler = s.outer(s.mux)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -172,6 +183,15 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, rt.maxBody)
+		if rt.public && s.public != nil {
+			if wait, ok := s.public.allow(remoteHost(r)); !ok {
+				secs := int(wait/time.Second) + 1
+				WriteError(w, r, &errs.Error{Kind: errs.KindRateLimited, Code: "rate_limited",
+					Message: "too many requests from this address; retry after " + strconv.Itoa(secs) + "s",
+					Extra:   map[string]any{"retry_after": strconv.Itoa(secs)}})
+				return
+			}
+		}
 		if !rt.public {
 			p, err := s.authenticate(r)
 			if err != nil {
@@ -259,3 +279,13 @@ func (s *statusRecorder) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// remoteHost is the connection's address without its port (X-Forwarded-For
+// is not trusted: a client could forge it to dodge the per-address limit).
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

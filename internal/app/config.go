@@ -24,6 +24,7 @@ type Config struct {
 	P2PEKeys             string          // PAYD_P2PE_KEYS: path of the live base derivation keys
 	RateLimit            float64         // PAYD_RATE_LIMIT: requests/s per key; 0 turns it off
 	RateBurst            int             // PAYD_RATE_BURST
+	PublicRateLimit      float64         // PAYD_PUBLIC_RATE_LIMIT: requests/s per client address on public routes; 0 turns it off
 	ReconcileInterval    time.Duration   // PAYD_RECONCILE_INTERVAL
 	BreakerOpen          time.Duration   // PAYD_BREAKER_OPEN
 	SecretsKey           string          // PAYD_SECRETS_KEY: 64 hex chars, seals provider credentials
@@ -70,6 +71,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.RateBurst, err = strconv.Atoi(or(getenv("PAYD_RATE_BURST"), "400")); err != nil || c.RateBurst < 1 {
 		return c, fmt.Errorf("PAYD_RATE_BURST: %q is not a positive integer", getenv("PAYD_RATE_BURST"))
+	}
+	if c.PublicRateLimit, err = strconv.ParseFloat(or(getenv("PAYD_PUBLIC_RATE_LIMIT"), "100"), 64); err != nil || c.PublicRateLimit < 0 {
+		return c, fmt.Errorf("PAYD_PUBLIC_RATE_LIMIT: %q is not a non-negative number", getenv("PAYD_PUBLIC_RATE_LIMIT"))
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr

@@ -97,7 +97,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Jobs = jobs.NewRunner(db, m.Logger)
 	m.API = api.NewServer(api.Config{DB: db, Merchants: m.Merchants, Logger: m.Logger, Registry: m.Registry,
-		RateLimit: m.Config.RateLimit, RateBurst: m.Config.RateBurst})
+		RateLimit: m.Config.RateLimit, RateBurst: m.Config.RateBurst, PublicRateLimit: publicRate(m.Config.PublicRateLimit)})
 	return m.wire(ctx)
 }
 
@@ -200,4 +200,13 @@ func (m *Main) ensureDemoMerchant(ctx context.Context) error {
 `, c.MerchantID, c.SecretKeys[0], c.SecretKeys[1], c.PublishableKey, m.Config.PublicURL, c.Portal.Email, c.Portal.Password)
 	m.Logger.Info("demo merchant created", "merchant_id", c.MerchantID)
 	return nil
+}
+
+// publicRate maps PAYD_PUBLIC_RATE_LIMIT (0: off) to the API's setting
+// (negative: off).
+func publicRate(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
 }

@@ -2,20 +2,26 @@ package merchants
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/payd/payd/internal/store"
 )
 
 // ApprovalThreshold returns the amount above which money leaving a merchant's
-// balance in this mode (a payout, a refund) waits for a second principal; nil
-// means no threshold. Every capability that applies four-eyes reads the
-// threshold here, so the rule has one owner.
+// balance in this mode (a payout, a batch, a refund) waits for a second
+// person; nil means no threshold. The threshold is kept per mode, so a test
+// key's settings never touch live money. Every capability that applies
+// four-eyes reads the threshold here, so the rule has one owner.
 func ApprovalThreshold(ctx context.Context, q store.Querier, merchantID string, livemode bool) (*int64, error) {
-	m, err := Get(ctx, q, merchantID)
+	var t sql.NullInt64
+	err := q.QueryRow(ctx, "SELECT approval_threshold_minor FROM merchant_settings WHERE merchant_id = ? AND livemode = ?", merchantID, livemode).Scan(&t)
+	if store.IsNotFound(err) || (err == nil && !t.Valid) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return m.ApprovalThresholdMinor, nil
+	return &t.Int64, nil
 }
 
 // SamePerson reports whether two principals (key_... or usr_... ids) count as

@@ -21,13 +21,12 @@ import (
 // Merchant is an account holder: a business taking payments, and optionally
 // a participant bank (BIC set).
 type Merchant struct {
-	ID                     string    `json:"id"`
-	Name                   string    `json:"name"`
-	KYCStatus              string    `json:"kyc_status"`
-	BIC                    string    `json:"bic,omitempty"`
-	DeferredSettlement     bool      `json:"deferred_settlement"`
-	ApprovalThresholdMinor *int64    `json:"approval_threshold_minor"`
-	CreatedAt              time.Time `json:"created_at"`
+	ID                 string    `json:"id"`
+	Name               string    `json:"name"`
+	KYCStatus          string    `json:"kyc_status"`
+	BIC                string    `json:"bic,omitempty"`
+	DeferredSettlement bool      `json:"deferred_settlement"`
+	CreatedAt          time.Time `json:"created_at"`
 }
 
 // Service manages merchants and principals.
@@ -196,22 +195,17 @@ func Get(ctx context.Context, q store.Querier, id string) (Merchant, error) {
 }
 
 // merchantColumns are the columns scanMerchant reads, in order.
-const merchantColumns = `id, name, kyc_status, bic, deferred_settlement, approval_threshold_minor, created_at`
+const merchantColumns = `id, name, kyc_status, bic, deferred_settlement, created_at`
 
 // scanMerchant reads one row of merchantColumns.
 func scanMerchant(row interface{ Scan(...any) error }) (Merchant, error) {
 	var m Merchant
 	var bic sql.NullString
-	var thr sql.NullInt64
 	var created int64
-	if err := row.Scan(&m.ID, &m.Name, &m.KYCStatus, &bic, &m.DeferredSettlement, &thr, &created); err != nil {
+	if err := row.Scan(&m.ID, &m.Name, &m.KYCStatus, &bic, &m.DeferredSettlement, &created); err != nil {
 		return m, err
 	}
 	m.BIC = bic.String
-	if thr.Valid {
-		v := thr.Int64
-		m.ApprovalThresholdMinor = &v
-	}
 	m.CreatedAt = store.FromMicros(created)
 	return m, nil
 }
@@ -248,20 +242,6 @@ func (s *Service) SetKYC(ctx context.Context, merchantID, status string) error {
 		return errs.NotFound("merchant", merchantID)
 	}
 	return nil
-}
-
-// SetApprovalThreshold sets (or, with nil, clears) the amount above which a
-// payout needs four-eyes approval.
-func (s *Service) SetApprovalThreshold(ctx context.Context, merchantID string, threshold *int64) error {
-	if threshold != nil && *threshold < 0 {
-		return errs.Invalid("approval_threshold_minor", "parameter_invalid", "approval_threshold_minor must be zero or positive")
-	}
-	var v any
-	if threshold != nil {
-		v = *threshold
-	}
-	_, err := s.db.Exec(ctx, "UPDATE merchants SET approval_threshold_minor = ? WHERE id = ?", v, merchantID)
-	return err
 }
 
 // Providers payd knows (SPEC's provider codes).

@@ -54,7 +54,7 @@ func (s *Service) checkRails(ctx context.Context, pr auth.Principal, ins []*payo
 }
 
 func (s *Service) createItemsBatch(ctx context.Context, pr auth.Principal, req *BatchRequest) (*Batch, error) {
-	m, err := merchants.Get(ctx, s.db, pr.MerchantID)
+	threshold, err := merchants.ApprovalThreshold(ctx, s.db, pr.MerchantID, pr.Livemode)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (s *Service) createItemsBatch(ctx context.Context, pr auth.Principal, req *
 	ps := make([]*Payout, len(req.inputs))
 	for i, in := range req.inputs {
 		b.TotalAmountMinor += in.Amount // overflow-checked per currency by the parser
-		ps[i] = s.newPayout(pr, in, scr[i], m.ApprovalThresholdMinor, b)
+		ps[i] = s.newPayout(pr, in, scr[i], threshold, b)
 		if ps[i].Reference == "" {
 			ps[i].Reference = ps[i].ID
 		}

@@ -140,12 +140,12 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	if p, ok, err := s.resumed(ctx, pr); ok {
 		return p, err
 	}
-	m, err := merchants.Get(ctx, s.db, pr.MerchantID)
+	threshold, err := merchants.ApprovalThreshold(ctx, s.db, pr.MerchantID, pr.Livemode)
 	if err != nil {
 		return nil, err
 	}
 	scr := screeningOf(s.Screen(pin.Name))
-	p := s.newPayout(pr, pin, scr, m.ApprovalThresholdMinor, nil)
+	p := s.newPayout(pr, pin, scr, threshold, nil)
 	if p.Reference == "" {
 		p.Reference = p.ID
 	}

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -63,7 +64,10 @@ func (p *Portal) login(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	ip := clientIP(r)
-	wait, err := p.throttled(ctx, email, ip)
+	// The failure slot is taken before the password is hashed: concurrent
+	// wrong guesses beyond the limit get 429 without any argon2 work.
+	buckets := loginBuckets(email, ip)
+	wait, err := p.reserve(ctx, buckets)
 	if err != nil {
 		p.fail(w, r, nil, err)
 		return
@@ -77,10 +81,7 @@ func (p *Portal) login(w http.ResponseWriter, r *http.Request) {
 	<-p.hashing
 	if err != nil {
 		if e := errs.As(err); e == nil || e.Kind != errs.KindUnauthenticated {
-			p.fail(w, r, nil, err)
-			return
-		}
-		if err := p.recordFailure(ctx, email, ip); err != nil {
+			p.release(ctx, buckets)
 			p.fail(w, r, nil, err)
 			return
 		}
@@ -88,7 +89,7 @@ func (p *Portal) login(w http.ResponseWriter, r *http.Request) {
 			FieldErrors: map[string]string{"password": "Wrong email or password."}, Form: form}, next)
 		return
 	}
-	if err := p.clearFailures(ctx, email); err != nil {
+	if err := p.passwordAccepted(ctx, email, ip); err != nil {
 		p.fail(w, r, nil, err)
 		return
 	}
@@ -128,6 +129,14 @@ func (p *Portal) tooMany(w http.ResponseWriter, r *http.Request, wait time.Durat
 	p.renderLogin(w, r, http.StatusTooManyRequests, &view{
 		Error:     "Too many failed sign-in attempts. Try again in " + strconv.Itoa(mins) + " minute(s).",
 		ErrorCode: "login_throttled", Form: form}, next)
+}
+
+// verifyLocked answers 429 on the code form with a message saying why and
+// for how long (msg has one %d: the minutes left).
+func (p *Portal) verifyLocked(w http.ResponseWriter, r *http.Request, s *session, wait time.Duration, msg, code, next string) {
+	secs := int(wait/time.Second) + 1
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	p.renderVerify(w, r, s, http.StatusTooManyRequests, &view{Error: fmt.Sprintf(msg, (secs+59)/60), ErrorCode: code}, next)
 }
 
 // verifyPage asks for the TOTP code of a user whose password was right.
@@ -176,14 +185,49 @@ func (p *Portal) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := r.PostFormValue("next")
+	ip := clientIP(r)
+	// A code attempt takes a slot of the address's budget and one of the
+	// account's second-factor attempts before it is checked.
+	if wait, err := p.reserve(ctx, []throttleBucket{ipBucket(ip)}); err != nil || wait > 0 {
+		if err != nil {
+			p.fail(w, r, nil, err)
+			return
+		}
+		p.verifyLocked(w, r, s, wait, "Too many failed attempts from your address. Try again in %d minute(s).", "login_throttled", next)
+		return
+	}
+	if until, err := p.reserveCode(ctx, s.UserID); err != nil || !until.IsZero() {
+		p.release(ctx, []throttleBucket{ipBucket(ip)})
+		if err != nil {
+			p.fail(w, r, nil, err)
+			return
+		}
+		p.auditAs(ctx, s.MerchantID, false, s.UserID, ip, "login.totp", "", "totp_locked", "")
+		p.verifyLocked(w, r, s, until.Sub(p.now()), "Two-factor sign-in is locked after too many wrong codes. No code is accepted until the lock ends, in %d minute(s).", "totp_locked", next)
+		return
+	}
 	ok, err := p.checkTOTP(ctx, s.UserID, r.PostFormValue("code"))
 	if err != nil {
 		p.fail(w, r, nil, err)
 		return
 	}
 	if !ok {
-		p.recordFailure(ctx, s.Email, clientIP(r))
-		p.auditAs(ctx, s.MerchantID, false, s.UserID, clientIP(r), "login.totp", "", "totp_invalid", "")
+		p.auditAs(ctx, s.MerchantID, false, s.UserID, ip, "login.totp", "", "totp_invalid", "")
+		locked, err := p.codeRefused(ctx, s.UserID)
+		if err != nil {
+			p.fail(w, r, nil, err)
+			return
+		}
+		if locked {
+			// The lock is a security event of its own in the audit log.
+			p.auditAs(ctx, s.MerchantID, false, s.UserID, ip, "login.totp_lock", "", "locked",
+				fmt.Sprintf("%d wrong codes: second factor locked for %d minutes", mfaMaxFailures, int(mfaLock/time.Minute)))
+			p.deleteSession(ctx, s.hash)
+			p.clearSessionCookie(w, r)
+			p.renderLogin(w, r, http.StatusTooManyRequests, &view{Error: fmt.Sprintf("Too many wrong codes: two-factor sign-in is locked for %d minutes.", int(mfaLock/time.Minute)),
+				ErrorCode: "totp_locked"}, next)
+			return
+		}
 		res, err := p.cfg.DB.Exec(ctx, "UPDATE portal_sessions SET mfa_failures = mfa_failures + 1 WHERE id = ? AND mfa_failures < ?", s.hash, maxMFAFailures-1)
 		if err != nil {
 			p.fail(w, r, nil, err)
@@ -199,6 +243,11 @@ func (p *Portal) verify(w http.ResponseWriter, r *http.Request) {
 			FieldErrors: map[string]string{"code": "That code is wrong or was already used."}}, next)
 		return
 	}
+	p.release(ctx, []throttleBucket{ipBucket(ip)})
+	if err := p.codeAccepted(ctx, s.UserID); err != nil {
+		p.fail(w, r, nil, err)
+		return
+	}
 	if err := p.deleteSession(ctx, s.hash); err != nil {
 		p.fail(w, r, nil, err)
 		return
@@ -208,7 +257,6 @@ func (p *Portal) verify(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, nil, err)
 		return
 	}
-	p.clearFailures(ctx, s.Email)
 	p.setSessionCookie(w, r, token)
 	p.auditAs(ctx, s.MerchantID, false, s.UserID, clientIP(r), "login", "", "ok", "with second factor")
 	http.Redirect(w, r, safeNext(next), http.StatusSeeOther)

@@ -137,6 +137,6 @@ func (p *Portal) purgeSessions(ctx context.Context) error {
 		store.Micros(now), store.Micros(now.Add(-sessionIdle))); err != nil {
 		return err
 	}
-	_, err := p.cfg.DB.Exec(ctx, "DELETE FROM portal_login_failures WHERE created_at < ?", store.Micros(now.Add(-24*time.Hour)))
+	_, err := p.cfg.DB.Exec(ctx, "DELETE FROM portal_throttle WHERE window_start < ?", store.Micros(now.Add(-24*time.Hour)))
 	return err
 }

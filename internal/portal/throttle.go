@@ -12,19 +12,58 @@ import (
 	"github.com/payd/payd/internal/store"
 )
 
-// Login throttling: a sliding window over failed attempts (wrong password,
-// unknown email, wrong TOTP code), kept in the database so every payd process
-// sees the same count. While an email or an IP address is over its limit,
-// login answers 429 without checking the password (so no argon2 work is
-// spent on a guessing attack either).
+// Login throttling: counters kept in the database (so every payd process sees
+// the same ones), one row per bucket. An attempt reserves a failure slot in
+// every bucket it belongs to with a compare-and-set BEFORE the password is
+// hashed, so a hundred concurrent guesses cannot all pass a check made before
+// any of them failed; an attempt that turns out right gives its slot back.
+//
+// The buckets, and why each exists:
+//   - per address (ip:): one address guessing many accounts;
+//   - per email and address (pair:): one address guessing one account; this
+//     is the bucket that normally stops an attacker, and it stops only them;
+//   - per email (email:): many addresses guessing one account. Its window is
+//     short, so an attacker elsewhere can lock the real user out for a minute
+//     at most, and a single address can never fill it (its pair bucket is
+//     smaller).
 const (
 	throttleWindow      = 15 * time.Minute
-	maxFailuresPerEmail = 5
 	maxFailuresPerIP    = 20
+	maxFailuresPerPair  = 5
+	emailWindow         = time.Minute
+	maxFailuresPerEmail = 10
 )
 
-// emailHash is what the failure table stores instead of the email typed
-// (people type passwords into the email field).
+// Second-factor guard: wrong codes are counted per account, across sessions
+// and addresses, and no correct password resets them. After mfaMaxFailures
+// wrong codes the account's second factor is locked for mfaLock: no code, not
+// even the right one, is checked meanwhile.
+const (
+	mfaMaxFailures = 10
+	mfaLock        = 15 * time.Minute
+)
+
+// throttleBucket is one counter an attempt takes a slot in.
+type throttleBucket struct {
+	name   string
+	max    int
+	window time.Duration
+}
+
+func ipBucket(ip string) throttleBucket {
+	return throttleBucket{"ip:" + ip, maxFailuresPerIP, throttleWindow}
+}
+
+// loginBuckets are the counters a password attempt takes a slot in.
+func loginBuckets(email, ip string) []throttleBucket {
+	h := emailHash(email)
+	return []throttleBucket{ipBucket(ip),
+		{"pair:" + h + ":" + ip, maxFailuresPerPair, throttleWindow},
+		{"email:" + h, maxFailuresPerEmail, emailWindow}}
+}
+
+// emailHash is what the throttle stores instead of the email typed (people
+// type passwords into the email field).
 func emailHash(email string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
 	return hex.EncodeToString(sum[:])
@@ -40,42 +79,110 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// throttled reports how long a login must wait (0 when it may proceed).
-func (p *Portal) throttled(ctx context.Context, email, ip string) (time.Duration, error) {
-	now := p.cfg.DB.Now()
-	var wait time.Duration
-	for _, c := range []struct {
-		col, val string
-		max      int
-	}{{"email_hash", emailHash(email), maxFailuresPerEmail}, {"ip", ip, maxFailuresPerIP}} {
-		// The max-th most recent failure: while it is inside the window the
-		// limit is reached, until it leaves the window.
-		var at int64
-		err := p.cfg.DB.QueryRow(ctx, "SELECT created_at FROM portal_login_failures WHERE "+c.col+" = ? AND created_at > ? ORDER BY created_at DESC LIMIT 1 OFFSET ?",
-			c.val, store.Micros(now.Add(-throttleWindow)), c.max-1).Scan(&at)
-		if store.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		if d := store.FromMicros(at).Add(throttleWindow).Sub(now); d > wait {
-			wait = d
+// reserve takes one failure slot in each bucket. When a bucket is full it
+// gives back the slots already taken and returns how long to wait.
+func (p *Portal) reserve(ctx context.Context, buckets []throttleBucket) (time.Duration, error) {
+	now := p.now()
+	for i, b := range buckets {
+		wait, err := p.reserveOne(ctx, b, now)
+		if err != nil || wait > 0 {
+			p.release(ctx, buckets[:i])
+			return wait, err
 		}
 	}
-	return wait, nil
+	return 0, nil
 }
 
-// recordFailure counts one failed attempt for the email and the address.
-func (p *Portal) recordFailure(ctx context.Context, email, ip string) error {
-	_, err := p.cfg.DB.Exec(ctx, "INSERT INTO portal_login_failures (email_hash, ip, created_at) VALUES (?, ?, ?)",
-		emailHash(email), ip, store.Micros(p.cfg.DB.Now()))
+// reserveOne is the compare-and-set on one bucket: a window that has ended
+// starts again at one; otherwise the count grows only while under the limit.
+// (Both engines evaluate every SET expression on the row as it was.)
+func (p *Portal) reserveOne(ctx context.Context, b throttleBucket, now time.Time) (time.Duration, error) {
+	db := p.cfg.DB
+	if _, err := db.Exec(ctx, "INSERT INTO portal_throttle (bucket, failures, window_start) VALUES (?, 0, ?) ON CONFLICT (bucket) DO NOTHING",
+		b.name, store.Micros(now)); err != nil {
+		return 0, err
+	}
+	expired := store.Micros(now.Add(-b.window))
+	res, err := db.Exec(ctx, `UPDATE portal_throttle SET
+		failures = CASE WHEN window_start <= ? THEN 1 ELSE failures + 1 END,
+		window_start = CASE WHEN window_start <= ? THEN ? ELSE window_start END
+		WHERE bucket = ? AND (window_start <= ? OR failures < ?)`,
+		expired, expired, store.Micros(now), b.name, expired, b.max)
+	if err != nil {
+		return 0, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return 0, nil
+	}
+	var start int64
+	if err := db.QueryRow(ctx, "SELECT window_start FROM portal_throttle WHERE bucket = ?", b.name).Scan(&start); err != nil {
+		return 0, err
+	}
+	return max(store.FromMicros(start).Add(b.window).Sub(now), time.Second), nil
+}
+
+// release gives back slots reserved for attempts that did not fail.
+func (p *Portal) release(ctx context.Context, buckets []throttleBucket) {
+	for _, b := range buckets {
+		if _, err := p.cfg.DB.Exec(context.WithoutCancel(ctx), "UPDATE portal_throttle SET failures = failures - 1 WHERE bucket = ? AND failures > 0", b.name); err != nil {
+			p.cfg.Logger.Error("portal throttle release", "err", err)
+		}
+	}
+}
+
+// passwordAccepted settles a right password's reservation: the address's
+// slot is given back (its earlier failures stay counted), the email's own
+// buckets start again. Second-factor failures are not touched.
+func (p *Portal) passwordAccepted(ctx context.Context, email, ip string) error {
+	bs := loginBuckets(email, ip)
+	p.release(ctx, bs[:1])
+	_, err := p.cfg.DB.Exec(ctx, "DELETE FROM portal_throttle WHERE bucket IN (?, ?)", bs[1].name, bs[2].name)
 	return err
 }
 
-// clearFailures forgets an email's failures after a successful login (the
-// per-IP count stays: one address guessing many accounts is still limited).
-func (p *Portal) clearFailures(ctx context.Context, email string) error {
-	_, err := p.cfg.DB.Exec(ctx, "DELETE FROM portal_login_failures WHERE email_hash = ?", emailHash(email))
+// reserveCode takes one of the account's second-factor attempts. It returns
+// the end of the lock when the account is locked (or all its attempts are
+// being checked right now), the zero time when the code may be checked.
+func (p *Portal) reserveCode(ctx context.Context, userID string) (time.Time, error) {
+	now := p.now()
+	db := p.cfg.DB
+	if _, err := db.Exec(ctx, "INSERT INTO portal_mfa_guard (user_id, failures, locked_until) VALUES (?, 0, 0) ON CONFLICT (user_id) DO NOTHING", userID); err != nil {
+		return time.Time{}, err
+	}
+	res, err := db.Exec(ctx, "UPDATE portal_mfa_guard SET failures = failures + 1 WHERE user_id = ? AND locked_until <= ? AND failures < ?",
+		userID, store.Micros(now), mfaMaxFailures)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return time.Time{}, nil
+	}
+	var until int64
+	if err := db.QueryRow(ctx, "SELECT locked_until FROM portal_mfa_guard WHERE user_id = ?", userID).Scan(&until); err != nil {
+		return time.Time{}, err
+	}
+	if t := store.FromMicros(until); t.After(now) {
+		return t, nil
+	}
+	return now.Add(time.Second), nil
+}
+
+// codeAccepted forgets the account's wrong codes after a right one.
+func (p *Portal) codeAccepted(ctx context.Context, userID string) error {
+	_, err := p.cfg.DB.Exec(ctx, "UPDATE portal_mfa_guard SET failures = 0 WHERE user_id = ?", userID)
 	return err
+}
+
+// codeRefused keeps the wrong code counted and, when it was the last one
+// allowed, locks the second factor; it reports whether this call locked it
+// (exactly one of racing calls does).
+func (p *Portal) codeRefused(ctx context.Context, userID string) (bool, error) {
+	now := p.now()
+	res, err := p.cfg.DB.Exec(ctx, "UPDATE portal_mfa_guard SET failures = 0, locked_until = ? WHERE user_id = ? AND failures >= ? AND locked_until <= ?",
+		store.Micros(now.Add(mfaLock)), userID, mfaMaxFailures, store.Micros(now))
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }

@@ -15,6 +15,9 @@ const (
 	KindPayoutBatch   ObjectKind = "payout_batch"
 	KindTransfer      ObjectKind = "transfer"
 	KindInvoice       ObjectKind = "invoice"
+	// KindSettings: a merchant's four-eyes controls in one mode, or a
+	// pending change of them.
+	KindSettings ObjectKind = "settings"
 )
 
 // eventTypes is the one list of every event type payd emits (CONTRACT
@@ -40,6 +43,8 @@ var eventTypes = []struct {
 	{"transfer.rejected", KindTransfer},
 	{"transfer.returned", KindTransfer},
 	{"invoice.paid", KindInvoice},
+	{"settings.updated", KindSettings},
+	{"settings.change_requested", KindSettings},
 }
 
 // EventTypes returns every event type, in a stable order.
@@ -83,6 +88,8 @@ func KindOfID(id string) (ObjectKind, bool) {
 		return KindPayout, true
 	case strings.HasPrefix(id, "in_"):
 		return KindInvoice, true
+	case strings.HasPrefix(id, "settings_"), strings.HasPrefix(id, "setchg_"):
+		return KindSettings, true
 	case uetrRE.MatchString(id):
 		return KindTransfer, true
 	}

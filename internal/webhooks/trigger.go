@@ -153,6 +153,14 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 			tr["returns"] = []any{map[string]any{"amount_minor": 25000, "reason_code": "AC04", "reason_text": "Closed account", "created_at": ts}}
 		}
 		return "transfer", id, tr
+	case KindSettings:
+		if eventType == "settings.change_requested" {
+			id = ids.New("setchg_")
+			return "settings_change", id, map[string]any{"id": id, "object": "settings_change", "livemode": false,
+				"approval_threshold_minor": nil, "status": "pending", "requested_by": "key_sandbox_fixture", "approved_by": nil,
+				"created_at": ts, "decided_at": nil}
+		}
+		return "settings", "settings_test", map[string]any{"object": "settings", "livemode": false, "approval_threshold_minor": 100000}
 	default: // invoice
 		id = ids.New("in_")
 		return "invoice", id, map[string]any{"id": id, "object": "invoice", "status": "paid", "customer": ids.New("cus_"),

@@ -60,6 +60,7 @@ func Start(t testing.TB, engine storetest.Engine, opts ...Option) *Env {
 	cfg.PublicURL = "http://127.0.0.1:0"
 	cfg.DatabaseURL = storetest.URL(t, engine)
 	cfg.RateLimit = 0
+	cfg.PublicRateLimit = 0
 	cfg.SandboxTimeoutDelay = 50 * time.Millisecond
 	cfg.SandboxPushDelay = 100 * time.Millisecond
 	cfg.WebhookRetrySchedule = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}

@@ -1,6 +1,10 @@
 package live
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/payd/payd/internal/providers"
+)
 
 // metrics are the per-provider series of docs/providers.md.
 type metrics struct {
@@ -37,6 +41,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 
 // CallbackReceived counts one callback by its result.
 func (c *Connections) CallbackReceived(provider, result string) {
+	if !providers.Known(provider, providers.All) {
+		return // labels come from the fixed provider list only
+	}
 	c.metrics.callbacks.WithLabelValues(provider, result).Inc()
 }
 
