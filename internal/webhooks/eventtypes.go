@@ -15,6 +15,7 @@ const (
 	KindPayoutBatch   ObjectKind = "payout_batch"
 	KindTransfer      ObjectKind = "transfer"
 	KindInvoice       ObjectKind = "invoice"
+	KindRefund        ObjectKind = "refund"
 )
 
 // eventTypes is the one list of every event type payd emits (CONTRACT
@@ -40,6 +41,10 @@ var eventTypes = []struct {
 	{"transfer.rejected", KindTransfer},
 	{"transfer.returned", KindTransfer},
 	{"invoice.paid", KindInvoice},
+	{"refund.created", KindRefund},
+	{"refund.succeeded", KindRefund},
+	{"refund.failed", KindRefund},
+	{"refund.canceled", KindRefund},
 }
 
 // EventTypes returns every event type, in a stable order.
@@ -72,7 +77,7 @@ var uetrRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 
 // KindOfID tells the kind of object an id names, by its prefix (SPEC:
 // pi_ payment intent, po_ payout, po_bulk_ or batch_ bulk batch; a UETR names
-// a bank transfer; in_ an invoice). ok is false for an id of no known kind.
+// a bank transfer; in_ an invoice; re_ a refund). ok is false for an id of no known kind.
 func KindOfID(id string) (ObjectKind, bool) {
 	switch {
 	case strings.HasPrefix(id, "pi_"):
@@ -83,6 +88,8 @@ func KindOfID(id string) (ObjectKind, bool) {
 		return KindPayout, true
 	case strings.HasPrefix(id, "in_"):
 		return KindInvoice, true
+	case strings.HasPrefix(id, "re_"):
+		return KindRefund, true
 	case uetrRE.MatchString(id):
 		return KindTransfer, true
 	}
