@@ -170,10 +170,17 @@ func cardPresentPayment(t testing.TB, e *apptest.Env, amount int64) string {
 	return in.ID
 }
 
-// balance reads one of the merchant's accounts through the ledger.
+// balance reads one of the merchant's test-mode accounts through the ledger.
 func balance(t testing.TB, e *apptest.Env, merchantID, currency string, kind ledger.AccountKind) int64 {
 	t.Helper()
-	b, err := ledger.AccountBalance(context.Background(), e.Main.DB, ledger.AccountRef{MerchantID: merchantID, Currency: currency, Kind: kind})
+	return balanceIn(t, e, false, merchantID, currency, kind)
+}
+
+// balanceIn reads one of the merchant's accounts in a mode.
+func balanceIn(t testing.TB, e *apptest.Env, livemode bool, merchantID, currency string, kind ledger.AccountKind) int64 {
+	t.Helper()
+	b, err := ledger.AccountBalance(context.Background(), e.Main.DB, ledger.AccountRef{MerchantID: merchantID, Livemode: livemode,
+		Currency: currency, Kind: kind})
 	if err != nil {
 		t.Fatal(err)
 	}

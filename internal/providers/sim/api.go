@@ -155,7 +155,7 @@ func (s *Sim) api(op string, mutates bool, h apiHandler) http.HandlerFunc {
 			e.done, e.status, e.body = true, ans.status, raw
 		}
 		a.mu.Unlock()
-		if d := s.cfg.AnswerDelay; d > 0 && (op == "initiate" || op == "otp" || op == "payout") {
+		if d := s.cfg.AnswerDelay; d > 0 && (op == "initiate" || op == "otp" || op == "payout" || op == "refund") {
 			if !sleepCtx(r.Context(), s.ctx, d) {
 				return
 			}

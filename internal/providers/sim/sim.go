@@ -50,9 +50,9 @@ type Config struct {
 	RefundFailureRate float64
 	// HangFor bounds a hung call (default 2 minutes).
 	HangFor time.Duration
-	// AnswerDelay delays the answer of every initiate, code confirmation
-	// and payout call after the provider has acted and sent its callback,
-	// so the callback arrives before the answer (tests).
+	// AnswerDelay delays the answer of every initiate, code confirmation,
+	// payout and refund call after the provider has acted and sent its
+	// callback, so the callback arrives before the answer (tests).
 	AnswerDelay time.Duration
 	// PushDelay is how long after initiation a push payment is approved
 	// (default 3 s).
