@@ -17,27 +17,42 @@ const (
 	KindRefundSettlement = "refund_settlement" // success: reserved → the provider's clearing account
 )
 
-// postReserve holds the refund's amount: available → reserved. A short
-// available balance is the 402 insufficient_balance (the caller's
-// transaction then rolls back and nothing is written).
-func postReserve(ctx context.Context, tx *store.Tx, r *Refund) error {
-	_, err := ledger.Post(ctx, tx, posting(r, KindRefund, ledger.Available, ledger.Reserved))
+// post writes the refund's movements of one transaction, after everything
+// else the transaction writes: the merchant's balance rows are what
+// concurrent refunds and payments wait for, so their locks are held as
+// briefly as possible. created adds the hold of a new refund (available →
+// reserved; a short available balance is the 402 insufficient_balance, and
+// the caller's transaction then rolls back). outcome, when not "", is what
+// follows: KindRefundSettlement or KindRefundFailure.
+func post(ctx context.Context, tx *store.Tx, r *Refund, created bool, outcome string) error {
+	var txns []ledger.Transaction
+	if created {
+		txns = append(txns, posting(r, KindRefund, ledger.Available, ledger.Reserved))
+	}
+	switch outcome {
+	case KindRefundSettlement:
+		txns = append(txns, posting(r, KindRefundSettlement, ledger.Reserved, ledger.ProviderClearing))
+	case KindRefundFailure:
+		txns = append(txns, posting(r, KindRefundFailure, ledger.Reserved, ledger.Available))
+	}
+	var err error
+	switch {
+	case len(txns) == 2 && outcome == KindRefundSettlement:
+		// Held and settled at once: one update per balance row (reserved
+		// nets to zero; available is still checked against the amount).
+		_, err = ledger.PostMany(ctx, tx, txns)
+	default:
+		// A hold and its release would net available to zero and skip its
+		// check: they are posted one after the other.
+		for _, t := range txns {
+			if _, err = ledger.Post(ctx, tx, t); err != nil {
+				break
+			}
+		}
+	}
 	if errors.Is(err, ledger.ErrInsufficientFunds) {
 		return errs.PaymentRequired("insufficient_balance", "the available balance is lower than the refund amount; nothing was refunded")
 	}
-	return err
-}
-
-// postRelease returns a failed or canceled refund's amount: reserved → available.
-func postRelease(ctx context.Context, tx *store.Tx, r *Refund) error {
-	_, err := ledger.Post(ctx, tx, posting(r, KindRefundFailure, ledger.Reserved, ledger.Available))
-	return err
-}
-
-// postSettlement lets a succeeded refund's amount leave: reserved → the
-// provider's clearing account (payd owes the provider what it paid back).
-func postSettlement(ctx context.Context, tx *store.Tx, r *Refund) error {
-	_, err := ledger.Post(ctx, tx, posting(r, KindRefundSettlement, ledger.Reserved, ledger.ProviderClearing))
 	return err
 }
 

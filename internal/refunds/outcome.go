@@ -48,32 +48,42 @@ func applyResult(r *Refund, res providers.RefundResult, now time.Time) *transiti
 	return nil
 }
 
-// effects writes what accompanies a move in its transaction: the event, the
-// posting and the intent's refund sums of an outcome, and the next poll of
-// a refund whose answer is expected later.
-func (s *Service) effects(ctx context.Context, tx *store.Tx, r *Refund, t *transition, res providers.RefundResult) error {
-	if t == nil {
-		if r.Status == Pending && res.PollAfter > 0 {
-			return s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(res.PollAfter))
+// effects writes what accompanies a refund's creation (created) and a move
+// t (nil for none) in their transaction: the events, the intent's refund
+// sums, the postings (last), and the next poll of a refund whose answer is
+// expected later.
+func (s *Service) effects(ctx context.Context, tx *store.Tx, r *Refund, created bool, t *transition, res providers.RefundResult) error {
+	if created {
+		if err := emit(ctx, tx, r, EventCreated); err != nil {
+			return err
 		}
+	}
+	outcome := ""
+	if t != nil {
+		if err := emit(ctx, tx, r, t.event); err != nil {
+			return err
+		}
+		switch t.to {
+		case Succeeded:
+			outcome = KindRefundSettlement
+			if err := payments.SettleRefund(ctx, tx, r.PaymentIntent, r.AmountMinor); err != nil {
+				return err
+			}
+		case Failed, Canceled:
+			outcome = KindRefundFailure
+			if err := payments.ReleaseRefund(ctx, tx, r.PaymentIntent, r.AmountMinor); err != nil {
+				return err
+			}
+		}
+	} else if r.Status == Pending && res.PollAfter > 0 {
+		if err := s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(res.PollAfter)); err != nil {
+			return err
+		}
+	}
+	if !created && outcome == "" {
 		return nil
 	}
-	if err := emit(ctx, tx, r, t.event); err != nil {
-		return err
-	}
-	switch t.to {
-	case Succeeded:
-		if err := payments.SettleRefund(ctx, tx, r.PaymentIntent, r.AmountMinor); err != nil {
-			return err
-		}
-		return postSettlement(ctx, tx, r)
-	case Failed, Canceled:
-		if err := payments.ReleaseRefund(ctx, tx, r.PaymentIntent, r.AmountMinor); err != nil {
-			return err
-		}
-		return postRelease(ctx, tx, r)
-	}
-	return nil
+	return post(ctx, tx, r, created, outcome)
 }
 
 // sendRemote sends a pending refund to a provider outside any transaction
@@ -111,7 +121,7 @@ func (s *Service) record(ctx context.Context, id string, res providers.RefundRes
 				return err
 			}
 		}
-		return s.effects(ctx, tx, r, t, res)
+		return s.effects(ctx, tx, r, false, t, res)
 	})
 	if errors.Is(err, errLostRace) {
 		// Another answer settled it between the read and the write.

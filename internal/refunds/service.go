@@ -146,16 +146,11 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 		if err := insert(ctx, tx, &out); err != nil {
 			return err
 		}
-		if err := postReserve(ctx, tx, &out); err != nil {
-			return err
+		var answer providers.RefundResult
+		if res != nil {
+			answer = *res
 		}
-		if err := emit(ctx, tx, &out, EventCreated); err != nil {
-			return err
-		}
-		if res == nil {
-			return nil
-		}
-		return s.effects(ctx, tx, &out, t, *res)
+		return s.effects(ctx, tx, &out, true, t, answer)
 	})
 	if err != nil {
 		return nil, err
@@ -214,7 +209,7 @@ func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*R
 				return err
 			}
 		}
-		return s.effects(ctx, tx, &out, t, *res)
+		return s.effects(ctx, tx, &out, false, t, *res)
 	})
 	if err != nil {
 		return nil, err
@@ -260,7 +255,7 @@ func (s *Service) Cancel(ctx context.Context, pr auth.Principal, id string) (*Re
 			return changedMeanwhile(err, r.ID)
 		}
 		out = r
-		return s.effects(ctx, tx, r, &cancel, providers.RefundResult{})
+		return s.effects(ctx, tx, r, false, &cancel, providers.RefundResult{})
 	})
 	if err != nil {
 		return nil, err
