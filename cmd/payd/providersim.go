@@ -24,7 +24,8 @@ func runProviderSim(ctx context.Context, e *env, args []string) error {
 	publicURL := fs.String("public-url", "", "base URL of the hosted pages (default http://ADDR)")
 	latency := fs.Duration("latency", 0, "latency added to every API call")
 	errorRate := fs.Float64("error-rate", 0, "fraction of API calls answered 500 (before anything is done)")
-	timeoutRate := fs.Float64("timeout-rate", 0, "fraction of initiate and payout calls that hang after the provider has acted")
+	timeoutRate := fs.Float64("timeout-rate", 0, "fraction of initiate, payout and refund calls that hang after the provider has acted")
+	refundFailureRate := fs.Float64("refund-failure-rate", 0, "fraction of refunds the provider refuses (refund_declined)")
 	pushDelay := fs.Duration("push-delay", 3*time.Second, "time before a push payment is approved")
 	duplicate := fs.Bool("duplicate-callbacks", false, "send every callback twice")
 	late := fs.Bool("late-callbacks", false, "send every callback 2 s late")
@@ -32,12 +33,14 @@ func runProviderSim(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
-	for name, f := range map[string]float64{"--error-rate": *errorRate, "--timeout-rate": *timeoutRate} {
+	for name, f := range map[string]float64{"--error-rate": *errorRate, "--timeout-rate": *timeoutRate,
+		"--refund-failure-rate": *refundFailureRate} {
 		if f < 0 || f > 1 {
 			return badUsage(e, fs, "%s must be between 0 and 1", name)
 		}
 	}
 	cfg := sim.Config{Latency: *latency, ErrorRate: *errorRate, TimeoutRate: *timeoutRate, PushDelay: *pushDelay,
+		RefundFailureRate:  *refundFailureRate,
 		DuplicateCallbacks: *duplicate, LateCallbacks: *late, DropCallbacks: *drop, PublicURL: *publicURL,
 		Logger: app.NewLogger(e.stderr, "info")}
 	srv, err := sim.Serve(*addr, cfg)

@@ -21,6 +21,7 @@ import (
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/payouts"
+	"github.com/payd/payd/internal/refunds"
 	"github.com/payd/payd/internal/retention"
 	"github.com/payd/payd/internal/screening"
 	"github.com/payd/payd/internal/secretbox"
@@ -57,6 +58,7 @@ type Main struct {
 	sanctions   *screening.Screener
 	paymentsW   *paymentsWiring
 	payoutSvc   *payouts.Service
+	refundSvc   *refunds.Service
 	bankingSvc  *banking.Service
 	terminalSvc *terminals.Service
 	webhookSvc  *webhooks.Service

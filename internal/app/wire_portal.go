@@ -25,6 +25,7 @@ func init() {
 		}
 		p.WithPayments(m.PaymentIntents)
 		p.WithPayouts(m.Payouts)
+		p.WithRefunds(m.Refunds)
 		p.WithBanking(m.Banking)
 		p.WithTerminals(m.Terminals)
 		p.WithWebhooks(m.Webhooks)

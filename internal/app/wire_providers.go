@@ -58,6 +58,7 @@ func (m *Main) providers() *providersWiring {
 			Secret:   w.conns.CallbackSecret,
 			Payments: paymentSettler{m},
 			Payouts:  payoutSettler{m},
+			Refunds:  refundSettler{m},
 			Logger:   m.Logger,
 			Count:    w.conns.CallbackReceived,
 		})

@@ -32,6 +32,11 @@ type PayoutSettler interface {
 	ApplyProviderPayout(ctx context.Context, merchantID, provider string, p protocol.Payout) error
 }
 
+// RefundSettler records what a provider reports about a live refund.
+type RefundSettler interface {
+	ApplyProviderRefund(ctx context.Context, merchantID, provider string, r protocol.Refund) error
+}
+
 // Config is what the service needs.
 type Config struct {
 	DB *store.DB
@@ -40,6 +45,7 @@ type Config struct {
 	Secret   func(ctx context.Context, merchantID, provider string) (string, error)
 	Payments PaymentSettler
 	Payouts  PayoutSettler
+	Refunds  RefundSettler
 	Logger   *slog.Logger
 	// Count counts callbacks by result (applied, duplicate, rejected, error).
 	Count func(provider, result string)
@@ -131,15 +137,26 @@ func (s *Service) receive(ctx context.Context, d Delivery) (Receipt, string, err
 		return receipt, "duplicate", nil
 	}
 	var objectID string
+	carried := 0
+	for _, present := range []bool{ev.Data.Payment != nil, ev.Data.Payout != nil, ev.Data.Refund != nil} {
+		if present {
+			carried++
+		}
+	}
 	switch {
-	case ev.Data.Payment != nil && ev.Data.Payout == nil && s.cfg.Payments != nil:
+	case carried != 1:
+		return Receipt{}, "rejected", errs.Invalid("data", "parameter_invalid", "the event must carry exactly one payment, payout or refund")
+	case ev.Data.Payment != nil && s.cfg.Payments != nil:
 		objectID = ev.Data.Payment.Reference
 		err = s.cfg.Payments.ApplyProviderPayment(ctx, d.MerchantID, d.Provider, *ev.Data.Payment)
-	case ev.Data.Payout != nil && ev.Data.Payment == nil && s.cfg.Payouts != nil:
+	case ev.Data.Payout != nil && s.cfg.Payouts != nil:
 		objectID = ev.Data.Payout.Reference
 		err = s.cfg.Payouts.ApplyProviderPayout(ctx, d.MerchantID, d.Provider, *ev.Data.Payout)
+	case ev.Data.Refund != nil && s.cfg.Refunds != nil:
+		objectID = ev.Data.Refund.Reference
+		err = s.cfg.Refunds.ApplyProviderRefund(ctx, d.MerchantID, d.Provider, *ev.Data.Refund)
 	default:
-		return Receipt{}, "rejected", errs.Invalid("data", "parameter_invalid", "the event carries neither a payment nor a payout")
+		return Receipt{}, "rejected", errs.Invalid("data", "parameter_invalid", "payd does not take this kind of callback")
 	}
 	if err != nil {
 		if e := errs.As(err); e != nil && (e.Kind == errs.KindNotFound || e.Kind == errs.KindInvalid) {

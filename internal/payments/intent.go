@@ -27,6 +27,8 @@ type Intent struct {
 	Status               Status            `json:"status"`
 	AmountMinor          int64             `json:"amount_minor"`
 	AmountCapturedMinor  int64             `json:"amount_captured_minor"`
+	AmountRefundedMinor  int64             `json:"amount_refunded_minor"` // succeeded refunds
+	Refunded             bool              `json:"refunded"`              // fully refunded
 	Currency             string            `json:"currency"`
 	Provider             string            `json:"provider"`
 	CustomerMSISDN       *string           `json:"customer_msisdn"`

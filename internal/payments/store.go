@@ -61,6 +61,7 @@ func (r *record) payment() providers.Payment {
 func (r *record) view() Intent {
 	in := r.Intent
 	in.Object = "payment_intent"
+	in.Refunded = in.AmountCapturedMinor > 0 && in.AmountRefundedMinor >= in.AmountCapturedMinor
 	in.CreatedAt = in.CreatedAt.Truncate(time.Second)
 	if in.SucceededAt != nil {
 		t := in.SucceededAt.Truncate(time.Second)
@@ -89,7 +90,7 @@ func hashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-const columns = `id, merchant_id, livemode, status, amount_minor, amount_captured_minor, currency, provider, flow,
+const columns = `id, merchant_id, livemode, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider, flow,
 	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
 	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at`
 
@@ -99,7 +100,7 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 	var metadata string
 	var created, updated int64
 	var succeeded, canceled sql.NullInt64
-	err := row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.Currency, &r.Provider, &r.flow,
+	err := row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
 		&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
 		&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled)
 	if err != nil {

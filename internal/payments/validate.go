@@ -124,7 +124,7 @@ func validate(in CreateParams) (newIntent, error) {
 		}
 		return n, errs.Invalid("currency", "currency_not_supported", "%s takes %s, not %s", n.provider, want, n.currency)
 	}
-	if err := validateMetadata(in.Metadata); err != nil {
+	if err := ValidateMetadata(in.Metadata); err != nil {
 		return n, err
 	}
 	n.metadata = in.Metadata
@@ -304,7 +304,10 @@ func checkReturnURL(s string) error {
 	return nil
 }
 
-func validateMetadata(md map[string]string) error {
+// ValidateMetadata checks a metadata object (at most 50 keys of 1 to 40
+// characters, values of at most 500): a 400 naming the field otherwise.
+// Refunds and other objects that carry metadata use the same rules.
+func ValidateMetadata(md map[string]string) error {
 	if len(md) > maxMetadataKeys {
 		return errs.Invalid("metadata", "parameter_invalid", "metadata holds at most %d keys", maxMetadataKeys)
 	}

@@ -125,18 +125,31 @@ type intentData struct {
 	Timeline []timelineEntry
 	Metadata string
 	Details  string
+	Refunds  *intentRefunds // nil without the refunds capability
 }
 
 // intentPage shows one intent: its fields and a timeline of its status
 // changes and events. Another merchant's or the other mode's intent is 404.
 func (p *Portal) intentPage(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	in, err := p.payments().Get(r.Context(), c.principal(), r.PathValue("id"))
+	return p.renderIntent(w, r, c, http.StatusOK, r.PathValue("id"), &view{})
+}
+
+// renderIntent renders the intent page with v's notices and errors.
+func (p *Portal) renderIntent(w http.ResponseWriter, r *http.Request, c *reqCtx, status int, id string, v *view) error {
+	in, err := p.payments().Get(r.Context(), c.principal(), id)
 	if err != nil {
 		return err
 	}
 	tl, err := p.timeline(r.Context(), c, in.ID, in.CreatedAt, "created")
 	if err != nil {
 		return err
+	}
+	var refunds *intentRefunds
+	if p.refunds != nil {
+		if refunds, err = p.refundsOf(r.Context(), c, in); err != nil {
+			return err
+		}
+		tl = append(tl, refunds.timeline...)
 	}
 	if in.SucceededAt != nil && !hasLabel(tl, "payment_intent.succeeded") {
 		tl = append(tl, timelineEntry{At: *in.SucceededAt, Label: "succeeded"})
@@ -145,11 +158,12 @@ func (p *Portal) intentPage(w http.ResponseWriter, r *http.Request, c *reqCtx) e
 		tl = append(tl, timelineEntry{At: *in.CanceledAt, Label: "canceled"})
 	}
 	sortTimeline(tl)
-	d := intentData{Intent: in, Timeline: tl, Metadata: prettyJSON(in.Metadata)}
+	d := intentData{Intent: in, Timeline: tl, Metadata: prettyJSON(in.Metadata), Refunds: refunds}
 	if in.PaymentMethodDetails != nil {
 		d.Details = prettyJSON(in.PaymentMethodDetails)
 	}
-	p.render(w, r, c, http.StatusOK, "payment_intent", &view{Title: "Payment " + in.ID, Section: "payment_intents", Data: d})
+	v.Title, v.Section, v.Data = "Payment "+in.ID, "payment_intents", d
+	p.render(w, r, c, status, "payment_intent", v)
 	return nil
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/payouts"
+	"github.com/payd/payd/internal/refunds"
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/terminals"
@@ -62,6 +63,7 @@ type Portal struct {
 	terminals func() *terminals.Service
 	webhooks  func() *webhooks.Service
 	payouts   func() *payouts.Service
+	refunds   func() *refunds.Service
 
 	complianceOn bool
 	// heldPayouts lists payouts held by screening (set with payouts).

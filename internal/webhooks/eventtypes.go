@@ -18,6 +18,7 @@ const (
 	// KindSettings: a merchant's four-eyes controls in one mode, or a
 	// pending change of them.
 	KindSettings ObjectKind = "settings"
+	KindRefund   ObjectKind = "refund"
 )
 
 // eventTypes is the one list of every event type payd emits (CONTRACT
@@ -45,6 +46,10 @@ var eventTypes = []struct {
 	{"invoice.paid", KindInvoice},
 	{"settings.updated", KindSettings},
 	{"settings.change_requested", KindSettings},
+	{"refund.created", KindRefund},
+	{"refund.succeeded", KindRefund},
+	{"refund.failed", KindRefund},
+	{"refund.canceled", KindRefund},
 }
 
 // EventTypes returns every event type, in a stable order.
@@ -77,7 +82,7 @@ var uetrRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 
 // KindOfID tells the kind of object an id names, by its prefix (SPEC:
 // pi_ payment intent, po_ payout, po_bulk_ or batch_ bulk batch; a UETR names
-// a bank transfer; in_ an invoice). ok is false for an id of no known kind.
+// a bank transfer; in_ an invoice; re_ a refund). ok is false for an id of no known kind.
 func KindOfID(id string) (ObjectKind, bool) {
 	switch {
 	case strings.HasPrefix(id, "pi_"):
@@ -90,6 +95,8 @@ func KindOfID(id string) (ObjectKind, bool) {
 		return KindInvoice, true
 	case strings.HasPrefix(id, "settings_"), strings.HasPrefix(id, "setchg_"):
 		return KindSettings, true
+	case strings.HasPrefix(id, "re_"):
+		return KindRefund, true
 	case uetrRE.MatchString(id):
 		return KindTransfer, true
 	}

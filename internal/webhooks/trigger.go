@@ -26,6 +26,7 @@ var kindExample = map[ObjectKind]string{
 	KindPayoutBatch:   "a payout batch (po_bulk_... or batch_...)",
 	KindTransfer:      "a bank transfer (its UETR)",
 	KindInvoice:       "an invoice (in_...)",
+	KindRefund:        "a refund (re_...)",
 }
 
 // Trigger records a test-mode event of any type payd emits, about a real
@@ -92,7 +93,7 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 	case KindPaymentIntent:
 		id = ids.New("pi_")
 		pi := map[string]any{"id": id, "object": "payment_intent", "status": "requires_action", "amount_minor": 1000,
-			"amount_captured_minor": 0, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "+253000000001",
+			"amount_captured_minor": 0, "amount_refunded_minor": 0, "refunded": false, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "+253000000001",
 			"description": "Sandbox fixture", "metadata": meta, "return_url": nil, "next_action": nil, "last_error": nil,
 			"payment_method_details": nil, "livemode": false, "created_at": ts, "succeeded_at": nil, "canceled_at": nil}
 		switch eventType {
@@ -161,6 +162,21 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 				"created_at": ts, "decided_at": nil}
 		}
 		return "settings", "settings_test", map[string]any{"object": "settings", "livemode": false, "approval_threshold_minor": 100000}
+	case KindRefund:
+		id = ids.New("re_")
+		re := map[string]any{"id": id, "object": "refund", "payment_intent": ids.New("pi_"), "amount_minor": 1000, "currency": "DJF",
+			"status": "pending", "reason": "requested_by_customer", "failure_code": nil, "failure_message": nil, "metadata": meta,
+			"approved_by": nil, "livemode": false, "created_at": ts, "succeeded_at": nil, "failed_at": nil}
+		switch eventType {
+		case "refund.succeeded":
+			re["status"], re["succeeded_at"] = "succeeded", ts
+		case "refund.failed":
+			re["status"], re["failed_at"] = "failed", ts
+			re["failure_code"], re["failure_message"] = "account_not_found", "the customer's account does not exist or is closed"
+		case "refund.canceled":
+			re["status"] = "canceled"
+		}
+		return "refund", id, re
 	default: // invoice
 		id = ids.New("in_")
 		return "invoice", id, map[string]any{"id": id, "object": "invoice", "status": "paid", "customer": ids.New("cus_"),

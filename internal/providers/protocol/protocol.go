@@ -37,6 +37,13 @@ const (
 	PayoutHeld       = "held"       // held by the provider's compliance
 )
 
+// Refund statuses at a provider.
+const (
+	RefundProcessing = "processing" // accepted, not yet paid back
+	RefundSucceeded  = "succeeded"  // paid back to the customer
+	RefundFailed     = "failed"     // refused, nothing paid back
+)
+
 // Payment modes a rail offers (PaymentRequest.Mode).
 const (
 	ModeOTP      = "otp"      // an SMS code the customer gives the merchant (bank_a, bank_b, wallet_c OTP)
@@ -152,6 +159,34 @@ type Payout struct {
 	SettledAt   *time.Time `json:"settled_at"`
 }
 
+// RefundRequest gives back all or part of a captured payment:
+// POST {base_url}/v1/refunds.
+type RefundRequest struct {
+	// Reference is payd's id of the refund (re_...), unique per account.
+	Reference string `json:"reference"`
+	// PaymentReference is payd's id of the refunded payment (pi_...), the
+	// reference it was initiated under.
+	PaymentReference string `json:"payment_reference"`
+	AmountMinor      int64  `json:"amount_minor"`
+	Currency         string `json:"currency"`
+	CallbackURL      string `json:"callback_url"`
+}
+
+// Refund is a refund as the provider reports it.
+type Refund struct {
+	ID               string     `json:"id"` // the provider's id (rfd_...)
+	Object           string     `json:"object"`
+	Reference        string     `json:"reference"`
+	PaymentReference string     `json:"payment_reference"`
+	Status           string     `json:"status"`
+	AmountMinor      int64      `json:"amount_minor"`
+	Currency         string     `json:"currency"`
+	Failure          *Failure   `json:"failure"`
+	CreatedAt        time.Time  `json:"created_at"`
+	UpdatedAt        time.Time  `json:"updated_at"`
+	SettledAt        *time.Time `json:"settled_at"`
+}
+
 // CallbackSecretRequest registers the secret the provider signs callbacks
 // with: PUT {base_url}/v1/callback_secret.
 type CallbackSecretRequest struct {
@@ -168,10 +203,11 @@ type Event struct {
 	Data      EventData `json:"data"`
 }
 
-// EventData carries exactly one of Payment and Payout.
+// EventData carries exactly one of Payment, Payout and Refund.
 type EventData struct {
 	Payment *Payment `json:"payment,omitempty"`
 	Payout  *Payout  `json:"payout,omitempty"`
+	Refund  *Refund  `json:"refund,omitempty"`
 }
 
 // Event types.
@@ -182,6 +218,8 @@ const (
 	EventPayoutSucceeded  = "payout.succeeded"
 	EventPayoutFailed     = "payout.failed"
 	EventPayoutHeld       = "payout.held"
+	EventRefundSucceeded  = "refund.succeeded"
+	EventRefundFailed     = "refund.failed"
 )
 
 // SettlementReport is a provider's daily report:

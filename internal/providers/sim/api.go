@@ -24,6 +24,8 @@ type account struct {
 	payRefs  map[string]*payment
 	payouts  map[string]*payout
 	poutRefs map[string]*payout
+	refunds  map[string]*refund
+	rfdRefs  map[string]*refund
 	idem     map[string]*idemEntry
 }
 
@@ -52,6 +54,9 @@ func (s *Sim) routes() {
 	m.HandleFunc("POST /{provider}/v1/payouts", s.api("payout", true, s.createPayout))
 	m.HandleFunc("GET /{provider}/v1/payouts", s.api("payout_status", false, s.payoutByReference))
 	m.HandleFunc("GET /{provider}/v1/payouts/{id}", s.api("payout_status", false, s.payoutByID))
+	m.HandleFunc("POST /{provider}/v1/refunds", s.api("refund", true, s.createRefund))
+	m.HandleFunc("GET /{provider}/v1/refunds", s.api("refund_status", false, s.refundByReference))
+	m.HandleFunc("GET /{provider}/v1/refunds/{id}", s.api("refund_status", false, s.refundByID))
 	m.HandleFunc("GET /{provider}/v1/reports/settlement", s.api("report", false, s.settlementReport))
 	m.HandleFunc("GET /{provider}/pay/{id}", s.showPage)
 	m.HandleFunc("POST /{provider}/pay/{id}", s.submitPage)
@@ -150,7 +155,7 @@ func (s *Sim) api(op string, mutates bool, h apiHandler) http.HandlerFunc {
 			e.done, e.status, e.body = true, ans.status, raw
 		}
 		a.mu.Unlock()
-		if d := s.cfg.AnswerDelay; d > 0 && (op == "initiate" || op == "otp" || op == "payout") {
+		if d := s.cfg.AnswerDelay; d > 0 && (op == "initiate" || op == "otp" || op == "payout" || op == "refund") {
 			if !sleepCtx(r.Context(), s.ctx, d) {
 				return
 			}
@@ -179,7 +184,8 @@ func (s *Sim) account(provider, key string) *account {
 	a := s.accounts[k]
 	if a == nil {
 		a = &account{provider: provider, payments: map[string]*payment{}, payRefs: map[string]*payment{},
-			payouts: map[string]*payout{}, poutRefs: map[string]*payout{}, idem: map[string]*idemEntry{}}
+			payouts: map[string]*payout{}, poutRefs: map[string]*payout{}, refunds: map[string]*refund{}, rfdRefs: map[string]*refund{},
+			idem: map[string]*idemEntry{}}
 		s.accounts[k] = a
 	}
 	return a

@@ -32,6 +32,13 @@ func (s *Sim) event(typ string, p *payment, po *payout, now time.Time) *outgoing
 	return o
 }
 
+// refundEvent makes the callback of a refund's outcome.
+func (s *Sim) refundEvent(typ string, rf *refund, now time.Time) *outgoing {
+	v := rf.Refund
+	return &outgoing{ev: protocol.Event{ID: newID("pevt_"), Object: "event", Type: typ, CreatedAt: now,
+		Data: protocol.EventData{Refund: &v}}, url: rf.callbackURL}
+}
+
 // send posts o (nil: nothing) to its callback URL in the background,
 // signed with the account's callback secret: late, twice, or not at all as
 // configured, retried until acknowledged.

@@ -26,6 +26,7 @@ type payment struct {
 	pageToken   string
 	pageStep    string // hpp, card, three_ds, method_picker; "" once done
 	expiresAt   time.Time
+	refunding   int64 // refunds not failed: what is no longer refundable
 }
 
 // Page steps of the provider's own pages.

@@ -40,16 +40,19 @@ type Config struct {
 	// ErrorRate is the fraction of API calls answered 500 before anything
 	// is done (so a retry under the same key is safe).
 	ErrorRate float64
-	// TimeoutRate is the fraction of initiate and payout calls that hang
+	// TimeoutRate is the fraction of initiate, payout and refund calls that hang
 	// after the provider has recorded the payment or paid the payout (and
 	// stored the answer under the idempotency key), until the caller gives
 	// up or HangFor passes. Status queries still answer.
 	TimeoutRate float64
+	// RefundFailureRate is the fraction of refunds the provider refuses
+	// (failed, refund_declined).
+	RefundFailureRate float64
 	// HangFor bounds a hung call (default 2 minutes).
 	HangFor time.Duration
-	// AnswerDelay delays the answer of every initiate, code confirmation
-	// and payout call after the provider has acted and sent its callback,
-	// so the callback arrives before the answer (tests).
+	// AnswerDelay delays the answer of every initiate, code confirmation,
+	// payout and refund call after the provider has acted and sent its
+	// callback, so the callback arrives before the answer (tests).
 	AnswerDelay time.Duration
 	// PushDelay is how long after initiation a push payment is approved
 	// (default 3 s).
@@ -91,6 +94,7 @@ type Sim struct {
 	mux *http.ServeMux
 
 	errorRate, timeoutRate atomic.Uint64 // math.Float64bits of the rates
+	refundFailureRate      atomic.Uint64
 
 	mu        sync.Mutex
 	publicURL string
@@ -135,6 +139,7 @@ func New(cfg Config) *Sim {
 	s := &Sim{cfg: cfg, log: cfg.Logger, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		accounts: map[accountKey]*account{}, pages: map[string]*account{}, ctx: ctx, cancel: cancel}
 	s.SetFaults(cfg.ErrorRate, cfg.TimeoutRate)
+	s.SetRefundFailureRate(cfg.RefundFailureRate)
 	s.routes()
 	return s
 }

@@ -1,0 +1,324 @@
+package refunds
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/pagination"
+	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
+)
+
+// Config is what the service needs.
+type Config struct {
+	DB     *store.DB
+	Rails  *providers.RefundRails
+	Logger *slog.Logger
+	// WakeJobs wakes the job runner after a poll job is queued (optional).
+	WakeJobs func()
+}
+
+// Service creates, approves, cancels and settles refunds.
+type Service struct {
+	db    *store.DB
+	rails *providers.RefundRails
+	log   *slog.Logger
+	wake  func()
+}
+
+// New makes the service.
+func New(cfg Config) *Service {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.WakeJobs == nil {
+		cfg.WakeJobs = func() {}
+	}
+	return &Service{db: cfg.DB, rails: cfg.Rails, log: cfg.Logger, wake: cfg.WakeJobs}
+}
+
+// errLostRace means another request moved the refund first.
+var errLostRace = errors.New("refunds: the refund changed under this request")
+
+// CreateParams is the body of POST /v1/refunds.
+type CreateParams struct {
+	PaymentIntent string            `json:"payment_intent"`
+	AmountMinor   *int64            `json:"amount_minor"` // nil: whatever is still refundable
+	Reason        *string           `json:"reason"`
+	Metadata      map[string]string `json:"metadata"`
+	// Scenario is the X-Service-Scenario header (test mode).
+	Scenario string `json:"-"`
+}
+
+func (in *CreateParams) validate() error {
+	switch {
+	case in.PaymentIntent == "":
+		return errs.Missing("payment_intent")
+	case in.AmountMinor != nil && *in.AmountMinor <= 0:
+		return errs.Invalid("amount_minor", "amount_invalid", "amount_minor must be a positive integer")
+	case in.Reason != nil && !slices.Contains(Reasons, *in.Reason):
+		return errs.Invalid("reason", "parameter_invalid", "reason must be one of %s", strings.Join(Reasons, ", "))
+	}
+	return payments.ValidateMetadata(in.Metadata)
+}
+
+// Create refunds part or all of a succeeded payment intent. The amount
+// moves from available to reserved in the refund's transaction (402
+// insufficient_balance when available is short; nothing is written). Over
+// the merchant's approval threshold the refund waits in requires_approval
+// for a second principal; otherwise it is sent to the intent's provider at
+// once and answered as the provider left it (succeeded, failed, or pending
+// until the provider's answer arrives).
+func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams) (*Refund, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	target, err := payments.RefundTargetOf(ctx, s.db, pr.MerchantID, pr.Livemode, in.PaymentIntent)
+	if err != nil {
+		return nil, intentError(err)
+	}
+	adapter, err := s.adapter(ctx, pr.MerchantID, pr.Livemode, target.Provider)
+	if err != nil {
+		return nil, err
+	}
+	scenario := ""
+	if sel, ok := adapter.(providers.RefundScenarioSelector); ok {
+		if scenario, err = sel.SelectRefundScenario(in.Scenario); err != nil {
+			return nil, err
+		}
+	}
+	amount := target.Refundable
+	if in.AmountMinor != nil {
+		amount = *in.AmountMinor
+	}
+	if amount <= 0 || amount > target.Refundable {
+		return nil, exceeds(target.Refundable)
+	}
+	threshold, err := merchants.ApprovalThreshold(ctx, s.db, pr.MerchantID, pr.Livemode)
+	if err != nil {
+		return nil, err
+	}
+	now := s.db.Now()
+	r := &Refund{ID: ids.New("re_"), Object: "refund", PaymentIntent: target.IntentID, AmountMinor: amount, Currency: target.Currency,
+		Status: Pending, Reason: in.Reason, Metadata: in.Metadata, Livemode: pr.Livemode, CreatedAt: now, UpdatedAt: now,
+		MerchantID: pr.MerchantID, Provider: target.Provider, CreatedBy: pr.ID, Scenario: scenario}
+	if r.Metadata == nil {
+		r.Metadata = map[string]string{}
+	}
+	if threshold != nil && amount > *threshold {
+		r.Status = RequiresApproval
+	}
+	// An in-process provider (the sandbox) answers before anything is
+	// written, so the refund and its outcome commit together.
+	var res *providers.RefundResult
+	if r.Status == Pending && !adapter.Remote() {
+		answer, err := adapter.SendRefund(ctx, request(r, target))
+		if err != nil {
+			return nil, err
+		}
+		res = &answer
+	}
+	// From here the refund is about to exist: finish even if the client goes away.
+	ctx = context.WithoutCancel(ctx)
+	var out Refund
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		out = *r
+		out.UpdatedAt = tx.Now()
+		if _, err := payments.ReserveRefund(ctx, tx, out.MerchantID, out.Livemode, out.PaymentIntent, out.AmountMinor); err != nil {
+			if errors.Is(err, payments.ErrExceedsRefundable) {
+				return exceeds(-1)
+			}
+			return intentError(err)
+		}
+		var t *transition
+		if res != nil {
+			t = applyResult(&out, *res, out.UpdatedAt)
+		}
+		if err := insert(ctx, tx, &out); err != nil {
+			return err
+		}
+		var answer providers.RefundResult
+		if res != nil {
+			answer = *res
+		}
+		return s.effects(ctx, tx, &out, true, t, answer)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out.Status == Pending && res == nil {
+		return s.sendRemote(ctx, adapter, &out, target)
+	}
+	return out.view(), nil
+}
+
+// Approve clears a refund that requires approval and sends it. Four-eyes:
+// the approver must not be the refund's creator (403
+// self_approval_not_allowed); a refund in any other state is 409.
+func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*Refund, error) {
+	r, err := get(ctx, s.db, pr.MerchantID, pr.Livemode, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkApprovable(ctx, s.db, r, pr); err != nil {
+		return nil, err
+	}
+	target, err := payments.RefundTargetOf(ctx, s.db, r.MerchantID, r.Livemode, r.PaymentIntent)
+	if err != nil {
+		return nil, err
+	}
+	adapter, err := s.adapter(ctx, r.MerchantID, r.Livemode, r.Provider)
+	if err != nil {
+		return nil, err
+	}
+	var res *providers.RefundResult
+	if !adapter.Remote() {
+		answer, err := adapter.SendRefund(ctx, request(r, target))
+		if err != nil {
+			return nil, err
+		}
+		res = &answer
+	}
+	ctx = context.WithoutCancel(ctx)
+	var out Refund
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		out = *r
+		if err := s.checkApprovable(ctx, tx, &out, pr); err != nil {
+			return err
+		}
+		now := tx.Now()
+		out.Status, out.ApprovedBy, out.UpdatedAt = Pending, &pr.ID, now
+		if err := move(ctx, tx, &out, approve); err != nil {
+			return changedMeanwhile(err, r.ID)
+		}
+		if res == nil {
+			return nil
+		}
+		t := applyResult(&out, *res, now)
+		if t != nil {
+			if err := move(ctx, tx, &out, *t); err != nil {
+				return err
+			}
+		}
+		return s.effects(ctx, tx, &out, false, t, *res)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return s.sendRemote(ctx, adapter, &out, target)
+	}
+	return out.view(), nil
+}
+
+// checkApprovable refuses a refund that does not wait for approval (409) or
+// an approver who is its creator (403).
+func (s *Service) checkApprovable(ctx context.Context, q store.Querier, r *Refund, pr auth.Principal) error {
+	if r.Status != RequiresApproval {
+		return errs.InvalidState("refund %s is %s; only a refund in requires_approval can be approved", r.ID, r.Status)
+	}
+	same, err := merchants.SamePerson(ctx, q, r.CreatedBy, pr.ID)
+	if err != nil {
+		return err
+	}
+	if same {
+		return errs.Permission("self_approval_not_allowed",
+			"the principal that created this refund cannot approve it; another key or portal user must")
+	}
+	return nil
+}
+
+// Cancel cancels a refund that requires approval; its amount returns to
+// available. A refund in any other state is 409 invalid_state.
+func (s *Service) Cancel(ctx context.Context, pr auth.Principal, id string) (*Refund, error) {
+	var out *Refund
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		r, err := get(ctx, tx, pr.MerchantID, pr.Livemode, id)
+		if err != nil {
+			return err
+		}
+		if r.Status != RequiresApproval {
+			return errs.InvalidState("refund %s is %s; only a refund in requires_approval can be canceled", r.ID, r.Status)
+		}
+		now := tx.Now()
+		r.Status, r.CanceledAt, r.UpdatedAt = Canceled, &now, now
+		if err := move(ctx, tx, r, cancel); err != nil {
+			return changedMeanwhile(err, r.ID)
+		}
+		out = r
+		return s.effects(ctx, tx, r, false, &cancel, providers.RefundResult{})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.view(), nil
+}
+
+// Get returns one refund of the caller's merchant and mode.
+func (s *Service) Get(ctx context.Context, pr auth.Principal, id string) (*Refund, error) {
+	r, err := get(ctx, s.db, pr.MerchantID, pr.Livemode, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.view(), nil
+}
+
+// List returns a page of the caller's refunds, newest first.
+func (s *Service) List(ctx context.Context, pr auth.Principal, f ListParams, page pagination.Page) ([]*Refund, bool, error) {
+	return list(ctx, s.db, pr.MerchantID, pr.Livemode, f, page)
+}
+
+// adapter returns the refund adapter of a provider in a mode (503
+// provider_unavailable when none serves it).
+func (s *Service) adapter(ctx context.Context, merchantID string, livemode bool, provider string) (providers.RefundAdapter, error) {
+	a, err := s.rails.For(ctx, merchantID, livemode, provider)
+	if err != nil {
+		return nil, &errs.Error{Kind: errs.KindUnavailable, Code: "provider_unavailable",
+			Message: "refunds on " + provider + " are not available in this mode", Err: err}
+	}
+	return a, nil
+}
+
+// emit records one event about r in tx.
+func emit(ctx context.Context, tx *store.Tx, r *Refund, typ string) error {
+	_, err := events.Emit(ctx, tx, r.MerchantID, r.Livemode, typ, "refund", r.ID, r.view())
+	return err
+}
+
+// exceeds is the 400 for an amount above what is refundable (left < 0:
+// not known, another refund took it meanwhile).
+func exceeds(left int64) error {
+	if left < 0 {
+		return errs.Invalid("amount_minor", "amount_exceeds_refundable",
+			"the amount exceeds what is still refundable on this payment intent (another refund took it meanwhile)")
+	}
+	return errs.Invalid("amount_minor", "amount_exceeds_refundable",
+		"the amount exceeds what is still refundable on this payment intent (%d)", left)
+}
+
+// intentError names payment_intent as the parameter of a missing intent.
+func intentError(err error) error {
+	if e := errs.As(err); e != nil && e.Kind == errs.KindNotFound {
+		nf := *e
+		nf.Param = "payment_intent"
+		return &nf
+	}
+	return err
+}
+
+// changedMeanwhile turns a lost compare-and-set into 409.
+func changedMeanwhile(err error, id string) error {
+	if errors.Is(err, errLostRace) {
+		return errs.InvalidState("refund %s changed state meanwhile; retrieve it and try again", id)
+	}
+	return err
+}
