@@ -21,6 +21,7 @@ import (
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/payouts"
+	"github.com/payd/payd/internal/reports"
 	"github.com/payd/payd/internal/retention"
 	"github.com/payd/payd/internal/screening"
 	"github.com/payd/payd/internal/secretbox"
@@ -61,6 +62,7 @@ type Main struct {
 	terminalSvc *terminals.Service
 	webhookSvc  *webhooks.Service
 	providersW  *providersWiring
+	reportsSvc  *reports.Service
 }
 
 // Open connects to the database, applies migrations and builds the services,
