@@ -27,7 +27,7 @@ type BalanceTransaction struct {
 	AmountMinor int64  `json:"amount_minor"`
 	Currency    string `json:"currency"`
 	// Source is the id of the object that caused the movement (pi_, po_,
-	// re_, a transfer's tr_, a batch's pb_); for a sandbox top-up, the id its
+	// re_, a transfer's tr_, a batch's po_bulk_ or batch_); for a sandbox top-up, the id its
 	// answer carried.
 	Source string `json:"source"`
 	// BalanceAfterMinor is available in Currency right after this movement.
