@@ -16,6 +16,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -33,6 +34,7 @@ func main() {
 	dur := flag.Duration("duration", 2*time.Second, "duration of each step")
 	maxOps := flag.Int64("max", 2000, "at most this many requests per step")
 	clients := flag.String("clients", "1,16", "concurrency levels")
+	explain := flag.Bool("explain", false, "print the plans of the list and report queries at each size")
 	flag.Parse()
 	levels, err := harness.Levels("clients", *clients)
 	if err != nil {
@@ -78,6 +80,9 @@ func main() {
 		fmt.Printf("\n=== %d balance transactions (load %s)\n", n, harness.LoadAvg())
 		if err := measure(ctx, s, api, levels, *dur, *maxOps); err != nil {
 			harness.Fatal(err)
+		}
+		if *explain {
+			s.explain(ctx, os.Stdout)
 		}
 	}
 }
@@ -181,16 +186,20 @@ func (s *seeder) seed(ctx context.Context, n int) error {
 		SELECT `+piID+`, `+merchant+`, FALSE, 'succeeded', `+amount+`, `+amount+`, 'DJF', `+provider+`, 'otp', '+25377123456', '{}', `+at+`, `+at+`, `+at+` FROM g`,
 		gen+`INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at)
 		SELECT `+ltxID+`, `+merchant+`, FALSE, 'payment_succeeded', `+piID+`, `+at+` FROM g`,
-		// Oldest first, so entry numbers follow time within a batch.
+		// Both entries of a posting together and oldest first, as the service
+		// writes them, so entry numbers follow time within a batch.
 		gen+`INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
-		SELECT `+ltxID+`, 'lac_bench_' || `+midx+` || '_available', 'DJF', `+amount+` FROM g ORDER BY i DESC`,
-		gen+`INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
-		SELECT `+ltxID+`, 'lac_bench_' || `+midx+` || '_provider_clearing' || `+provider+`, 'DJF', -`+amount+` FROM g ORDER BY i DESC`,
+		SELECT `+ltxID+`, CASE side WHEN 0 THEN 'lac_bench_' || `+midx+` || '_available'
+			ELSE 'lac_bench_' || `+midx+` || '_provider_clearing' || `+provider+` END,
+			'DJF', CASE side WHEN 0 THEN `+amount+` ELSE -`+amount+` END
+		FROM g CROSS JOIN (SELECT 0 AS side UNION ALL SELECT 1) sides ORDER BY i DESC, side`,
 		`UPDATE ledger_accounts SET balance = (SELECT COALESCE(SUM(amount), 0) FROM ledger_entries e WHERE e.account_id = ledger_accounts.id)
 		WHERE id LIKE 'lac_bench_%'`,
 	)
 	if pg {
-		stmts = append(stmts, "ANALYZE payment_intents", "ANALYZE ledger_transactions", "ANALYZE ledger_entries", "ANALYZE ledger_accounts")
+		// What autovacuum does shortly after a bulk load; the vacuum sets the
+		// visibility map, which index-only scans of the entries rely on.
+		stmts = append(stmts, "ANALYZE payment_intents", "ANALYZE ledger_transactions", "VACUUM ANALYZE ledger_entries", "ANALYZE ledger_accounts")
 	}
 	for _, q := range stmts {
 		if _, err := s.db.Exec(ctx, q); err != nil {
@@ -217,4 +226,48 @@ func (s *seeder) txnAt(ctx context.Context, k int) (string, error) {
 		return "", err
 	}
 	return ids.At("txn_", store.FromMicros(created), uint64(entry)), nil
+}
+
+// explain prints the plans of the queries a first page, a deep page and a
+// day's report send (the statements of internal/reports, with the seeded
+// accounts' ids).
+func (s *seeder) explain(ctx context.Context, w io.Writer) {
+	pre := "EXPLAIN QUERY PLAN "
+	if s.db.Dialect() == store.Postgres {
+		pre = "EXPLAIN (ANALYZE, COSTS OFF) "
+	}
+	from := store.Micros(s.now.Add(-time.Duration(s.rows/2) * step).Truncate(24 * time.Hour))
+	for _, q := range []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"first page", `SELECT e.id, e.account_id, e.currency, e.amount, t.id, t.kind, t.reference, t.created_at
+			FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+			WHERE e.account_id = ? ORDER BY e.account_id DESC, e.id DESC LIMIT 11`, []any{"lac_bench_0_available"}},
+		{"newest entry", "SELECT COALESCE(MAX(id), 0) FROM ledger_entries WHERE account_id = ?", []any{"lac_bench_0_available"}},
+		{"sum of the newer entries (whole history)", `SELECT COALESCE(SUM(CASE WHEN id > ? THEN amount ELSE 0 END), 0)
+			FROM ledger_entries WHERE account_id = ? AND id > ? AND id <= ?`, []any{0, "lac_bench_0_available", 0, 1 << 62}},
+		{"a day's postings", `SELECT id, kind, reference FROM ledger_transactions
+			WHERE merchant_id = ? AND livemode = ? AND kind IN (?, ?, ?, ?) AND created_at >= ? AND created_at < ?`,
+			[]any{s.mids[0], false, "payment_succeeded", "refund", "refund_failure", "refund_settlement", from, from + 86_400_000_000}},
+	} {
+		rows, err := s.db.Query(ctx, pre+q.sql, q.args...)
+		if err != nil {
+			fmt.Fprintf(w, "explain %s: %v\n", q.name, err)
+			continue
+		}
+		fmt.Fprintf(w, "plan, %s:\n", q.name)
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			rows.Scan(ptrs...)
+			fmt.Fprintf(w, "   %v\n", vals[len(vals)-1])
+		}
+		rows.Close()
+	}
 }
