@@ -40,13 +40,9 @@ func main() {
 	if err != nil {
 		harness.Fatal(err)
 	}
-	var targets []int
-	for _, f := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 || n > 10_000_000 || (len(targets) > 0 && n <= targets[len(targets)-1]) {
-			harness.Fatal(fmt.Errorf("-seed: %q: sizes are ascending numbers from 0 to 10,000,000", f))
-		}
-		targets = append(targets, n)
+	targets, err := harness.Sizes("seed", *sizes)
+	if err != nil {
+		harness.Fatal(err)
 	}
 	ctx := context.Background()
 	m, cleanup, err := db.Start(ctx)
@@ -232,10 +228,6 @@ func (s *seeder) txnAt(ctx context.Context, k int) (string, error) {
 // day's report send (the statements of internal/reports, with the seeded
 // accounts' ids).
 func (s *seeder) explain(ctx context.Context, w io.Writer) {
-	pre := "EXPLAIN QUERY PLAN "
-	if s.db.Dialect() == store.Postgres {
-		pre = "EXPLAIN (ANALYZE, COSTS OFF) "
-	}
 	from := store.Micros(s.now.Add(-time.Duration(s.rows/2) * step).Truncate(24 * time.Hour))
 	for _, q := range []struct {
 		name string
@@ -252,22 +244,8 @@ func (s *seeder) explain(ctx context.Context, w io.Writer) {
 			WHERE merchant_id = ? AND livemode = ? AND kind IN (?, ?, ?, ?) AND created_at >= ? AND created_at < ?`,
 			[]any{s.mids[0], false, "payment_succeeded", "refund", "refund_failure", "refund_settlement", from, from + 86_400_000_000}},
 	} {
-		rows, err := s.db.Query(ctx, pre+q.sql, q.args...)
-		if err != nil {
+		if err := harness.PrintPlan(ctx, s.db, w, q.name, q.sql, q.args...); err != nil {
 			fmt.Fprintf(w, "explain %s: %v\n", q.name, err)
-			continue
 		}
-		fmt.Fprintf(w, "plan, %s:\n", q.name)
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			rows.Scan(ptrs...)
-			fmt.Fprintf(w, "   %v\n", vals[len(vals)-1])
-		}
-		rows.Close()
 	}
 }
