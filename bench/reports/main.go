@@ -62,7 +62,10 @@ func main() {
 			key = c.SecretKeys[0]
 		}
 	}
-	s := &seeder{db: m.DB, mids: mids, now: m.DB.Now()}
+	// Rows run forwards in time from start and end at now at the largest
+	// size, so entry numbers follow time across batches as they do in a
+	// real ledger.
+	s := &seeder{db: m.DB, mids: mids, start: m.DB.Now().Add(-time.Duration(rowsFor(targets[len(targets)-1])) * step)}
 	api := harness.API{Base: m.URL(), Key: key}
 	fmt.Printf("engine=%s step=%s max=%d clients=%s cores=2 load=%s\n", db.Engine, *dur, *maxOps, *clients, harness.LoadAvg())
 	for _, n := range targets {
@@ -93,7 +96,7 @@ func measure(ctx context.Context, s *seeder, api harness.API, levels []int, dur 
 		return err
 	}
 	// A day in the middle of the history (today when nothing is seeded).
-	day := s.now.Add(-time.Duration(s.rows/2) * step).Format(time.DateOnly)
+	day := s.at(s.rows / 2).Format(time.DateOnly)
 	steps := []struct {
 		name, path string
 		csv        bool
@@ -103,7 +106,7 @@ func measure(ctx context.Context, s *seeder, api harness.API, levels []int, dur 
 		{"... &starting_after= the 11th oldest (last page)", "/v1/balance_transactions?limit=10&starting_after=" + oldest, false},
 		{"GET /v1/balance_transactions/{id} (the 11th oldest)", "/v1/balance_transactions/" + oldest, false},
 		{"... ?type=payment&created[gte]=24 h ago", "/v1/balance_transactions?limit=10&type=payment&created%5Bgte%5D=" +
-			strconv.FormatInt(s.now.Add(-24*time.Hour).Unix(), 10), false},
+			strconv.FormatInt(s.at(s.rows-1).Add(-24*time.Hour).Unix(), 10), false},
 		{"GET /v1/reports/settlement?date=" + day, "/v1/reports/settlement?date=" + day, false},
 		{"... &timezone=Africa/Djibouti, Accept: text/csv", "/v1/reports/settlement?timezone=Africa/Djibouti&date=" + day, true},
 	}
@@ -131,16 +134,16 @@ func measure(ctx context.Context, s *seeder, api harness.API, levels []int, dur 
 }
 
 // seeder writes captured payments straight in SQL, one INSERT ... SELECT per
-// table over a generated series: row i is created i×30 s before the run
-// started; i%10 == 0 belongs to a second merchant, the rest (90 %) to the
+// table over a generated series: row i is created at start + i×30 s;
+// i%10 == 0 belongs to a second merchant, the rest (90 %) to the
 // measured one; providers rotate over bank_a, bank_b and wallet_c. Each row
 // is a payment intent and a payment_succeeded posting (+amount available,
 // −amount the provider's clearing account), as the service books them.
 type seeder struct {
 	db       *store.DB
 	mids     [2]string
-	now      time.Time
-	rows     int // rows seeded (both merchants)
+	start    time.Time // row 0's time
+	rows     int       // rows seeded (both merchants)
 	measured int // of them, the measured merchant's
 }
 
@@ -148,10 +151,7 @@ const step = 30 * time.Second
 
 // seed adds rows until the measured merchant has n balance transactions.
 func (s *seeder) seed(ctx context.Context, n int) error {
-	from, to := s.rows, (n*10+8)/9 // 9 in 10 rows are the measured merchant's
-	for to > from && measuredBelow(to) < n {
-		to++
-	}
+	from, to := s.rows, rowsFor(n)
 	pg := s.db.Dialect() == store.Postgres
 	gen := fmt.Sprintf("WITH RECURSIVE g(i) AS (SELECT %d UNION ALL SELECT i + 1 FROM g WHERE i < %d) ", from, to-1)
 	pad := func(expr string) string { return "substr('0000000000000000' || (" + expr + "), -16)" }
@@ -159,7 +159,7 @@ func (s *seeder) seed(ctx context.Context, n int) error {
 		gen = fmt.Sprintf("WITH g(i) AS (SELECT generate_series(%d::bigint, %d::bigint)) ", from, to-1)
 		pad = func(expr string) string { return "lpad((" + expr + ")::text, 16, '0')" }
 	}
-	at := fmt.Sprintf("(%d - i * %d)", store.Micros(s.now), step.Microseconds())
+	at := fmt.Sprintf("(%d + i * %d)", store.Micros(s.start), step.Microseconds())
 	merchant := fmt.Sprintf("CASE i %% 10 WHEN 0 THEN '%s' ELSE '%s' END", s.mids[1], s.mids[0])
 	midx := "CASE i % 10 WHEN 0 THEN '1' ELSE '0' END"
 	provider := "CASE i % 3 WHEN 0 THEN 'bank_a' WHEN 1 THEN 'bank_b' ELSE 'wallet_c' END"
@@ -171,7 +171,7 @@ func (s *seeder) seed(ctx context.Context, n int) error {
 		var accts []string
 		for k := range s.mids {
 			for _, a := range [][2]string{{"available", ""}, {"provider_clearing", "bank_a"}, {"provider_clearing", "bank_b"}, {"provider_clearing", "wallet_c"}} {
-				accts = append(accts, fmt.Sprintf("('lac_bench_%d_%s', '%s', FALSE, 'DJF', '%s', '%s', 0, %d)", k, a[0]+a[1], s.mids[k], a[0], a[1], store.Micros(s.now)))
+				accts = append(accts, fmt.Sprintf("('lac_bench_%d_%s', '%s', FALSE, 'DJF', '%s', '%s', 0, %d)", k, a[0]+a[1], s.mids[k], a[0], a[1], store.Micros(s.start)))
 			}
 		}
 		stmts = append(stmts, "INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, balance, created_at) VALUES "+strings.Join(accts, ", "))
@@ -183,12 +183,12 @@ func (s *seeder) seed(ctx context.Context, n int) error {
 		gen+`INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at)
 		SELECT `+ltxID+`, `+merchant+`, FALSE, 'payment_succeeded', `+piID+`, `+at+` FROM g`,
 		// Both entries of a posting together and oldest first, as the service
-		// writes them, so entry numbers follow time within a batch.
+		// writes them.
 		gen+`INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
 		SELECT `+ltxID+`, CASE side WHEN 0 THEN 'lac_bench_' || `+midx+` || '_available'
 			ELSE 'lac_bench_' || `+midx+` || '_provider_clearing' || `+provider+` END,
 			'DJF', CASE side WHEN 0 THEN `+amount+` ELSE -`+amount+` END
-		FROM g CROSS JOIN (SELECT 0 AS side UNION ALL SELECT 1) sides ORDER BY i DESC, side`,
+		FROM g CROSS JOIN (SELECT 0 AS side UNION ALL SELECT 1) sides ORDER BY i, side`,
 		`UPDATE ledger_accounts SET balance = (SELECT COALESCE(SUM(amount), 0) FROM ledger_entries e WHERE e.account_id = ledger_accounts.id)
 		WHERE id LIKE 'lac_bench_%'`,
 	)
@@ -205,6 +205,18 @@ func (s *seeder) seed(ctx context.Context, n int) error {
 	s.rows, s.measured = to, measuredBelow(to)
 	return nil
 }
+
+// rowsFor is how many rows give the measured merchant n of them.
+func rowsFor(n int) int {
+	to := n * 10 / 9
+	for measuredBelow(to) < n {
+		to++
+	}
+	return to
+}
+
+// at is row i's time.
+func (s *seeder) at(i int) time.Time { return s.start.Add(time.Duration(i) * step) }
 
 // measuredBelow is how many of rows 0..n-1 are the measured merchant's.
 func measuredBelow(n int) int { return n - (n+9)/10 }
@@ -228,7 +240,7 @@ func (s *seeder) txnAt(ctx context.Context, k int) (string, error) {
 // day's report send (the statements of internal/reports, with the seeded
 // accounts' ids).
 func (s *seeder) explain(ctx context.Context, w io.Writer) {
-	from := store.Micros(s.now.Add(-time.Duration(s.rows/2) * step).Truncate(24 * time.Hour))
+	from := store.Micros(s.at(s.rows / 2).Truncate(24 * time.Hour))
 	for _, q := range []struct {
 		name string
 		sql  string
