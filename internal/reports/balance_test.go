@@ -171,7 +171,7 @@ func TestSandboxCompactionIsAnAdjustment(t *testing.T) {
 		if adj := listAll(t, e, url.Values{"type": {"adjustment"}}, 10); len(adj) != 1 || adj[0] != all[0] {
 			t.Fatalf("type=adjustment: %+v", adj)
 		}
-	})
+	}, noWorkers)
 }
 
 func ids(xs []txn) []string {

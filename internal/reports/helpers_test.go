@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/ledger"
 )
@@ -153,3 +154,8 @@ func checkHistory(t testing.TB, e *apptest.Env, all []txn) {
 		t.Fatal(err)
 	}
 }
+
+// noWorkers starts payd without its background workers, for tests that
+// move the database clock: a worker reading it while the test sets it would
+// race. Sandbox payments, payouts and top-ups complete within their requests.
+func noWorkers(c *app.Config) { c.Workers = false }

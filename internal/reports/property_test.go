@@ -136,7 +136,7 @@ func TestBalanceTransactionsProperty(t *testing.T) {
 				}
 			}
 		}
-	})
+	}, noWorkers)
 }
 
 func shiftDay(day string, n int) string {

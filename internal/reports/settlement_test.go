@@ -141,7 +141,7 @@ func TestSettlementReport(t *testing.T) {
 				t.Fatalf("%q: %d %s, want 400 naming %s", c.query, r.Status, r.Body, c.param)
 			}
 		}
-	})
+	}, noWorkers)
 }
 
 // TestSettlementReportRefunds: refunds and failed refunds count against the
@@ -196,7 +196,7 @@ func TestSettlementReportRefunds(t *testing.T) {
 		if strings.Join(types, ",") != "refund_failure,refund" {
 			t.Fatalf("re_2's balance transactions: %v", types)
 		}
-	})
+	}, noWorkers)
 }
 
 // refund posts what the refunds capability posts for a refund's creation
