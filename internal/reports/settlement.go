@@ -226,25 +226,30 @@ func (s *Service) dayPostings(ctx context.Context, p auth.Principal, sp Settleme
 	if err != nil {
 		return nil, err
 	}
-	acctIDs := make([]string, len(accts))
-	for i, a := range accts {
-		acctIDs[i] = a.id
+	available := make(map[string]bool, len(accts))
+	for _, a := range accts {
+		available[a.id] = true
 	}
 	var out []posting
 	for start := 0; start < len(txIDs); start += inChunk {
 		part := txIDs[start:min(start+inChunk, len(txIDs))]
-		rows, err := s.db.Query(ctx, "SELECT transaction_id, currency, amount FROM ledger_entries WHERE transaction_id IN ("+
-			store.Placeholders(len(part))+") AND account_id IN ("+store.Placeholders(len(acctIDs))+")",
-			append(store.Args(part), store.Args(acctIDs)...)...)
+		// Only the transaction condition, so both engines look the entries up
+		// by transaction (with an account condition SQLite may walk the
+		// account's whole history instead); the accounts are checked here.
+		rows, err := s.db.Query(ctx, "SELECT transaction_id, account_id, currency, amount FROM ledger_entries WHERE transaction_id IN ("+
+			store.Placeholders(len(part))+")", store.Args(part)...)
 		if err != nil {
 			return nil, err
 		}
 		for rows.Next() {
-			var id string
+			var id, acct string
 			var x posting
-			if err := rows.Scan(&id, &x.currency, &x.amount); err != nil {
+			if err := rows.Scan(&id, &acct, &x.currency, &x.amount); err != nil {
 				rows.Close()
 				return nil, err
+			}
+			if !available[acct] {
+				continue
 			}
 			t := txns[id]
 			x.typ, x.ref = TypeOf(t.kind), t.ref
