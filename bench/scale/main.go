@@ -19,7 +19,6 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/payd/payd/bench/harness"
@@ -38,18 +37,9 @@ func main() {
 	if err != nil {
 		harness.Fatal(err)
 	}
-	var targets []int
-	for _, f := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 || n > 10_000_000 {
-			harness.Fatal(fmt.Errorf("-seed: %q is not a size from 0 to 10,000,000", f))
-		}
-		targets = append(targets, n)
-	}
-	for i := 1; i < len(targets); i++ {
-		if targets[i] <= targets[i-1] {
-			harness.Fatal(fmt.Errorf("-seed: sizes must ascend"))
-		}
+	targets, err := harness.Sizes("seed", *sizes)
+	if err != nil {
+		harness.Fatal(err)
 	}
 
 	ctx := context.Background()

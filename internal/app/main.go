@@ -22,6 +22,7 @@ import (
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/payouts"
 	"github.com/payd/payd/internal/refunds"
+	"github.com/payd/payd/internal/reports"
 	"github.com/payd/payd/internal/retention"
 	"github.com/payd/payd/internal/screening"
 	"github.com/payd/payd/internal/secretbox"
@@ -63,6 +64,7 @@ type Main struct {
 	terminalSvc *terminals.Service
 	webhookSvc  *webhooks.Service
 	providersW  *providersWiring
+	reportsSvc  *reports.Service
 }
 
 // Open connects to the database, applies migrations and builds the services,

@@ -3,7 +3,6 @@ package payments
 import (
 	"context"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/payd/payd/internal/auth"
@@ -23,8 +22,8 @@ type ListParams struct {
 	CreatedFrom, CreatedUntil *time.Time
 }
 
-// maxUnixSeconds is 9999-12-31T23:59:59Z, the last second RFC 3339 can write.
-const maxUnixSeconds = 253402300799
+// maxUnixSeconds is the latest unix time a list filter accepts.
+const maxUnixSeconds = pagination.MaxUnixSeconds
 
 // ParseListQuery reads the list's query string: limit, starting_after,
 // ending_before, status, provider, and created[gte], created[gt],
@@ -49,53 +48,15 @@ func ParseListQuery(q url.Values) (ListParams, error) {
 		}
 		lp.Provider = v
 	}
-	bounds := []struct {
-		param string
-		lower bool // a lower bound (From) or an upper one (Until)
-		shift time.Duration
-	}{
-		{"created[gte]", true, 0}, {"created[gt]", true, time.Second},
-		{"created[lte]", false, time.Second}, {"created[lt]", false, 0},
-	}
-	for _, b := range bounds {
-		v, ok := q[b.param]
-		if !ok {
-			continue
-		}
-		if len(v) != 1 {
-			return lp, errs.Invalid(b.param, "parameter_invalid", "%s may be given once", b.param)
-		}
-		t, err := ParseTime(v[0])
-		if err != nil {
-			return lp, errs.Invalid(b.param, "parameter_invalid", "%s must be an RFC 3339 time (2026-01-02T15:04:05Z) or unix seconds", b.param)
-		}
-		t = t.Truncate(time.Second).Add(b.shift)
-		switch {
-		case b.lower && (lp.CreatedFrom == nil || t.After(*lp.CreatedFrom)):
-			lp.CreatedFrom = &t
-		case !b.lower && (lp.CreatedUntil == nil || t.Before(*lp.CreatedUntil)):
-			lp.CreatedUntil = &t
-		}
+	if lp.CreatedFrom, lp.CreatedUntil, err = pagination.ParseCreated(q); err != nil {
+		return lp, err
 	}
 	return lp, nil
 }
 
 // ParseTime reads a list filter's time: unix seconds (digits only) or RFC
 // 3339 with any offset.
-func ParseTime(s string) (time.Time, error) {
-	if s != "" && allDigits(s) {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n > maxUnixSeconds {
-			return time.Time{}, errs.Invalid("", "parameter_invalid", "unix seconds out of range")
-		}
-		return time.Unix(n, 0).UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return t.UTC(), nil
-}
+func ParseTime(s string) (time.Time, error) { return pagination.ParseTime(s) }
 
 // List returns the principal's intents, newest first.
 func (s *Service) List(ctx context.Context, p auth.Principal, lp ListParams) (pagination.List[Intent], error) {

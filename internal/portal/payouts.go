@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/payd/payd/internal/csvcell"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payouts"
@@ -394,24 +395,9 @@ func (p *Portal) batchResults(w http.ResponseWriter, r *http.Request, c *reqCtx)
 	return cw.Error()
 }
 
-// cell neutralises CSV formula injection: a value a spreadsheet would
-// evaluate (starting =, @, a tab or CR, or + or - not followed by a number
-// only) gets a leading apostrophe. A phone number such as +25377123456 is
-// left as it is.
-func cell(s string) string {
-	if s == "" {
-		return s
-	}
-	switch s[0] {
-	case '=', '@', '\t', '\r':
-		return "'" + s
-	case '+', '-':
-		if _, err := strconv.ParseFloat(s[1:], 64); err != nil {
-			return "'" + s
-		}
-	}
-	return s
-}
+// cell neutralises CSV formula injection (csvcell.Safe, shared with the
+// API's CSV answers).
+func cell(s string) string { return csvcell.Safe(s) }
 
 func deref(s *string) string {
 	if s == nil {

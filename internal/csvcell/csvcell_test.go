@@ -1,10 +1,10 @@
-package portal
+package csvcell
 
 import "testing"
 
-// TestCSVCellFormulaGuard: cells a spreadsheet would evaluate are defused;
+// TestSafe: cells a spreadsheet would evaluate are defused;
 // phone numbers and plain values are left alone.
-func TestCSVCellFormulaGuard(t *testing.T) {
+func TestSafe(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                   "",
 		"emp-1":              "emp-1",
@@ -16,8 +16,8 @@ func TestCSVCellFormulaGuard(t *testing.T) {
 		"-2+3":               "'-2+3",
 		"\tx":                "'\tx",
 	} {
-		if got := cell(in); got != want {
-			t.Errorf("cell(%q) = %q, want %q", in, got, want)
+		if got := Safe(in); got != want {
+			t.Errorf("Safe(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
