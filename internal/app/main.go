@@ -61,6 +61,7 @@ type Main struct {
 	terminalSvc *terminals.Service
 	webhookSvc  *webhooks.Service
 	providersW  *providersWiring
+	billingW    *billingWiring
 }
 
 // Open connects to the database, applies migrations and builds the services,

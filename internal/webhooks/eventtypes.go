@@ -15,6 +15,8 @@ const (
 	KindPayoutBatch   ObjectKind = "payout_batch"
 	KindTransfer      ObjectKind = "transfer"
 	KindInvoice       ObjectKind = "invoice"
+	KindCustomer      ObjectKind = "customer"
+	KindSubscription  ObjectKind = "subscription"
 )
 
 // eventTypes is the one list of every event type payd emits (CONTRACT
@@ -39,7 +41,18 @@ var eventTypes = []struct {
 	{"transfer.settled", KindTransfer},
 	{"transfer.rejected", KindTransfer},
 	{"transfer.returned", KindTransfer},
+	// Billing (internal/billing).
+	{"customer.created", KindCustomer},
+	{"customer.updated", KindCustomer},
+	{"customer.deleted", KindCustomer},
+	{"customer.subscription.created", KindSubscription},
+	{"customer.subscription.updated", KindSubscription},
+	{"customer.subscription.deleted", KindSubscription},
+	{"invoice.created", KindInvoice},
+	{"invoice.finalized", KindInvoice},
 	{"invoice.paid", KindInvoice},
+	{"invoice.payment_failed", KindInvoice},
+	{"invoice.voided", KindInvoice},
 }
 
 // EventTypes returns every event type, in a stable order.
@@ -72,7 +85,7 @@ var uetrRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 
 // KindOfID tells the kind of object an id names, by its prefix (SPEC:
 // pi_ payment intent, po_ payout, po_bulk_ or batch_ bulk batch; a UETR names
-// a bank transfer; in_ an invoice). ok is false for an id of no known kind.
+// a bank transfer; in_ an invoice, cus_ a customer, sub_ a subscription). ok is false for an id of no known kind.
 func KindOfID(id string) (ObjectKind, bool) {
 	switch {
 	case strings.HasPrefix(id, "pi_"):
@@ -83,6 +96,10 @@ func KindOfID(id string) (ObjectKind, bool) {
 		return KindPayout, true
 	case strings.HasPrefix(id, "in_"):
 		return KindInvoice, true
+	case strings.HasPrefix(id, "cus_"):
+		return KindCustomer, true
+	case strings.HasPrefix(id, "sub_"):
+		return KindSubscription, true
 	case uetrRE.MatchString(id):
 		return KindTransfer, true
 	}
