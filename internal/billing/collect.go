@@ -212,14 +212,23 @@ func (s *Service) markPaid(ctx context.Context, tx *store.Tx, v *Invoice, pi pay
 	if v.Subscription == nil {
 		return nil
 	}
+	// The usual case (the subscription is active already) costs one
+	// UPDATE that changes nothing; only a recovery reads the subscription
+	// for its event.
+	ph, args := inList(recoverPaid.from)
+	res, err := tx.Exec(ctx, "UPDATE subscriptions SET status = ?, version = version + 1, updated_at = ? WHERE id = ? AND latest_invoice = ? AND status IN ("+ph+")",
+		append([]any{string(recoverPaid.to), store.Micros(tx.Now()), *v.Subscription, v.ID}, args...)...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
 	sub, err := loadSub(ctx, tx, v.MerchantID, v.Livemode, *v.Subscription)
 	if err != nil {
 		return err
 	}
-	if sub.LatestInvoice == nil || *sub.LatestInvoice != v.ID || !subAllowed(recoverPaid, sub.Status) {
-		return nil
-	}
-	return s.moveAndEmit(ctx, tx, sub, recoverPaid)
+	return emit(ctx, tx, sub.MerchantID, sub.Livemode, EventSubscriptionUpdated, "subscription", sub.ID, sub)
 }
 
 // stepTime is when a payment outcome happened on the invoice's time line:

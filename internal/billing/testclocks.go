@@ -114,9 +114,10 @@ type advancePayload struct {
 var AdvanceFanout = 2
 
 // AdvanceClock moves a test clock to frozen_time and queues the run of
-// every billing step due up to it; it answers the clock advancing (or
-// ready when it did not move). Moving backwards is 400; a clock still
-// advancing is 409.
+// every billing step due up to it; it answers the clock advancing. An
+// advance to the clock's own time runs what is due now (a subscription's
+// first attempt, say). Moving backwards is 400; a clock still advancing is
+// 409.
 func (s *Service) AdvanceClock(ctx context.Context, p auth.Principal, id string, in ClockParams) (TestClock, error) {
 	if err := testModeOnly(p); err != nil {
 		return TestClock{}, err
@@ -140,9 +141,6 @@ func (s *Service) AdvanceClock(ctx context.Context, p auth.Principal, id string,
 			return errs.Invalid("frozen_time", "parameter_invalid", "frozen_time %d is before the clock's time %d: a test clock only moves forward", *in.FrozenTime, c.FrozenTime)
 		case *in.FrozenTime-c.FrozenTime > maxAdvance:
 			return errs.Invalid("frozen_time", "parameter_invalid", "one advance moves a test clock at most two years")
-		case *in.FrozenTime == c.FrozenTime:
-			out = *c
-			return nil
 		}
 		c.FrozenTime, c.Status = *in.FrozenTime, ClockAdvancing
 		res, err := tx.Exec(ctx, "UPDATE test_clocks SET frozen_time = ?, status = 'advancing', version = version + 1, updated_at = ? WHERE id = ? AND version = ? AND status = 'ready'",
