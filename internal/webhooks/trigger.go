@@ -171,7 +171,7 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 		}
 		return "subscription", id, map[string]any{"id": id, "object": "subscription", "customer": ids.New("cus_"), "status": status,
 			"currency": "DJF", "interval": "month", "interval_count": 1, "collection_method": "charge_automatically",
-			"items": []any{map[string]any{"id": ids.New("si_"), "description": "Sandbox plan", "amount_minor": 1500, "quantity": 1}},
+			"items":                []any{map[string]any{"id": ids.New("si_"), "description": "Sandbox plan", "amount_minor": 1500, "quantity": 1}},
 			"current_period_start": ts, "current_period_end": ts, "cancel_at_period_end": false, "latest_invoice": nil,
 			"metadata": meta, "livemode": false, "created_at": ts}
 	default: // invoice
