@@ -68,7 +68,9 @@ func TestRetriesToUnpaid(t *testing.T) {
 		e := newEnv(t, db)
 		start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 		clk := e.clock(start)
-		c := e.customer(&clk.ID, "wallet_c", providers.MagicMSISDN(providers.InsufficientFunds), nil)
+		// wallet_a's push flow, whose sandbox offers insufficient_funds:
+		// every attempt is a real intent the wallet refuses.
+		c := e.customer(&clk.ID, "wallet_a", providers.MagicMSISDN(providers.InsufficientFunds), nil)
 		s := e.subscribe(c.ID, 2000, nil)
 		inv := e.invoices(s.ID)[0]
 
@@ -94,6 +96,9 @@ func TestRetriesToUnpaid(t *testing.T) {
 		}
 		if n := e.events(inv.ID, EventInvoicePaymentFail); n != 4 {
 			t.Errorf("%d invoice.payment_failed, want 4", n)
+		}
+		if n := e.count("SELECT COUNT(*) FROM payment_intents WHERE status = 'canceled' AND provider = 'wallet_a'"); n != 4 {
+			t.Errorf("%d refused intents, want 4", n)
 		}
 		// The customer changes wallets; April's invoice is paid and the
 		// subscription is active again, March's stays open.
@@ -209,7 +214,7 @@ func TestCancel(t *testing.T) {
 			t.Errorf("cancel of a canceled subscription: %v", err)
 		}
 
-		bad := e.customer(&clk.ID, "wallet_c", providers.MagicMSISDN(providers.InsufficientFunds), nil)
+		bad := e.customer(&clk.ID, "wallet_a", providers.MagicMSISDN(providers.InsufficientFunds), nil)
 		s2 := e.subscribe(bad.ID, 1000, nil)
 		e.advance(clk, start.AddDate(0, 2, 1)) // the first attempt and a retry fail
 		attempts := e.invoices(s2.ID)[0].AttemptCount
