@@ -96,24 +96,11 @@ func (s *Service) periodRound(ctx context.Context, tl timeline) (int, error) {
 // tl.until and that have no automatic attempt due before that end.
 func duePeriods(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Subscription, error) {
 	c, args := tl.cond("s")
-	rows, err := tx.Query(ctx, "SELECT "+subColumns+` FROM subscriptions s WHERE `+c+` AND s.status <> 'canceled' AND s.current_period_end <= ?
+	return scanSubs(tx.Query(ctx, "SELECT "+subColumns+` FROM subscriptions s WHERE `+c+` AND s.status <> 'canceled' AND s.current_period_end <= ?
 		AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.status = 'open'
 			AND (i.next_payment_attempt <= s.current_period_end OR i.attempt_claimed_until IS NOT NULL))
 		ORDER BY s.current_period_end, s.id LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
-		append(args, store.Micros(tl.until), limit)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Subscription
-	for rows.Next() {
-		sub, err := scanSub(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub)
-	}
-	return out, rows.Err()
+		append(args, store.Micros(tl.until), limit)...))
 }
 
 // openPeriods moves each claimed subscription to its next period (or ends

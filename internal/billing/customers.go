@@ -231,20 +231,7 @@ func (s *Service) DeleteCustomer(ctx context.Context, p auth.Principal, id strin
 }
 
 func (s *Service) customerSubs(ctx context.Context, q store.Querier, customerID string) ([]*Subscription, error) {
-	rows, err := q.Query(ctx, "SELECT "+subColumns+" FROM subscriptions WHERE customer_id = ? ORDER BY id", customerID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Subscription
-	for rows.Next() {
-		sub, err := scanSub(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub)
-	}
-	return out, rows.Err()
+	return scanSubs(q.Query(ctx, "SELECT "+subColumns+" FROM subscriptions WHERE customer_id = ? ORDER BY id", customerID))
 }
 
 // CustomerListParams filters GET /v1/customers.
@@ -274,17 +261,11 @@ func (s *Service) ListCustomers(ctx context.Context, p auth.Principal, lp Custom
 		q += " AND phone = ?"
 		args = append(args, lp.Phone)
 	}
-	return list(ctx, s.db, q, args, lp.Page, func(r row) (Customer, error) {
-		c, err := scanCustomer(r)
-		if err != nil {
-			return Customer{}, err
-		}
-		return *c, nil
-	})
+	return list(ctx, s.db, q, args, lp.Page, scanCustomer)
 }
 
 // list runs a list query with the page's cursor, order and limit.
-func list[T any](ctx context.Context, db *store.DB, q string, args []any, page pagination.Page, scan func(row) (T, error)) (pagination.List[T], error) {
+func list[T any](ctx context.Context, db *store.DB, q string, args []any, page pagination.Page, scan func(row) (*T, error)) (pagination.List[T], error) {
 	cond, cargs, tail := page.ClauseScoped("id", "merchant_id", "livemode")
 	rows, err := db.Query(ctx, q+cond+tail, append(args, cargs...)...)
 	if err != nil {
@@ -297,7 +278,7 @@ func list[T any](ctx context.Context, db *store.DB, q string, args []any, page p
 		if err != nil {
 			return pagination.List[T]{}, err
 		}
-		out = append(out, v)
+		out = append(out, *v)
 	}
 	if err := rows.Err(); err != nil {
 		return pagination.List[T]{}, err

@@ -311,11 +311,12 @@ func (s *Service) ListInvoices(ctx context.Context, p auth.Principal, lp Invoice
 	for _, w := range where {
 		q += " AND " + w
 	}
-	return list(ctx, s.db, q, args, lp.Page, func(r row) (Invoice, error) {
+	return list(ctx, s.db, q, args, lp.Page, func(r row) (*Invoice, error) {
 		v, err := scanInvoice(r)
 		if err != nil {
-			return Invoice{}, err
+			return nil, err
 		}
-		return s.view(v), nil
+		out := s.view(v)
+		return &out, nil
 	})
 }

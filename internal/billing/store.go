@@ -148,6 +148,23 @@ func scanSub(r row) (*Subscription, error) {
 	return &s, nil
 }
 
+// scanSubs reads the rows of a subscriptions query.
+func scanSubs(rows *sql.Rows, err error) ([]*Subscription, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Subscription
+	for rows.Next() {
+		sub, err := scanSub(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub)
+	}
+	return out, rows.Err()
+}
+
 func loadSub(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string) (*Subscription, error) {
 	s, err := scanSub(q.QueryRow(ctx, "SELECT "+subColumns+" FROM subscriptions WHERE id = ? AND merchant_id = ? AND livemode = ?", id, merchantID, livemode))
 	if store.IsNotFound(err) {

@@ -460,11 +460,5 @@ func (s *Service) ListSubscriptions(ctx context.Context, p auth.Principal, lp Su
 		q += " AND status = ?"
 		args = append(args, string(lp.Status))
 	}
-	return list(ctx, s.db, q, args, lp.Page, func(r row) (Subscription, error) {
-		sub, err := scanSub(r)
-		if err != nil {
-			return Subscription{}, err
-		}
-		return *sub, nil
-	})
+	return list(ctx, s.db, q, args, lp.Page, scanSub)
 }

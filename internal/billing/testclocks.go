@@ -90,13 +90,7 @@ func (s *Service) ListClocks(ctx context.Context, p auth.Principal, page paginat
 		return pagination.List[TestClock]{}, err
 	}
 	return list(ctx, s.db, "SELECT "+clockColumns+" FROM test_clocks WHERE merchant_id = ? AND livemode = ?", []any{p.MerchantID, p.Livemode},
-		page, func(r row) (TestClock, error) {
-			c, err := scanClock(r)
-			if err != nil {
-				return TestClock{}, err
-			}
-			return *c, nil
-		})
+		page, scanClock)
 }
 
 // AdvanceJob is the job kind that runs a test clock's advance.
