@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/payd/payd/internal/billing"
 )
 
 // Config is payd's configuration (CONTRACT section 1); every field has an
@@ -32,6 +34,7 @@ type Config struct {
 	Demo                 bool            // PAYD_DEMO: serve makes a demo merchant on an empty database (default true)
 	LogLevel             string          // PAYD_LOG_LEVEL: debug, info, warn, error
 	Workers              bool            // PAYD_WORKERS: run background workers in this process (default true)
+	BillingRetrySchedule []time.Duration // PAYD_BILLING_RETRY_SCHEDULE: waits after each failed invoice attempt
 }
 
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in main).
@@ -65,6 +68,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.WebhookRetrySchedule, err = ParseSchedule(or(getenv("PAYD_WEBHOOK_RETRY_SCHEDULE"), "1m,5m,30m,2h,6h,12h,24h")); err != nil {
 		return c, fmt.Errorf("PAYD_WEBHOOK_RETRY_SCHEDULE: %w", err)
+	}
+	if c.BillingRetrySchedule, err = billing.ParseRetrySchedule(or(getenv("PAYD_BILLING_RETRY_SCHEDULE"), "1d,3d,5d")); err != nil {
+		return c, fmt.Errorf("PAYD_BILLING_RETRY_SCHEDULE: %w", err)
 	}
 	if c.RateLimit, err = strconv.ParseFloat(or(getenv("PAYD_RATE_LIMIT"), "200"), 64); err != nil || c.RateLimit < 0 {
 		return c, fmt.Errorf("PAYD_RATE_LIMIT: %q is not a non-negative number", getenv("PAYD_RATE_LIMIT"))

@@ -65,6 +65,7 @@ type Main struct {
 	webhookSvc  *webhooks.Service
 	providersW  *providersWiring
 	reportsSvc  *reports.Service
+	billingW    *billingWiring
 }
 
 // Open connects to the database, applies migrations and builds the services,

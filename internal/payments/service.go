@@ -35,7 +35,24 @@ type Service struct {
 	reg  *providers.Registry
 	log  *slog.Logger
 	wake func()
+	// hooks are told every status an intent is given, inside the
+	// transaction that records it (see OnStatus).
+	hooks []StatusHook
 }
+
+// StatusHook is told, inside the database transaction that records it, the
+// status an intent was just given: at creation and by every later
+// transition (succeeded, canceled, compliance_review, requires_action). It
+// lets a capability that started the intent (billing links an invoice
+// through metadata["invoice"]) commit its own consequences with the
+// payment's, exactly once: the transition itself is a compare-and-set. A
+// hook must only write through tx, never call out, and return quickly; its
+// error rolls the whole transaction back.
+type StatusHook func(ctx context.Context, tx *store.Tx, pi Intent) error
+
+// OnStatus registers h. It must be called while wiring, before the service
+// handles requests.
+func (s *Service) OnStatus(h StatusHook) { s.hooks = append(s.hooks, h) }
 
 // NewService makes the service.
 func NewService(cfg Config) *Service {
@@ -268,6 +285,11 @@ func (s *Service) effects(ctx context.Context, tx *store.Tx, r *record, t transi
 	}
 	if t.to == RequiresAction && res.PollAfter > 0 {
 		if err := s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(res.PollAfter)); err != nil {
+			return err
+		}
+	}
+	for _, h := range s.hooks {
+		if err := h(ctx, tx, r.view()); err != nil {
 			return err
 		}
 	}

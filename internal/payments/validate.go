@@ -329,3 +329,21 @@ func clip(s string) string {
 	}
 	return string([]rune(s)[:40]) + "…"
 }
+
+// ChooseFlow returns the flow a payment intent for provider with this
+// metadata would use (SPEC's flow table), or the 400 naming the metadata
+// field at fault. Billing uses it to tell push rails from OTP and redirect
+// ones before it creates an intent.
+func ChooseFlow(provider string, metadata map[string]string) (providers.Flow, error) {
+	if !providers.Known(provider, providers.PaymentProviders) || provider == providers.WalletB {
+		return "", errs.Invalid("provider", "parameter_invalid", "unknown provider %q; payments take bank_a, bank_b, wallet_a, wallet_c or wallet_d", clip(provider))
+	}
+	n := newIntent{provider: provider, metadata: metadata}
+	err := n.chooseFlow()
+	return n.flow, err
+}
+
+// ValidateMetadata checks a metadata map against the limits of payment
+// intents (50 keys, keys up to 40 and values up to 500 characters), which
+// the other objects share.
+func ValidateMetadata(md map[string]string) error { return validateMetadata(md) }

@@ -17,8 +17,10 @@ const (
 	KindInvoice       ObjectKind = "invoice"
 	// KindSettings: a merchant's four-eyes controls in one mode, or a
 	// pending change of them.
-	KindSettings ObjectKind = "settings"
-	KindRefund   ObjectKind = "refund"
+	KindSettings     ObjectKind = "settings"
+	KindRefund       ObjectKind = "refund"
+	KindCustomer     ObjectKind = "customer"
+	KindSubscription ObjectKind = "subscription"
 )
 
 // eventTypes is the one list of every event type payd emits (CONTRACT
@@ -43,6 +45,15 @@ var eventTypes = []struct {
 	{"transfer.settled", KindTransfer},
 	{"transfer.rejected", KindTransfer},
 	{"transfer.returned", KindTransfer},
+	// Billing (internal/billing).
+	{"customer.created", KindCustomer},
+	{"customer.updated", KindCustomer},
+	{"customer.deleted", KindCustomer},
+	{"customer.subscription.created", KindSubscription},
+	{"customer.subscription.updated", KindSubscription},
+	{"customer.subscription.deleted", KindSubscription},
+	{"invoice.created", KindInvoice},
+	{"invoice.finalized", KindInvoice},
 	{"invoice.paid", KindInvoice},
 	{"settings.updated", KindSettings},
 	{"settings.change_requested", KindSettings},
@@ -50,6 +61,8 @@ var eventTypes = []struct {
 	{"refund.succeeded", KindRefund},
 	{"refund.failed", KindRefund},
 	{"refund.canceled", KindRefund},
+	{"invoice.payment_failed", KindInvoice},
+	{"invoice.voided", KindInvoice},
 }
 
 // EventTypes returns every event type, in a stable order.
@@ -82,7 +95,7 @@ var uetrRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 
 // KindOfID tells the kind of object an id names, by its prefix (SPEC:
 // pi_ payment intent, po_ payout, po_bulk_ or batch_ bulk batch; a UETR names
-// a bank transfer; in_ an invoice; re_ a refund). ok is false for an id of no known kind.
+// a bank transfer; in_ an invoice; re_ a refund; cus_ a customer; sub_ a subscription). ok is false for an id of no known kind.
 func KindOfID(id string) (ObjectKind, bool) {
 	switch {
 	case strings.HasPrefix(id, "pi_"):
@@ -97,6 +110,10 @@ func KindOfID(id string) (ObjectKind, bool) {
 		return KindSettings, true
 	case strings.HasPrefix(id, "re_"):
 		return KindRefund, true
+	case strings.HasPrefix(id, "cus_"):
+		return KindCustomer, true
+	case strings.HasPrefix(id, "sub_"):
+		return KindSubscription, true
 	case uetrRE.MatchString(id):
 		return KindTransfer, true
 	}

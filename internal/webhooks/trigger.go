@@ -27,6 +27,8 @@ var kindExample = map[ObjectKind]string{
 	KindTransfer:      "a bank transfer (its UETR)",
 	KindInvoice:       "an invoice (in_...)",
 	KindRefund:        "a refund (re_...)",
+	KindCustomer:      "a customer (cus_...)",
+	KindSubscription:  "a subscription (sub_...)",
 }
 
 // Trigger records a test-mode event of any type payd emits, about a real
@@ -177,10 +179,38 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 			re["status"] = "canceled"
 		}
 		return "refund", id, re
+	case KindCustomer:
+		id = ids.New("cus_")
+		if eventType == "customer.deleted" {
+			return "customer", id, map[string]any{"id": id, "object": "customer", "deleted": true}
+		}
+		return "customer", id, map[string]any{"id": id, "object": "customer", "name": "Sandbox Customer", "email": nil, "phone": "+25377000001",
+			"metadata": meta, "default_payment": map[string]any{"provider": "wallet_c", "customer_msisdn": "+25377000001", "metadata": map[string]string{}},
+			"test_clock": nil, "livemode": false, "created_at": ts}
+	case KindSubscription:
+		id = ids.New("sub_")
+		status := map[string]string{"customer.subscription.deleted": "canceled"}[eventType]
+		if status == "" {
+			status = "active"
+		}
+		return "subscription", id, map[string]any{"id": id, "object": "subscription", "customer": ids.New("cus_"), "status": status,
+			"currency": "DJF", "interval": "month", "interval_count": 1, "collection_method": "charge_automatically",
+			"items":                []any{map[string]any{"id": ids.New("si_"), "description": "Sandbox plan", "amount_minor": 1500, "quantity": 1}},
+			"current_period_start": ts, "current_period_end": ts, "cancel_at_period_end": false, "latest_invoice": nil,
+			"metadata": meta, "livemode": false, "created_at": ts}
 	default: // invoice
 		id = ids.New("in_")
-		return "invoice", id, map[string]any{"id": id, "object": "invoice", "status": "paid", "customer": ids.New("cus_"),
-			"subscription": ids.New("sub_"), "amount_due": 1500, "amount_paid": 1500, "currency": "DJF", "livemode": false,
-			"created_at": ts, "paid_at": ts, "metadata": meta}
+		status, paid, paidAt := "open", 0, any(nil)
+		switch eventType {
+		case "invoice.paid":
+			status, paid, paidAt = "paid", 1500, ts
+		case "invoice.created":
+			status = "draft"
+		case "invoice.voided":
+			status = "void"
+		}
+		return "invoice", id, map[string]any{"id": id, "object": "invoice", "status": status, "customer": ids.New("cus_"),
+			"subscription": ids.New("sub_"), "amount_due": 1500, "amount_paid": paid, "currency": "DJF", "livemode": false,
+			"created_at": ts, "paid_at": paidAt, "metadata": meta}
 	}
 }

@@ -294,14 +294,4 @@ func (p *Pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // formatAmount writes minor units in major units: 12345 USD is "123.45 USD".
-func formatAmount(minor int64, currency string) string {
-	exp, err := money.Exponent(currency)
-	if err != nil || exp == 0 {
-		return strconv.FormatInt(minor, 10) + " " + currency
-	}
-	s := strconv.FormatInt(minor, 10)
-	for len(s) <= exp {
-		s = "0" + s
-	}
-	return s[:len(s)-exp] + "." + s[len(s)-exp:] + " " + currency
-}
+func formatAmount(minor int64, currency string) string { return money.Format(minor, currency) }

@@ -1,0 +1,53 @@
+package billing
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+var benchSubs = flag.String("billing.subs", "100,1000", "comma-separated subscription counts for BenchmarkAdvanceOnePeriod")
+
+// BenchmarkAdvanceOnePeriod measures one test clock advance of one month
+// over N monthly subscriptions on PostgreSQL: N period starts (invoices,
+// events) and N payment attempts (intents, ledger credits, invoice.paid).
+// Setting up N subscriptions is not timed. -billing.subs=10000 for the
+// docs/performance.md figure.
+func BenchmarkAdvanceOnePeriod(b *testing.B) {
+	for _, n := range splitInts(*benchSubs) {
+		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				db := storetest.Open(b, storetest.Postgres)
+				e := newEnv(b, db)
+				start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				clk := e.clock(start)
+				e.populate(clk.ID, n, 1000)
+				e.advance(clk, start) // the first period's attempts, so the timed advance is one period
+				b.StartTimer()
+				began := time.Now()
+				e.advance(clk, start.AddDate(0, 1, 0))
+				b.ReportMetric(float64(time.Since(began).Milliseconds()), "ms/advance")
+				b.StopTimer()
+				if got := e.count("SELECT COUNT(*) FROM invoices WHERE status = 'paid'"); got != 2*n {
+					b.Fatalf("%d paid invoices, want %d", got, 2*n)
+				}
+			}
+		})
+	}
+}
+
+func splitInts(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,321 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/jobs"
+	"github.com/payd/payd/internal/store"
+)
+
+// A billing run moves every subscription and invoice of one time line (a
+// test clock, or the real time for customers without one) up to an
+// instant. Each round makes, for every subscription, its earliest due
+// step: first the payment attempts due no later than their subscription's
+// period end, then the period starts whose earlier attempts are all made.
+// Steps of different subscriptions are independent, so this is every
+// subscription's steps in time order, done in batches: a round claims up to
+// ChunkSize rows per transaction (FOR UPDATE SKIP LOCKED on PostgreSQL, so
+// several runners split the work), and writes each step as a
+// compare-and-set with its events. A run that stops half-way (a crash)
+// leaves only whole steps behind; running it again makes the rest, and the
+// unique (subscription, period_start) index is the last guard against a
+// period billed twice.
+
+// timeline is what one run moves.
+type timeline struct {
+	clock *string   // nil: customers without a test clock
+	until time.Time // the instant to bill up to
+}
+
+// cond is the SQL condition selecting the time line's rows of a table
+// aliased alias.
+func (tl timeline) cond(alias string) (string, []any) {
+	if tl.clock == nil {
+		return alias + ".test_clock_id IS NULL", nil
+	}
+	return alias + ".test_clock_id = ?", []any{*tl.clock}
+}
+
+// Lease is how long a claimed attempt is its runner's before another run
+// may make it again (the runner died between the claim and the intent).
+var Lease = 2 * time.Minute
+
+// errStopped is what a test's failAfter stops a run with.
+var errStopped = errors.New("billing: run stopped (test)")
+
+// run makes every step due on tl, round after round, until none is left.
+func (s *Service) run(ctx context.Context, tl timeline) error {
+	for {
+		attempts, err := s.attemptRound(ctx, tl)
+		if err != nil {
+			return err
+		}
+		periods, err := s.periodRound(ctx, tl)
+		if err != nil {
+			return err
+		}
+		if attempts+periods == 0 {
+			return nil
+		}
+	}
+}
+
+// periodRound opens every period due on tl, ChunkSize subscriptions per
+// transaction, and returns how many subscriptions it moved.
+func (s *Service) periodRound(ctx context.Context, tl timeline) (int, error) {
+	total := 0
+	for {
+		if s.failAfter != nil && s.failAfter() {
+			return total, errStopped
+		}
+		n := 0
+		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			subs, err := duePeriods(ctx, tx, tl, s.ChunkSize)
+			if err != nil {
+				return err
+			}
+			n = len(subs)
+			return s.openPeriods(ctx, tx, subs)
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < s.ChunkSize {
+			return total, nil
+		}
+	}
+}
+
+// duePeriods claims subscriptions on tl whose current period has ended by
+// tl.until and that have no automatic attempt due before that end.
+func duePeriods(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Subscription, error) {
+	c, args := tl.cond("s")
+	return scanSubs(tx.Query(ctx, "SELECT "+subColumns+` FROM subscriptions s WHERE `+c+` AND s.status <> 'canceled' AND s.current_period_end <= ?
+		AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.status = 'open'
+			AND (i.next_payment_attempt <= s.current_period_end OR i.attempt_claimed_until IS NOT NULL))
+		ORDER BY s.current_period_end, s.id LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
+		append(args, store.Micros(tl.until), limit)...))
+}
+
+// openPeriods moves each claimed subscription to its next period (or ends
+// it, when it was to cancel at period end) and inserts the periods'
+// invoices, with every event, in tx.
+func (s *Service) openPeriods(ctx context.Context, tx *store.Tx, subs []*Subscription) error {
+	if len(subs) == 0 {
+		return nil
+	}
+	customers, err := customersOf(ctx, tx, subs)
+	if err != nil {
+		return err
+	}
+	var invs []*Invoice
+	var evs []events.Pending
+	for _, sub := range subs {
+		from := sub.Status
+		if sub.CancelAtPeriodEnd {
+			end := sub.CurrentPeriodEnd
+			sub.Status, sub.CanceledAt, sub.EndedAt = Canceled, &end, &end
+			if err := moveSub(ctx, tx, sub, cancelSub, from); err != nil {
+				return skipLost(err)
+			}
+			evs = append(evs, subEvent(sub, EventSubscriptionDeleted))
+			continue
+		}
+		inv := s.nextPeriod(sub, customers[sub.Customer], ReasonSubscriptionCycle)
+		if err := moveSub(ctx, tx, sub, startPeriod, from); err != nil {
+			return skipLost(err)
+		}
+		invs = append(invs, inv)
+		evs = append(evs, subEvent(sub, EventSubscriptionUpdated))
+	}
+	if len(invs) > 0 {
+		if err := insertInvoices(ctx, tx, invs); err != nil {
+			return err
+		}
+	}
+	for _, inv := range invs {
+		v := s.view(inv)
+		evs = append(evs, ev(inv, EventInvoiceCreated, v), ev(inv, EventInvoiceFinalized, v))
+		if inv.Status == Paid {
+			evs = append(evs, ev(inv, EventInvoicePaid, v))
+		}
+	}
+	_, err = events.EmitMany(ctx, tx, evs)
+	return err
+}
+
+// skipLost turns a lost compare-and-set into an error that rolls the chunk
+// back: its rows were claimed FOR UPDATE, so only a concurrent request (a
+// cancel, an item change) can have moved one; the next round retries.
+func skipLost(err error) error {
+	if errors.Is(err, errLostRace) {
+		return fmt.Errorf("billing: a subscription changed during its period start; retried: %w", err)
+	}
+	return err
+}
+
+func subEvent(sub *Subscription, typ string) events.Pending {
+	return events.Pending{MerchantID: sub.MerchantID, Livemode: sub.Livemode, Type: typ, ObjectType: "subscription", ObjectID: sub.ID, Object: *sub}
+}
+
+// customersOf loads the customers of subs (deleted ones too: their
+// subscriptions are canceled, but a period may be opening as they go).
+func customersOf(ctx context.Context, tx *store.Tx, subs []*Subscription) (map[string]*Customer, error) {
+	ids := make([]string, 0, len(subs))
+	seen := map[string]bool{}
+	for _, s := range subs {
+		if !seen[s.Customer] {
+			seen[s.Customer] = true
+			ids = append(ids, s.Customer)
+		}
+	}
+	out := make(map[string]*Customer, len(ids))
+	rows, err := tx.Query(ctx, "SELECT "+customerColumns+" FROM customers WHERE id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanCustomer(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[c.ID] = c
+	}
+	return out, rows.Err()
+}
+
+// attemptRound claims and makes every automatic attempt due on tl (and
+// re-makes attempts whose claim expired with no intent), ChunkSize per
+// claim, and returns how many it made.
+func (s *Service) attemptRound(ctx context.Context, tl timeline) (int, error) {
+	total := 0
+	for {
+		if s.failAfter != nil && s.failAfter() {
+			return total, errStopped
+		}
+		var claimed []*Invoice
+		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			claimed, err = s.claimAttempts(ctx, tx, tl, s.ChunkSize)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		if err := s.attemptAll(ctx, claimed); err != nil {
+			return total, err
+		}
+		total += len(claimed)
+		if len(claimed) < s.ChunkSize {
+			return total, nil
+		}
+	}
+}
+
+// claimAttempts claims due attempts in tx: attempt_count goes up, the due
+// time is kept as attempt_due (the attempt's moment on the time line), and
+// the claim holds for Lease of real time.
+func (s *Service) claimAttempts(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Invoice, error) {
+	c, args := tl.cond("i")
+	now := tx.Now()
+	rows, err := tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open' AND (
+		(i.next_payment_attempt <= ? AND (i.subscription_id IS NULL OR i.next_payment_attempt <=
+			(SELECT s.current_period_end FROM subscriptions s WHERE s.id = i.subscription_id)))
+		OR (i.attempt_claimed_until IS NOT NULL AND i.attempt_claimed_until < ?))
+		ORDER BY i.next_payment_attempt, i.id LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
+		append(args, store.Micros(tl.until), store.Micros(now), limit)...)
+	if err != nil {
+		return nil, err
+	}
+	var invs []*Invoice
+	for rows.Next() {
+		v, err := scanInvoice(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		invs = append(invs, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	until := now.Add(Lease)
+	out := invs[:0]
+	for _, v := range invs {
+		if v.attemptClaimedUntil == nil { // a new attempt; else an expired claim made again
+			due := *v.NextPaymentAttempt
+			v.AttemptCount++
+			v.attemptDue, v.NextPaymentAttempt = &due, nil
+		}
+		v.attemptClaimedUntil = &until
+		err := updateInvoice(ctx, tx, v, "status = 'open'")
+		if errors.Is(err, errLostRace) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// ClockJob is the periodic job of the real-time billing clock: it bills
+// every customer without a test clock up to now. One process at a time
+// runs it (a periodic job is one row); the compare-and-sets make a second
+// runner harmless anyway.
+const ClockJob = "billing.clock"
+
+// ClockInterval is how often the real-time billing clock runs.
+const ClockInterval = 15 * time.Second
+
+// RunClockJob handles ClockJob.
+func (s *Service) RunClockJob(ctx context.Context, _ jobs.Job) error {
+	return s.run(ctx, timeline{until: s.db.Now()})
+}
+
+// RunAttemptJob handles AttemptJob: it makes the attempt of one invoice a
+// request opened, if it is still due (the billing clock may have made it).
+func (s *Service) RunAttemptJob(ctx context.Context, job jobs.Job) error {
+	var pl attemptPayload
+	if err := json.Unmarshal(job.Payload, &pl); err != nil || pl.Invoice == "" {
+		return fmt.Errorf("billing: attempt job %s has a bad payload", job.ID)
+	}
+	var claimed []*Invoice
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		v, err := scanInvoice(tx.QueryRow(ctx, "SELECT "+invColumns+" FROM invoices WHERE id = ?", pl.Invoice))
+		if store.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if v.Status != Open || v.NextPaymentAttempt == nil || v.NextPaymentAttempt.After(tx.Now()) || v.TestClock != nil {
+			return nil
+		}
+		due := *v.NextPaymentAttempt
+		v.AttemptCount++
+		until := tx.Now().Add(Lease)
+		v.attemptDue, v.NextPaymentAttempt, v.attemptClaimedUntil = &due, nil, &until
+		if err := updateInvoice(ctx, tx, v, "status = 'open' AND attempt_claimed_until IS NULL"); err != nil {
+			if errors.Is(err, errLostRace) {
+				return nil
+			}
+			return err
+		}
+		claimed = append(claimed, v)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.attemptAll(ctx, claimed)
+}

@@ -1,0 +1,339 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
+)
+
+// The metadata billing puts on the payment intents it creates, linking each
+// back to its invoice.
+const (
+	MetaInvoice = "invoice"
+	// MetaAttempt is the automatic attempt's number, or "manual" (POST
+	// /v1/invoices/{id}/pay) or "hosted" (the hosted invoice page).
+	MetaAttempt = "invoice_attempt"
+)
+
+// pushRail reports whether a customer's default payment needs only the
+// customer's approval in the wallet app: only then does billing charge
+// automatically; OTP and redirect rails go through the hosted page.
+func pushRail(c *Customer) bool {
+	if c == nil || c.DefaultPayment == nil {
+		return false
+	}
+	flow, err := payments.ChooseFlow(c.DefaultPayment.Provider, c.DefaultPayment.Metadata)
+	return err == nil && flow == providers.FlowPush
+}
+
+// attemptParams is the payment intent of an invoice's attempt with the
+// customer's default payment. On a test clock the sandbox's push approval,
+// which arrives PAYD_SANDBOX_PUSH_DELAY after creation in real time, is
+// given at once (the clock's jumps are far longer than that delay), unless
+// the customer's number is a magic one, whose scenario applies.
+func attemptParams(inv *Invoice, c *Customer, attempt string) payments.CreateParams {
+	dp := c.DefaultPayment
+	amt := inv.AmountDue - inv.AmountPaid
+	md := map[string]string{}
+	for k, v := range dp.Metadata {
+		md[k] = v
+	}
+	md[MetaInvoice], md[MetaAttempt] = inv.ID, attempt
+	desc := "Invoice " + inv.ID
+	in := payments.CreateParams{AmountMinor: &amt, Currency: inv.Currency, Provider: dp.Provider, CustomerMSISDN: dp.CustomerMSISDN,
+		Description: &desc, Metadata: md}
+	if inv.TestClock != nil && pushRail(c) {
+		magic := false
+		if dp.CustomerMSISDN != nil {
+			_, magic = providers.ScenarioFromMSISDN(*dp.CustomerMSISDN)
+		}
+		if !magic {
+			in.Scenario = providers.Success.Name
+		}
+	}
+	return in
+}
+
+// attemptAll makes the claimed attempts, at most s.Workers at once.
+func (s *Service) attemptAll(ctx context.Context, invs []*Invoice) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	sem := make(chan struct{}, max(s.Workers, 1))
+	for _, inv := range invs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(inv *Invoice) {
+			defer func() { <-sem; wg.Done() }()
+			if err := s.attempt(ctx, inv); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}(inv)
+	}
+	wg.Wait()
+	return first
+}
+
+// attempt creates the payment intent of a claimed automatic attempt. The
+// intent's outcome reaches the invoice through onIntentStatus, in the
+// intent's own transaction. An attempt payments refuses before any intent
+// exists (the default payment no longer fits the currency, say) fails the
+// attempt here. Other errors leave the claim to expire; the attempt is
+// made again then.
+func (s *Service) attempt(ctx context.Context, inv *Invoice) error {
+	c, err := loadCustomer(ctx, s.db, inv.MerchantID, inv.Livemode, inv.Customer)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	n := strconv.Itoa(inv.AttemptCount)
+	if c == nil || !pushRail(c) {
+		// The default payment went away or is no longer a push rail: the
+		// invoice waits for its hosted page.
+		return s.dropClaim(ctx, inv)
+	}
+	_, err = s.pay.Create(ctx, principal(inv.MerchantID, inv.Livemode), attemptParams(inv, c, n))
+	if err == nil {
+		return nil
+	}
+	if e := errs.As(err); e != nil && e.Extra["payment_intent"] != nil {
+		return nil // an intent exists and its outcome was recorded
+	}
+	if e := errs.As(err); e != nil && e.Kind == errs.KindInvalid {
+		return s.db.InTx(ctx, func(tx *store.Tx) error {
+			v, err := loadInvoice(ctx, tx, inv.MerchantID, inv.Livemode, inv.ID)
+			if err != nil {
+				return err
+			}
+			err = s.failAttempt(ctx, tx, v, nil, n)
+			if errors.Is(err, errLostRace) {
+				return nil
+			}
+			return err
+		})
+	}
+	s.log.Warn("billing attempt", "invoice", inv.ID, "err", err)
+	return err
+}
+
+// dropClaim ends a claimed attempt that cannot be made.
+func (s *Service) dropClaim(ctx context.Context, inv *Invoice) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE invoices SET attempt_claimed_until = NULL, updated_at = ? WHERE id = ? AND status = 'open' AND attempt_count = ?",
+			store.Micros(tx.Now()), inv.ID, inv.AttemptCount)
+		return err
+	})
+}
+
+// onIntentStatus is payments' status hook: inside the transaction that
+// gives a billing intent its status, it writes the consequence on the
+// invoice. A success pays the invoice (invoice.paid, exactly once: the
+// open → paid compare-and-set); a refusal of an automatic attempt fails it
+// (invoice.payment_failed, next retry or unpaid); anything else links the
+// intent to the invoice.
+func (s *Service) onIntentStatus(ctx context.Context, tx *store.Tx, pi payments.Intent) error {
+	id := pi.Metadata[MetaInvoice]
+	if id == "" {
+		return nil
+	}
+	for range 5 {
+		v, err := loadInvoice(ctx, tx, pi.MerchantID, pi.Livemode, id)
+		if isNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch pi.Status {
+		case payments.Succeeded:
+			err = s.markPaid(ctx, tx, v, pi)
+		case payments.Canceled:
+			err = s.failAttempt(ctx, tx, v, &pi, pi.Metadata[MetaAttempt])
+		default:
+			err = s.link(ctx, tx, v, pi)
+		}
+		if !errors.Is(err, errLostRace) {
+			return err
+		}
+	}
+	return errs.InvalidState("invoice %s kept changing while a payment was recorded on it", id)
+}
+
+// isCurrentAttempt reports whether attempt names v's automatic attempt in
+// flight.
+func isCurrentAttempt(v *Invoice, attempt string) bool {
+	return attempt == strconv.Itoa(v.AttemptCount) && v.attemptDue != nil
+}
+
+// link records a pending intent on an open invoice; for the automatic
+// attempt in flight it also ends the claim (the intent now carries it).
+func (s *Service) link(ctx context.Context, tx *store.Tx, v *Invoice, pi payments.Intent) error {
+	if v.Status != Open {
+		return nil
+	}
+	v.PaymentIntent = &pi.ID
+	if isCurrentAttempt(v, pi.Metadata[MetaAttempt]) {
+		v.attemptClaimedUntil = nil
+	}
+	return updateInvoice(ctx, tx, v, "status = 'open'")
+}
+
+// markPaid pays v with the succeeded intent pi: open or uncollectible →
+// paid, invoice.paid, and the subscription back to active when this was
+// its latest invoice. An invoice paid or voided already is left alone (the
+// money is still the merchant's: it was credited with the intent).
+func (s *Service) markPaid(ctx context.Context, tx *store.Tx, v *Invoice, pi payments.Intent) error {
+	if !invAllowed(payInvoice, v.Status) {
+		s.log.Warn("billing: a payment succeeded for an invoice that is no longer payable", "invoice", v.ID, "status", v.Status, "payment_intent", pi.ID)
+		return nil
+	}
+	at, err := s.stepTime(ctx, tx, v, pi.Metadata[MetaAttempt])
+	if err != nil {
+		return err
+	}
+	v.AmountPaid, v.PaidAt, v.PaymentIntent, v.NextPaymentAttempt, v.attemptClaimedUntil = pi.AmountCapturedMinor, &at, &pi.ID, nil, nil
+	if err := moveInvoice(ctx, tx, v, payInvoice); err != nil {
+		return err
+	}
+	if err := emit(ctx, tx, v.MerchantID, v.Livemode, EventInvoicePaid, "invoice", v.ID, s.view(v)); err != nil {
+		return err
+	}
+	if v.Subscription == nil {
+		return nil
+	}
+	// The usual case (the subscription is active already) costs one
+	// UPDATE that changes nothing; only a recovery reads the subscription
+	// for its event.
+	ph, args := inList(recoverPaid.from)
+	res, err := tx.Exec(ctx, "UPDATE subscriptions SET status = ?, version = version + 1, updated_at = ? WHERE id = ? AND latest_invoice = ? AND status IN ("+ph+")",
+		append([]any{string(recoverPaid.to), store.Micros(tx.Now()), *v.Subscription, v.ID}, args...)...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	sub, err := loadSub(ctx, tx, v.MerchantID, v.Livemode, *v.Subscription)
+	if err != nil {
+		return err
+	}
+	return emit(ctx, tx, sub.MerchantID, sub.Livemode, EventSubscriptionUpdated, "subscription", sub.ID, sub)
+}
+
+// stepTime is when a payment outcome happened on the invoice's time line:
+// the automatic attempt's due time, else the customer's clock, else now.
+func (s *Service) stepTime(ctx context.Context, tx *store.Tx, v *Invoice, attempt string) (time.Time, error) {
+	if isCurrentAttempt(v, attempt) {
+		return *v.attemptDue, nil
+	}
+	t, err := nowFor(ctx, tx, v.MerchantID, v.Livemode, v.TestClock, tx.Now())
+	return t.Truncate(time.Second), err
+}
+
+// failAttempt records a refused payment on v (pi nil: refused before an
+// intent existed). The automatic attempt in flight schedules the next retry
+// (PAYD_BILLING_RETRY_SCHEDULE, counted from the failed attempt's due
+// time) and makes the subscription past_due, or after the last retry
+// unpaid, leaving the invoice open. A refused manual or hosted payment
+// only emits invoice.payment_failed.
+func (s *Service) failAttempt(ctx context.Context, tx *store.Tx, v *Invoice, pi *payments.Intent, attempt string) error {
+	if v.Status != Open {
+		return nil
+	}
+	if pi != nil {
+		v.PaymentIntent = &pi.ID
+	}
+	var sub *Subscription
+	var err error
+	if v.Subscription != nil {
+		if sub, err = loadSub(ctx, tx, v.MerchantID, v.Livemode, *v.Subscription); err != nil {
+			return err
+		}
+	}
+	var to *subTransition
+	if isCurrentAttempt(v, attempt) {
+		v.attemptClaimedUntil = nil
+		k := v.AttemptCount
+		if k <= len(s.schedule) && (sub == nil || sub.Status != Canceled) {
+			next := v.attemptDue.Add(s.schedule[k-1])
+			v.NextPaymentAttempt, to = &next, &fallPastDue
+		} else {
+			v.NextPaymentAttempt, to = nil, &giveUp
+		}
+		err = updateInvoice(ctx, tx, v, "status = 'open' AND attempt_count = ?", k)
+	} else {
+		err = updateInvoice(ctx, tx, v, "status = 'open'")
+	}
+	if err != nil {
+		return err
+	}
+	if err := emit(ctx, tx, v.MerchantID, v.Livemode, EventInvoicePaymentFail, "invoice", v.ID, s.view(v)); err != nil {
+		return err
+	}
+	if sub == nil || to == nil || !subAllowed(*to, sub.Status) || sub.Status == to.to {
+		return nil
+	}
+	return s.moveAndEmit(ctx, tx, sub, *to)
+}
+
+// moveAndEmit moves sub by t and emits customer.subscription.updated.
+func (s *Service) moveAndEmit(ctx context.Context, tx *store.Tx, sub *Subscription, t subTransition) error {
+	from := sub.Status
+	sub.Status = t.to
+	if err := moveSub(ctx, tx, sub, t, from); err != nil {
+		return err
+	}
+	return emit(ctx, tx, sub.MerchantID, sub.Livemode, EventSubscriptionUpdated, "subscription", sub.ID, sub)
+}
+
+// PayParams is the body of POST /v1/invoices/{id}/pay (none yet).
+type PayParams struct{}
+
+// PayInvoice charges an open or uncollectible invoice now with the
+// customer's default payment, whatever its rail, outside the retry
+// schedule. The answer is the invoice as the intent's creation left it:
+// paid at once, or open with payment_intent set while the intent waits for
+// the customer (push approval, OTP confirm, or its redirect page, which
+// returns to the hosted invoice page). A refusal is 402 payment_failed
+// naming the intent; the invoice stays as it was, with
+// invoice.payment_failed recorded.
+func (s *Service) PayInvoice(ctx context.Context, p auth.Principal, id string, _ PayParams) (Invoice, error) {
+	v, err := loadInvoice(ctx, s.db, p.MerchantID, p.Livemode, id)
+	if err != nil {
+		return Invoice{}, err
+	}
+	if !invAllowed(payInvoice, v.Status) {
+		return Invoice{}, errs.InvalidState("invoice %s is %s; only an open or uncollectible invoice can be paid", v.ID, v.Status)
+	}
+	c, err := loadCustomer(ctx, s.db, p.MerchantID, p.Livemode, v.Customer)
+	if err != nil && !isNotFound(err) {
+		return Invoice{}, err
+	}
+	if c == nil || c.DefaultPayment == nil {
+		return Invoice{}, errs.Invalid("customer", "default_payment_missing",
+			"the invoice's customer has no default_payment; share hosted_invoice_url so the customer pays there")
+	}
+	in := attemptParams(v, c, "manual")
+	ret := *s.view(v).HostedInvoiceURL
+	in.ReturnURL = &ret
+	pi, err := s.pay.Create(ctx, p, in)
+	if err != nil && (errs.As(err) == nil || errs.As(err).Extra["payment_intent"] == nil) {
+		return Invoice{}, err
+	}
+	if pi.Status == payments.Canceled {
+		return Invoice{}, &errs.Error{Kind: errs.KindPaymentRequired, Code: "payment_failed",
+			Message: "the payment was refused; the invoice stays " + string(v.Status), Extra: map[string]any{"payment_intent": pi.ID, "invoice": v.ID}}
+	}
+	return s.GetInvoice(ctx, p, id)
+}

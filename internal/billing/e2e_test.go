@@ -1,0 +1,329 @@
+package billing_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/merchants"
+)
+
+// TestEndToEnd drives the billing API of a real payd per engine; every
+// response is checked against api/openapi.yaml.
+func TestEndToEnd(t *testing.T) {
+	suites := []struct {
+		name string
+		run  func(*testing.T, *apptest.Env)
+	}{
+		{"BadInputChangesNothing", testBadInput},
+		{"Isolation", testIsolation},
+		{"RealTimePush", testRealTimePush},
+		{"ClockAdvance", testClockAdvance},
+		{"HostedPageOTP", testHostedPageOTP},
+		{"InvoiceLifecycle", testInvoiceLifecycle},
+		{"DeleteCustomer", testDeleteCustomer},
+	}
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		for _, s := range suites {
+			t.Run(s.name, func(t *testing.T) { s.run(t, e) })
+		}
+		if err := ledger.Verify(context.Background(), e.Main.DB); err != nil {
+			t.Fatalf("ledger: %v", err)
+		}
+	})
+}
+
+type obj = map[string]any
+
+func post(t *testing.T, e *apptest.Env, path string, body any, want int) obj {
+	t.Helper()
+	r := e.Post(path, body)
+	if r.Status != want {
+		t.Fatalf("POST %s: %d %s, want %d", path, r.Status, r.Body, want)
+	}
+	return r.Map(t)
+}
+
+func get(t *testing.T, e *apptest.Env, path string) obj {
+	t.Helper()
+	r := e.Get(path)
+	if r.Status != 200 {
+		t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+	}
+	return r.Map(t)
+}
+
+func customer(t *testing.T, e *apptest.Env, extra obj) string {
+	t.Helper()
+	body := obj{"name": "Hodan Ali", "email": "hodan@example.com", "phone": "+25377000111",
+		"default_payment": obj{"provider": "wallet_c", "customer_msisdn": "+25377000111"}}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return post(t, e, "/v1/customers", body, 201)["id"].(string)
+}
+
+func subscribe(t *testing.T, e *apptest.Env, cus string) obj {
+	t.Helper()
+	return post(t, e, "/v1/subscriptions", obj{"customer": cus, "currency": "DJF", "interval": "month",
+		"items": []obj{{"description": "Fibre 100", "amount_minor": 2500}}}, 201)
+}
+
+// waitFor polls until ok or 15 seconds pass.
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func testBadInput(t *testing.T, e *apptest.Env) {
+	cus := customer(t, e, nil)
+	cases := []struct {
+		path  string
+		body  obj
+		param string
+	}{
+		{"/v1/customers", obj{"email": "a@b.example"}, "name"},
+		{"/v1/customers", obj{"name": "X", "phone": "0077"}, "phone"},
+		{"/v1/customers", obj{"name": "X", "email": "not an address"}, "email"},
+		{"/v1/customers", obj{"name": "X", "default_payment": obj{"provider": "wallet_b"}}, "default_payment.provider"},
+		{"/v1/customers", obj{"name": "X", "default_payment": obj{"provider": "wallet_c"}}, "default_payment.customer_msisdn"},
+		{"/v1/customers", obj{"name": "X", "default_payment": obj{"provider": "wallet_c", "customer_msisdn": "+25377000111",
+			"metadata": obj{"auth_mode": "SMS"}}}, "default_payment.metadata.auth_mode"},
+		{"/v1/customers", obj{"name": "X", "test_clock": "clock_nope"}, "test_clock"},
+		{"/v1/subscriptions", obj{"customer": cus, "currency": "DJF", "items": []obj{{"description": "A", "amount_minor": 1}}}, "interval"},
+		{"/v1/subscriptions", obj{"customer": cus, "currency": "DJF", "interval": "hour", "items": []obj{{"description": "A", "amount_minor": 1}}}, "interval"},
+		{"/v1/subscriptions", obj{"customer": cus, "currency": "DJF", "interval": "month", "interval_count": 37, "items": []obj{{"description": "A", "amount_minor": 1}}}, "interval_count"},
+		{"/v1/subscriptions", obj{"customer": cus, "currency": "DJF", "interval": "month", "items": []obj{}}, "items"},
+		{"/v1/subscriptions", obj{"customer": cus, "currency": "DJF", "interval": "month", "items": []obj{{"description": "A", "amount_minor": 0}}}, "items[0].amount_minor"},
+		{"/v1/subscriptions", obj{"customer": cus, "currency": "DJF", "interval": "month", "items": []obj{{"description": "A", "amount_minor": 4611686018427387904, "quantity": 2}}}, "items[0].amount_minor"},
+		{"/v1/subscriptions", obj{"customer": cus, "currency": "djf", "interval": "month", "items": []obj{{"description": "A", "amount_minor": 1}}}, "currency"},
+		{"/v1/subscriptions", obj{"customer": cus, "currency": "DJF", "interval": "month", "items": []obj{{"description": "A", "amount_minor": 1}}, "days_until_due": 5}, "days_until_due"},
+		{"/v1/subscriptions", obj{"customer": "cus_nope", "currency": "DJF", "interval": "month", "items": []obj{{"description": "A", "amount_minor": 1}}}, "customer"},
+		{"/v1/subscriptions", obj{"customer": cus, "currency": "DJF", "interval": "month", "items": []obj{{"description": "A", "amount_minor": 1}}, "trial_days": -1}, "trial_days"},
+		{"/v1/invoices", obj{"customer": cus, "currency": "DJF", "lines": []obj{{"description": "", "amount_minor": 5}}}, "lines[0].description"},
+		{"/v1/test_helpers/test_clocks", obj{"frozen_time": 5}, "frozen_time"},
+	}
+	for _, c := range cases {
+		r := e.Post(c.path, c.body)
+		if r.Status != 400 {
+			t.Errorf("POST %s %v: %d %s, want 400", c.path, c.body, r.Status, r.Body)
+			continue
+		}
+		var b struct {
+			Error struct{ Param string } `json:"error"`
+		}
+		r.JSON(t, &b)
+		if b.Error.Param != c.param {
+			t.Errorf("POST %s %v: param %q, want %q", c.path, c.body, b.Error.Param, c.param)
+		}
+	}
+	if n := len(get(t, e, "/v1/subscriptions?customer="+cus)["data"].([]any)); n != 0 {
+		t.Errorf("%d subscriptions after bad requests", n)
+	}
+	if r := e.Get("/v1/invoices?status=late"); r.Status != 400 {
+		t.Errorf("bad status filter: %d", r.Status)
+	}
+}
+
+func testIsolation(t *testing.T, e *apptest.Env) {
+	cus := customer(t, e, nil)
+	sub := subscribe(t, e, cus)
+	other, err := e.Main.Merchants.Create(context.Background(), merchants.CreateParams{Name: "Other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/v1/customers/" + cus, "/v1/subscriptions/" + sub["id"].(string), "/v1/invoices/" + sub["latest_invoice"].(string)} {
+		if r := e.Do(apptest.Request{Method: "GET", Path: p, Key: other.SecretKeys[0]}); r.Status != 404 {
+			t.Errorf("another merchant's %s: %d", p, r.Status)
+		}
+	}
+	l := e.Do(apptest.Request{Method: "GET", Path: "/v1/customers", Key: other.SecretKeys[0]})
+	if strings.Contains(string(l.Body), cus) {
+		t.Error("another merchant lists the customer")
+	}
+}
+
+// testRealTimePush: a subscription on wallet_c push without a clock: the
+// first invoice's attempt runs right after creation, the customer's
+// approval arrives PAYD_SANDBOX_PUSH_DELAY later, and the invoice is paid
+// once.
+func testRealTimePush(t *testing.T, e *apptest.Env) {
+	cus := customer(t, e, nil)
+	sub := subscribe(t, e, cus)
+	if sub["status"] != "active" {
+		t.Fatalf("subscription %v", sub["status"])
+	}
+	inv := sub["latest_invoice"].(string)
+	var v obj
+	waitFor(t, "the invoice paid", func() bool { v = get(t, e, "/v1/invoices/"+inv); return v["status"] == "paid" })
+	if v["amount_paid"].(float64) != 2500 || v["payment_intent"] == nil || v["attempt_count"].(float64) != 1 {
+		t.Errorf("paid invoice: %v", v)
+	}
+	pi := get(t, e, "/v1/payment_intents/"+v["payment_intent"].(string))
+	if pi["status"] != "succeeded" || pi["metadata"].(obj)["invoice"] != inv {
+		t.Errorf("the invoice's intent: %v", pi)
+	}
+	time.Sleep(200 * time.Millisecond) // a duplicate would have come by now
+	var n int
+	e.Main.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM events WHERE object_id = ? AND type = 'invoice.paid'", inv).Scan(&n)
+	if n != 1 {
+		t.Errorf("%d invoice.paid events", n)
+	}
+}
+
+func testClockAdvance(t *testing.T, e *apptest.Env) {
+	start := time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC)
+	clk := post(t, e, "/v1/test_helpers/test_clocks", obj{"frozen_time": start.Unix(), "name": "year"}, 201)
+	id := clk["id"].(string)
+	if clk["status"] != "ready" {
+		t.Fatalf("new clock: %v", clk)
+	}
+	cus := customer(t, e, obj{"test_clock": id})
+	sub := subscribe(t, e, cus)
+	advance := func(to time.Time) {
+		t.Helper()
+		c := post(t, e, "/v1/test_helpers/test_clocks/"+id+"/advance", obj{"frozen_time": to.Unix()}, 200)
+		if c["status"] != "advancing" && c["status"] != "ready" {
+			t.Fatalf("advance: %v", c)
+		}
+		waitFor(t, "the clock ready", func() bool { return get(t, e, "/v1/test_helpers/test_clocks/"+id)["status"] == "ready" })
+	}
+	advance(start.AddDate(0, 2, 0))
+	if r := e.Post("/v1/test_helpers/test_clocks/"+id+"/advance", obj{"frozen_time": start.Unix()}); r.Status != 400 || !strings.Contains(string(r.Body), `"param":"frozen_time"`) {
+		t.Errorf("backwards: %d %s", r.Status, r.Body)
+	}
+	invs := get(t, e, "/v1/invoices?subscription="+sub["id"].(string))["data"].([]any)
+	if len(invs) != 3 {
+		t.Fatalf("%d invoices after two months", len(invs))
+	}
+	wantStarts := []string{"2027-03-31T10:00:00Z", "2027-02-28T10:00:00Z", "2027-01-31T10:00:00Z"} // newest first
+	for i, raw := range invs {
+		v := raw.(obj)
+		if v["status"] != "paid" || v["period_start"] != wantStarts[i] {
+			t.Errorf("invoice %d: %v %v", i, v["status"], v["period_start"])
+		}
+	}
+	s := get(t, e, "/v1/subscriptions/"+sub["id"].(string))
+	if s["current_period_end"] != "2027-04-30T10:00:00Z" || s["status"] != "active" {
+		t.Errorf("subscription after two months: %v %v", s["status"], s["current_period_end"])
+	}
+}
+
+// testHostedPageOTP: an OTP rail is never charged automatically; the
+// customer pays on the hosted invoice page with an SMS code.
+func testHostedPageOTP(t *testing.T, e *apptest.Env) {
+	cus := customer(t, e, obj{"default_payment": obj{"provider": "bank_a", "customer_msisdn": "+25377000111"}})
+	sub := subscribe(t, e, cus)
+	v := get(t, e, "/v1/invoices/"+sub["latest_invoice"].(string))
+	hosted := v["hosted_invoice_url"].(string)
+	if v["status"] != "open" || v["next_payment_attempt"] != nil {
+		t.Fatalf("hosted-only invoice: %v", v)
+	}
+	c := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	page := func(u string) (int, string) {
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	form := func(u string, f url.Values) string {
+		resp, err := c.PostForm(u, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("POST %s: %d", u, resp.StatusCode)
+		}
+		return e.URL + resp.Header.Get("Location")
+	}
+	status, body := page(hosted)
+	if status != 200 || !strings.Contains(body, "Test merchant") || !strings.Contains(body, "2500 DJF") || !strings.Contains(body, `name="rail"`) {
+		t.Fatalf("hosted page: %d %s", status, body)
+	}
+	if s, _ := page(strings.Replace(hosted, "?t=", "?t=x", 1)); s != 404 {
+		t.Errorf("wrong token: %d", s)
+	}
+	u, _ := url.Parse(hosted)
+	token, base := u.Query().Get("t"), e.URL+u.Path
+	next := form(base+"/pay", url.Values{"t": {token}, "rail": {"bank_a"}, "phone": {"+25377000111"}})
+	status, body = page(next)
+	if status != 200 || !strings.Contains(body, `name="otp"`) {
+		t.Fatalf("OTP step: %d %s", status, body)
+	}
+	piID, _ := url.Parse(next)
+	next = form(base+"/confirm", url.Values{"t": {token}, "payment_intent": {piID.Query().Get("payment_intent")}, "otp": {"123456"}})
+	if _, body = page(next); !strings.Contains(body, `id="paid"`) {
+		t.Fatalf("after the code: %s", body)
+	}
+	if v = get(t, e, "/v1/invoices/"+v["id"].(string)); v["status"] != "paid" || v["amount_paid"].(float64) != 2500 {
+		t.Errorf("invoice after the hosted payment: %v", v)
+	}
+	if strings.Contains(e.Logs.String(), token) {
+		t.Error("the hosted page token is in the logs")
+	}
+}
+
+func testInvoiceLifecycle(t *testing.T, e *apptest.Env) {
+	// An OTP rail: no automatic attempt races the explicit pay.
+	cus := customer(t, e, obj{"default_payment": obj{"provider": "wallet_c", "customer_msisdn": "+253000000001", "metadata": obj{"auth_mode": "OTP"}}})
+	v := post(t, e, "/v1/invoices", obj{"customer": cus, "currency": "DJF", "lines": []obj{{"description": "Setup", "amount_minor": 4000}}}, 201)
+	id := v["id"].(string)
+	if v["status"] != "draft" || v["hosted_invoice_url"] != nil {
+		t.Fatalf("draft: %v", v)
+	}
+	if r := e.Post("/v1/invoices/"+id+"/void", nil); r.Status != 409 || r.ErrorCode() != "invalid_state" {
+		t.Errorf("void a draft: %d %s", r.Status, r.Body)
+	}
+	post(t, e, "/v1/invoices/"+id+"/finalize", nil, 200)
+	v = post(t, e, "/v1/invoices/"+id+"/pay", nil, 200)
+	if v["status"] != "paid" {
+		t.Fatalf("pay with the success number: %v", v)
+	}
+	w := post(t, e, "/v1/invoices", obj{"customer": cus, "currency": "DJF", "lines": []obj{{"description": "Extra", "amount_minor": 100}},
+		"collection_method": "send_invoice", "days_until_due": 3}, 201)
+	post(t, e, "/v1/invoices/"+w["id"].(string)+"/finalize", nil, 200)
+	post(t, e, "/v1/invoices/"+w["id"].(string)+"/mark_uncollectible", nil, 200)
+	if w = post(t, e, "/v1/invoices/"+w["id"].(string)+"/void", nil, 200); w["status"] != "void" {
+		t.Errorf("void: %v", w)
+	}
+	if n := len(get(t, e, "/v1/invoices?customer="+cus+"&status=void")["data"].([]any)); n != 1 {
+		t.Errorf("%d void invoices listed", n)
+	}
+}
+
+func testDeleteCustomer(t *testing.T, e *apptest.Env) {
+	cus := customer(t, e, obj{"email": "leaving@example.com"})
+	sub := subscribe(t, e, cus)
+	if l := get(t, e, "/v1/customers?email=leaving@example.com")["data"].([]any); len(l) != 1 {
+		t.Fatalf("list by email: %d", len(l))
+	}
+	up := post(t, e, "/v1/customers/"+cus, obj{"name": "Hodan A."}, 200)
+	if up["name"] != "Hodan A." {
+		t.Errorf("update: %v", up)
+	}
+	r := e.Do(apptest.Request{Method: "DELETE", Path: "/v1/customers/" + cus, Key: e.SK})
+	if r.Status != 200 || r.Map(t)["deleted"] != true {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if s := get(t, e, "/v1/subscriptions/"+sub["id"].(string)); s["status"] != "canceled" {
+		t.Errorf("subscription of a deleted customer: %v", s["status"])
+	}
+	if r := e.Get("/v1/customers/" + cus); r.Status != 404 {
+		t.Errorf("deleted customer: %d", r.Status)
+	}
+}

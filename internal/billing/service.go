@@ -1,0 +1,95 @@
+package billing
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store"
+)
+
+// Config is what the billing service needs.
+type Config struct {
+	DB *store.DB
+	// Payments creates the payment intent of each attempt; billing
+	// registers its status hook on it (see Register).
+	Payments *payments.Service
+	// PublicURL returns the base of hosted_invoice_url (it changes once the
+	// server listens on port 0).
+	PublicURL func() string
+	// RetrySchedule lists the waits after each failed automatic attempt
+	// before the next (PAYD_BILLING_RETRY_SCHEDULE); after the last retry
+	// fails the subscription is unpaid.
+	RetrySchedule []time.Duration
+	Logger        *slog.Logger
+	// WakeJobs wakes the job runner after an advance is queued (optional).
+	WakeJobs func()
+}
+
+// Service runs billing.
+type Service struct {
+	db       *store.DB
+	pay      *payments.Service
+	url      func() string
+	schedule []time.Duration
+	log      *slog.Logger
+	wake     func()
+
+	// Workers bounds how many payment attempts one billing run makes at
+	// once (each is a payment intent created in its own transaction).
+	Workers int
+	// ChunkSize bounds how many subscriptions or invoices one transaction
+	// of a billing run moves.
+	ChunkSize int
+	// failAfter, when set by a test, makes a billing run stop with an error
+	// after that many steps (a crash in the middle of an advance).
+	failAfter func() bool
+}
+
+// NewService makes the service and registers its hook on payments, so an
+// invoice's payment outcome is written in the payment's transaction.
+func NewService(cfg Config) *Service {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.WakeJobs == nil {
+		cfg.WakeJobs = func() {}
+	}
+	if cfg.PublicURL == nil {
+		cfg.PublicURL = func() string { return "" }
+	}
+	s := &Service{db: cfg.DB, pay: cfg.Payments, url: cfg.PublicURL, schedule: cfg.RetrySchedule, log: cfg.Logger, wake: cfg.WakeJobs,
+		Workers: 4, ChunkSize: 250}
+	if cfg.DB != nil && cfg.DB.Dialect() == store.SQLite {
+		s.Workers = 1 // one writer: parallel attempts only queue
+	}
+	cfg.Payments.OnStatus(s.onIntentStatus)
+	return s
+}
+
+// emit records one billing event in tx.
+func emit(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, typ, objectType, id string, obj any) error {
+	_, err := events.Emit(ctx, tx, merchantID, livemode, typ, objectType, id, obj)
+	return err
+}
+
+// principal is the merchant and mode a background step acts for.
+func principal(merchantID string, livemode bool) auth.Principal {
+	return auth.Principal{ID: "billing", MerchantID: merchantID, Livemode: livemode, Kind: "secret"}
+}
+
+// nowFor returns the time a customer's billing lives on: its test clock's
+// frozen time, or the real time.
+func nowFor(ctx context.Context, q store.Querier, merchantID string, livemode bool, clockID *string, real time.Time) (time.Time, error) {
+	if clockID == nil {
+		return real, nil
+	}
+	c, err := loadClock(ctx, q, merchantID, livemode, *clockID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return c.clockTime(), nil
+}
