@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
 
@@ -11,7 +10,12 @@ import (
 )
 
 func init() {
-	register(command{"ledger", "ledger verify: prove the book balances (exit 1 when it does not)", runLedger})
+	register(command{name: "ledger", summary: "prove the book balances (exit 1 when it does not)", run: runLedger, subs: []string{"verify"}})
+	describe("ledger verify", usage{
+		synopsis: "[--database-url URL]",
+		about:    "Runs every ledger invariant over one consistent snapshot of the database (safe while payd runs); prints \"ledger balances\" and exits 0, or names the first broken invariant and exits 1.",
+		vars:     databaseVars,
+	})
 }
 
 // runLedger runs `payd ledger verify [--database-url URL]`: ledger.Verify over
@@ -19,17 +23,13 @@ func init() {
 // "ledger balances" and exits 0, or names the first broken invariant and
 // exits 1.
 func runLedger(ctx context.Context, e *env, args []string) error {
-	const usageLine = "usage: payd ledger verify [--database-url URL]"
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(e.stderr, usageLine)
-		return errUsage
-	}
-	fs := flag.NewFlagSet("ledger verify", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags("ledger verify")
 	dbURL := fs.String("database-url", "", "database URL (PAYD_DATABASE_URL)")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(e.stderr, usageLine)
-		return errUsage
+	if err := parseFlags(e, fs, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return badUsage(e, fs, "unexpected arguments")
 	}
 	m, err := open(ctx, e, *dbURL)
 	if err != nil {

@@ -342,8 +342,3 @@ func ChooseFlow(provider string, metadata map[string]string) (providers.Flow, er
 	err := n.chooseFlow()
 	return n.flow, err
 }
-
-// ValidateMetadata checks a metadata map against the limits of payment
-// intents (50 keys, keys up to 40 and values up to 500 characters), which
-// the other objects share.
-func ValidateMetadata(md map[string]string) error { return validateMetadata(md) }
