@@ -86,6 +86,21 @@ func (s *Service) effects(ctx context.Context, tx *store.Tx, r *Refund, created 
 	return post(ctx, tx, r, created, outcome)
 }
 
+// sendLocal asks an in-process adapter (the sandbox) for its answer before
+// anything is written, so the refund's change and its outcome commit in one
+// transaction; a remote adapter is not called here (nil, nil): it is called
+// by sendRemote after the refund is recorded.
+func sendLocal(ctx context.Context, a providers.RefundAdapter, r *Refund, t payments.RefundTarget) (*providers.RefundResult, error) {
+	if a.Remote() {
+		return nil, nil
+	}
+	res, err := a.SendRefund(ctx, request(r, t))
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 // sendRemote sends a pending refund to a provider outside any transaction
 // and records the answer. No answer (an error or a timeout) leaves it
 // pending for reconciliation; the refund is returned as it then stands.

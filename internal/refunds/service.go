@@ -117,15 +117,11 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	if threshold != nil && amount > *threshold {
 		r.Status = RequiresApproval
 	}
-	// An in-process provider (the sandbox) answers before anything is
-	// written, so the refund and its outcome commit together.
 	var res *providers.RefundResult
-	if r.Status == Pending && !adapter.Remote() {
-		answer, err := adapter.SendRefund(ctx, request(r, target))
-		if err != nil {
+	if r.Status == Pending {
+		if res, err = sendLocal(ctx, adapter, r, target); err != nil {
 			return nil, err
 		}
-		res = &answer
 	}
 	// From here the refund is about to exist: finish even if the client goes away.
 	ctx = context.WithoutCancel(ctx)
@@ -180,13 +176,9 @@ func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*R
 	if err != nil {
 		return nil, err
 	}
-	var res *providers.RefundResult
-	if !adapter.Remote() {
-		answer, err := adapter.SendRefund(ctx, request(r, target))
-		if err != nil {
-			return nil, err
-		}
-		res = &answer
+	res, err := sendLocal(ctx, adapter, r, target)
+	if err != nil {
+		return nil, err
 	}
 	ctx = context.WithoutCancel(ctx)
 	var out Refund

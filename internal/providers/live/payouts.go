@@ -74,23 +74,29 @@ func (a *payoutAdapter) result(resp response, err error) (providers.PayoutResult
 		return providers.PayoutResult{}, err
 	}
 	if resp.status >= 400 {
-		e := resp.errorBody()
 		if resp.status == http.StatusConflict {
 			return providers.PayoutResult{Outcome: providers.PayoutUnknown}, nil
 		}
-		if e.Code == "" {
-			e.Code = "provider_declined"
-		}
-		if e.Message == "" {
-			e.Message = "The provider refused the payout."
-		}
-		return providers.PayoutResult{Outcome: providers.PayoutFailed, Failure: &providers.Failure{Code: clip(e.Code), Message: clip(e.Message)}}, nil
+		return providers.PayoutResult{Outcome: providers.PayoutFailed, Failure: refusal(resp, "payout")}, nil
 	}
 	var po protocol.Payout
 	if err := resp.decode(&po); err != nil {
 		return providers.PayoutResult{}, providerError(a.provider, "the provider's answer could not be read", nil)
 	}
 	return PayoutResult(po), nil
+}
+
+// refusal is the failure a 4xx answer reports about a payout or a refund
+// (what), with a generic code and message where the provider gave none.
+func refusal(resp response, what string) *providers.Failure {
+	e := resp.errorBody()
+	if e.Code == "" {
+		e.Code = "provider_declined"
+	}
+	if e.Message == "" {
+		e.Message = "The provider refused the " + what + "."
+	}
+	return &providers.Failure{Code: clip(e.Code), Message: clip(e.Message)}
 }
 
 // PayoutResult maps a payout as the provider reports it (in an answer or a

@@ -78,14 +78,7 @@ func (a *refundAdapter) result(resp response, err error) (providers.RefundResult
 		if resp.status == http.StatusConflict {
 			return providers.RefundResult{Outcome: providers.RefundPending}, nil
 		}
-		e := resp.errorBody()
-		if e.Code == "" {
-			e.Code = "provider_declined"
-		}
-		if e.Message == "" {
-			e.Message = "The provider refused the refund."
-		}
-		return providers.RefundResult{Outcome: providers.RefundFailed, Failure: &providers.Failure{Code: clip(e.Code), Message: clip(e.Message)}}, nil
+		return providers.RefundResult{Outcome: providers.RefundFailed, Failure: refusal(resp, "refund")}, nil
 	}
 	var rf protocol.Refund
 	if err := resp.decode(&rf); err != nil {
