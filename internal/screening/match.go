@@ -163,8 +163,8 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			}
 		}
 	}
-	if len(word) < 3 {
-		return // too short for a fuzzy comparison to mean anything
+	if len(word) < 3 || form.exactOnly {
+		return // too short for a fuzzy comparison to mean anything, or joined words
 	}
 	s.beginWord()
 	s.qgrams = wordBigrams(s.qgrams[:0], form.folded)

@@ -74,7 +74,9 @@ func newQuery(name string, joinHyphens bool) query {
 			u.weight += q.weights[k]
 		}
 		u.key = canonicalWord(b.String())
-		u.forms = []wordForm{newWordForm(u.key, 1)}
+		f := newWordForm(u.key, 1)
+		f.exactOnly = true
+		u.forms = []wordForm{f}
 		u.runes = len(u.forms[0].word)
 		q.units = append(q.units, u)
 	}
@@ -96,6 +98,10 @@ type wordForm struct {
 	word, folded []rune
 	factor       float32
 	skeleton     bool // the word has no vowels (read from Arabic or Hebrew script): also compared by consonants
+	// exactOnly limits the comparison to equal words and skeletons: joined
+	// words pair only when nearly equal anyway, and a fuzzy search of every
+	// run of neighbouring words would triple the cost of screening.
+	exactOnly bool
 }
 
 func newWordForm(w string, factor float32) wordForm {
