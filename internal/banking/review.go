@@ -2,6 +2,7 @@ package banking
 
 import (
 	"context"
+	"github.com/payd/payd/internal/merchants"
 	"unicode/utf8"
 
 	"github.com/payd/payd/internal/auth"
@@ -69,8 +70,12 @@ func (s *Service) Review(ctx context.Context, p auth.Principal, uetr string, rp 
 		if t.CreditorMerchantID != p.MerchantID {
 			return errs.Permission("permission_denied", "only the creditor agent reviews a held transfer")
 		}
-		if t.CreatedBy == p.ID {
-			return errs.Permission("self_approval_not_allowed", "the principal that sent the transfer cannot review it")
+		same, err := merchants.SamePerson(ctx, tx, t.CreatedBy, p.ID)
+		if err != nil {
+			return err
+		}
+		if same {
+			return errs.Permission("self_approval_not_allowed", "the person who sent the transfer cannot review it")
 		}
 		if t.Status != StatusACWP {
 			return errs.InvalidState("transfer %s is %s, not held for review (ACWP)", t.UETR, t.Status)

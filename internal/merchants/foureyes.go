@@ -3,6 +3,7 @@ package merchants
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"github.com/payd/payd/internal/store"
 )
@@ -26,7 +27,53 @@ func ApprovalThreshold(ctx context.Context, q store.Querier, merchantID string, 
 
 // SamePerson reports whether two principals (key_... or usr_... ids) count as
 // the same person for four-eyes: the approver of a money movement must not be
-// its creator. Every capability that applies four-eyes asks here.
+// its creator. A portal user and every key that user created (or rolled) are
+// one person; a rolled key is the key it replaced (they share an identity).
+// Keys made without a portal user (at merchant creation, by the CLI) are each
+// a person of their own. Every capability that applies four-eyes asks here.
 func SamePerson(ctx context.Context, q store.Querier, creator, approver string) (bool, error) {
-	return creator == approver, nil
+	if creator == approver {
+		return true, nil
+	}
+	a, err := persons(ctx, q, creator)
+	if err != nil {
+		return false, err
+	}
+	b, err := persons(ctx, q, approver)
+	if err != nil {
+		return false, err
+	}
+	for p := range a {
+		if b[p] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// persons is the set of people a principal stands for: a user itself; a
+// key's identity and every user who created a key of that identity.
+func persons(ctx context.Context, q store.Querier, principal string) (map[string]bool, error) {
+	out := map[string]bool{principal: true}
+	if !strings.HasPrefix(principal, "key_") {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT k.identity, k.created_by FROM api_keys k
+		WHERE k.identity = (SELECT identity FROM api_keys WHERE id = ?)`, principal)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var identity string
+		var by sql.NullString
+		if err := rows.Scan(&identity, &by); err != nil {
+			return nil, err
+		}
+		out[identity] = true
+		if by.Valid {
+			out[by.String] = true
+		}
+	}
+	return out, rows.Err()
 }

@@ -30,17 +30,38 @@ type NewKey struct {
 }
 
 func insertKey(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, kind string) (string, string, error) {
+	return insertKeyBy(ctx, tx, merchantID, livemode, kind, "", "")
+}
+
+// insertKeyBy makes a key created by a portal user (createdBy, "" for none)
+// with an identity: its own id, or the identity of the key it rolls.
+func insertKeyBy(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, kind, createdBy, identity string) (string, string, error) {
 	secret := ids.Secret(auth.KeyPrefix(kind, livemode), 32)
 	id := ids.New("key_")
+	if identity == "" {
+		identity = id
+	}
+	var by any
+	if createdBy != "" {
+		by = createdBy
+	}
 	display := secret[:len(auth.KeyPrefix(kind, livemode))] + "…" + secret[len(secret)-4:]
-	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, merchant_id, livemode, kind, secret_hash, display, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		id, merchantID, livemode, kind, auth.HashKey(secret), display, store.Micros(tx.Now()))
+	_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, merchant_id, livemode, kind, secret_hash, display, created_at, created_by, identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, merchantID, livemode, kind, auth.HashKey(secret), display, store.Micros(tx.Now()), by, identity)
 	return secret, id, err
 }
 
 // CreateKey makes one more key. Live keys need approved KYC and at least one
 // connected live provider (SPEC Authentication 7).
 func (s *Service) CreateKey(ctx context.Context, merchantID string, livemode bool, kind string) (NewKey, error) {
+	return s.CreateKeyBy(ctx, merchantID, livemode, kind, "", "")
+}
+
+// CreateKeyBy makes a key as a portal user (userID, recorded as the key's
+// creator so four-eyes treats the user and the key as one person). With
+// rolls set (a key of the merchant in the same mode) the new key continues
+// that key's identity and the old one is revoked in the same transaction.
+func (s *Service) CreateKeyBy(ctx context.Context, merchantID string, livemode bool, kind, userID, rolls string) (NewKey, error) {
 	if kind != auth.KindSecret && kind != auth.KindPublishable {
 		return NewKey{}, errs.Invalid("kind", "parameter_invalid", "kind must be secret or publishable")
 	}
@@ -62,7 +83,22 @@ func (s *Service) CreateKey(ctx context.Context, merchantID string, livemode boo
 	}
 	var out NewKey
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		secret, id, err := insertKey(ctx, tx, merchantID, livemode, kind)
+		identity := ""
+		if rolls != "" {
+			err := tx.QueryRow(ctx, "SELECT identity FROM api_keys WHERE id = ? AND merchant_id = ? AND livemode = ? AND kind = ? AND revoked_at IS NULL",
+				rolls, merchantID, livemode, kind).Scan(&identity)
+			if store.IsNotFound(err) {
+				return errs.NotFound("api_key", rolls)
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ?", store.Micros(tx.Now()), rolls); err != nil {
+				return err
+			}
+			tx.AfterCommit(func() { s.cache.purgeKeyID(rolls) })
+		}
+		secret, id, err := insertKeyBy(ctx, tx, merchantID, livemode, kind, userID, identity)
 		if err != nil {
 			return err
 		}

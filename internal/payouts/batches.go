@@ -63,9 +63,21 @@ func (s *Service) createItemsBatch(ctx context.Context, pr auth.Principal, req *
 		Status: BatchProcessing, Description: strPtr(req.Description), RowCount: len(req.inputs), Pending: len(req.inputs),
 		CreatedBy: pr.ID}
 	ps := make([]*Payout, len(req.inputs))
+	// Four-eyes is merchant policy on the money the batch moves, not on the
+	// request's shape: when a currency's items together exceed the
+	// threshold, every item in that currency needs approval, however small.
+	totals := map[string]int64{}
+	for _, in := range req.inputs {
+		totals[in.Currency] += in.Amount // overflow-checked per currency by the parser
+	}
 	for i, in := range req.inputs {
-		b.TotalAmountMinor += in.Amount // overflow-checked per currency by the parser
-		ps[i] = s.newPayout(pr, in, scr[i], threshold, b)
+		b.TotalAmountMinor += in.Amount
+		itemThreshold := threshold
+		if threshold != nil && totals[in.Currency] > *threshold {
+			all := int64(-1)
+			itemThreshold = &all
+		}
+		ps[i] = s.newPayout(pr, in, scr[i], itemThreshold, b)
 		if ps[i].Reference == "" {
 			ps[i].Reference = ps[i].ID
 		}
@@ -267,7 +279,7 @@ func (s *Service) ApproveBatch(ctx context.Context, pr auth.Principal, id string
 	if err != nil {
 		return nil, err
 	}
-	if err := checkApprovable(b, pr); err != nil {
+	if err := checkApprovable(ctx, s.db, b, pr); err != nil {
 		return nil, err
 	}
 	if err := s.screeningAvailable(pr.Livemode); err != nil {
@@ -286,7 +298,7 @@ func (s *Service) ApproveBatch(ctx context.Context, pr auth.Principal, id string
 		if b, err = getBatch(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
 			return err
 		}
-		if err := checkApprovable(b, pr); err != nil {
+		if err := checkApprovable(ctx, tx, b, pr); err != nil {
 			return err
 		}
 		now := tx.Now()
@@ -326,14 +338,11 @@ func (s *Service) ApproveBatch(ctx context.Context, pr auth.Principal, id string
 	return b, nil
 }
 
-func checkApprovable(b *Batch, pr auth.Principal) error {
+func checkApprovable(ctx context.Context, q store.Querier, b *Batch, pr auth.Principal) error {
 	if b.Status != BatchPendingApproval {
 		return errs.InvalidState("batch %s is %s; only a batch pending_approval can be approved", b.ID, b.Status)
 	}
-	if b.CreatedBy == pr.ID {
-		return selfApproval("batch")
-	}
-	return nil
+	return notSamePerson(ctx, q, b.CreatedBy, pr.ID, "batch")
 }
 
 // CancelBatch cancels a batch before any of its rows has been sent: a

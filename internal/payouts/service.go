@@ -350,8 +350,8 @@ func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*P
 		if p.Status != RequiresApproval {
 			return errs.InvalidState("payout %s is %s; only a payout in requires_approval can be approved", p.ID, p.Status)
 		}
-		if p.CreatedBy == pr.ID {
-			return selfApproval("payout")
+		if err := notSamePerson(ctx, tx, p.CreatedBy, pr.ID, "payout"); err != nil {
+			return err
 		}
 		claimID, err = s.clear(ctx, tx, p, RequiresApproval, pr.ID, "")
 		return err
@@ -397,8 +397,8 @@ func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, n
 		if p.Status != Held {
 			return errs.InvalidState("payout %s is %s; only a held payout can be reviewed", p.ID, p.Status)
 		}
-		if p.CreatedBy == pr.ID {
-			return selfApproval("payout")
+		if err := notSamePerson(ctx, tx, p.CreatedBy, pr.ID, "payout"); err != nil {
+			return err
 		}
 		if decision == "reject" {
 			claimID = ""
@@ -545,7 +545,20 @@ func (s *Service) Retry(ctx context.Context, pr auth.Principal, id, scenario str
 	return p, nil
 }
 
-// selfApproval is the four-eyes refusal (SPEC: Authentication 4).
+// notSamePerson is four-eyes: the approver must be another person than the
+// creator (merchants.SamePerson), else 403 self_approval_not_allowed.
+func notSamePerson(ctx context.Context, q store.Querier, creator, approver, what string) error {
+	same, err := merchants.SamePerson(ctx, q, creator, approver)
+	if err != nil {
+		return err
+	}
+	if same {
+		return selfApproval(what)
+	}
+	return nil
+}
+
+// selfApproval is the four-eyes refusal.
 func selfApproval(what string) error {
 	return errs.Permission("self_approval_not_allowed", "the principal that created this %s cannot approve it; another key or portal user must", what)
 }

@@ -55,7 +55,7 @@ func (p *Portal) createKey(w http.ResponseWriter, r *http.Request, c *reqCtx) er
 		return p.renderKeys(w, r, c, http.StatusBadRequest, &view{Error: msg, ErrorCode: "parameter_invalid",
 			FieldErrors: map[string]string{"kind": msg}}, nil, "")
 	}
-	nk, err := p.cfg.Merchants.CreateKey(r.Context(), c.sess.MerchantID, c.live, kind)
+	nk, err := p.cfg.Merchants.CreateKeyBy(r.Context(), c.sess.MerchantID, c.live, kind, c.sess.UserID, "")
 	p.audit(r.Context(), c, "api_key.create", nk.ID, err, kind)
 	if err != nil {
 		return p.keyError(w, r, c, err)
@@ -63,8 +63,8 @@ func (p *Portal) createKey(w http.ResponseWriter, r *http.Request, c *reqCtx) er
 	return p.renderKeys(w, r, c, http.StatusCreated, &view{}, &nk, "")
 }
 
-// rollKey replaces a key: a new key of the same kind is made first, then the
-// old one revoked, so a failure never leaves the merchant without a key.
+// rollKey replaces a key: the new key is made and the old one revoked in one
+// transaction, so a failure never leaves the merchant without a key.
 func (p *Portal) rollKey(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	old, err := p.modeKey(r, c, r.PathValue("id"))
 	if err != nil {
@@ -73,16 +73,14 @@ func (p *Portal) rollKey(w http.ResponseWriter, r *http.Request, c *reqCtx) erro
 	if old.RevokedAt != nil {
 		return errs.InvalidState("key %s is already revoked", old.ID)
 	}
-	nk, err := p.cfg.Merchants.CreateKey(r.Context(), c.sess.MerchantID, c.live, old.Kind)
+	// The new key continues the old one's identity (four-eyes sees one
+	// person) and the old one is revoked in the same transaction.
+	nk, err := p.cfg.Merchants.CreateKeyBy(r.Context(), c.sess.MerchantID, c.live, old.Kind, c.sess.UserID, old.ID)
 	if err != nil {
 		p.audit(r.Context(), c, "api_key.roll", old.ID, err, "")
 		return p.keyError(w, r, c, err)
 	}
-	err = p.cfg.Merchants.RevokeKey(r.Context(), c.sess.MerchantID, old.ID)
-	p.audit(r.Context(), c, "api_key.roll", old.ID, err, "replaced by "+nk.ID)
-	if err != nil {
-		return err
-	}
+	p.audit(r.Context(), c, "api_key.roll", old.ID, nil, "replaced by "+nk.ID)
 	return p.renderKeys(w, r, c, http.StatusCreated, &view{}, &nk, old.ID)
 }
 
