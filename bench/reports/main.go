@@ -144,7 +144,7 @@ type seeder struct {
 	mids     [2]string
 	start    time.Time // row 0's time
 	rows     int       // rows seeded (both merchants)
-	measured int // of them, the measured merchant's
+	measured int       // of them, the measured merchant's
 }
 
 const step = 30 * time.Second

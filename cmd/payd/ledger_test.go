@@ -22,14 +22,19 @@ func TestLedgerVerify(t *testing.T) {
 			}
 			verify := func(args ...string) (int, string, string) {
 				var out, errOut bytes.Buffer
-				code := run(context.Background(), &env{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }},
+				code := run(context.Background(), &env{stdout: &out, stderr: &errOut, getenv: func(k string) string {
+					if k == "PAYD_SECRETS_KEY" {
+						return e.Main.Config.SecretsKey // the key the running payd sealed its database with
+					}
+					return ""
+				}},
 					append([]string{"ledger"}, args...))
 				return code, out.String(), errOut.String()
 			}
 			if code, out, errOut := verify("verify", "--database-url", e.Main.Config.DatabaseURL); code != 0 || !strings.Contains(out, "ledger balances") {
 				t.Fatalf("balanced book: exit %d\n%s%s", code, out, errOut)
 			}
-			if _, err := e.Main.DB.Exec(context.Background(), "UPDATE ledger_accounts SET balance = balance + 1 WHERE kind = 'available'"); err != nil {
+			if _, err := e.Main.DB.Exec(context.Background(), "UPDATE ledger_balances SET balance = balance + 1 WHERE account_id IN (SELECT id FROM ledger_accounts WHERE kind = 'available')"); err != nil {
 				t.Fatal(err)
 			}
 			code, out, errOut := verify("verify", "--database-url", e.Main.Config.DatabaseURL)

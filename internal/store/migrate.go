@@ -108,6 +108,19 @@ func (db *DB) Migrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// Look again inside the migration's own transaction: on SQLite the
+		// in-process write lock does not exclude another process (or another
+		// handle) on the same file, but BEGIN IMMEDIATE does, so a version
+		// another migrator applied since the read above is seen here.
+		var done int
+		if err := tx.QueryRowContext(ctx, db.dialect.Rebind("SELECT COUNT(*) FROM schema_migrations WHERE version = ?"), m.Version).Scan(&done); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if done > 0 {
+			tx.Rollback()
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %s: %w", m.Name, err)
