@@ -36,5 +36,5 @@ func TestLive(t *testing.T) {
 		if err := ledger.Verify(t.Context(), e.Main.DB); err != nil {
 			t.Fatal(err)
 		}
-	}, liveConfig)
+	}, liveConfig(t))
 }

@@ -15,13 +15,19 @@ import (
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/testutil"
 )
 
-// liveConfig: reconciliation every 100 ms, breakers open for 400 ms.
-func liveConfig(c *app.Config) {
-	c.ReconcileInterval = 100 * time.Millisecond
-	c.BreakerOpen = 400 * time.Millisecond
-	c.SandboxTimeoutDelay = 100 * time.Millisecond
+// liveConfig: reconciliation every 100 ms, breakers open for 400 ms, and the
+// small sanctions fixture list, since live payouts are refused unscreened.
+func liveConfig(t testing.TB) apptest.Option {
+	list := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
+	return func(c *app.Config) {
+		c.ReconcileInterval = 100 * time.Millisecond
+		c.BreakerOpen = 400 * time.Millisecond
+		c.SandboxTimeoutDelay = 100 * time.Millisecond
+		c.SanctionsList = list
+	}
 }
 
 // merchant is a merchant gone live against a simulator.
