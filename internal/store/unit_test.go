@@ -12,8 +12,13 @@ import (
 
 func countMerchants(t *testing.T, db *store.DB, prefix string) int {
 	t.Helper()
+	// Through InTx, which retries a pooled connection the server closed: the
+	// tests below terminate backends, and the pool may still hold some.
 	var n int
-	if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE id LIKE ?", prefix+"%").Scan(&n); err != nil {
+	err := db.InTx(context.Background(), func(tx *store.Tx) error {
+		return tx.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE id LIKE ?", prefix+"%").Scan(&n)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return n
