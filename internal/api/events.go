@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/pagination"
@@ -125,7 +126,8 @@ func (h webhookHandlers) streamEvents(w http.ResponseWriter, r *http.Request) er
 		last = q.Get("last_event_id")
 	}
 	sink := &sseSink{w: w, rc: http.NewResponseController(w)}
-	err := h.svc.Stream(r.Context(), owner(r), webhooks.StreamParams{Types: types, LastEventID: last}, sink)
+	err := h.svc.Stream(r.Context(), owner(r), webhooks.StreamParams{Types: types, LastEventID: last,
+		Principal: auth.Must(r.Context()).ID}, sink)
 	if !sink.started {
 		return err
 	}

@@ -2,7 +2,6 @@ package merchants
 
 import (
 	"context"
-	"strings"
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
@@ -33,7 +32,10 @@ func (s *Service) List(ctx context.Context) ([]Merchant, error) {
 // returns it (shown once: only its hash is stored). The user's open portal
 // sessions end, so whoever knew the old password is signed out.
 func (s *Service) ResetPassword(ctx context.Context, email string) (string, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return "", err
+	}
 	if email == "" {
 		return "", errs.Missing("email")
 	}

@@ -21,7 +21,10 @@ type User struct {
 
 // CreateUser adds a portal user with a role (admin, approver, viewer).
 func (s *Service) CreateUser(ctx context.Context, merchantID, email, password, role string) (User, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return User{}, err
+	}
 	if !strings.Contains(email, "@") {
 		return User{}, errs.Invalid("email", "parameter_invalid", "email is not an address")
 	}
@@ -48,10 +51,14 @@ func (s *Service) CreateUser(ctx context.Context, merchantID, email, password, r
 // password give the same error; the hash runs either way so timing tells
 // nothing.
 func (s *Service) Login(ctx context.Context, email, password string) (User, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return User{}, err
+	}
 	var u User
 	var hash string
-	err := s.db.QueryRow(ctx, `SELECT id, merchant_id, email, role, password_hash FROM users WHERE email = ? AND disabled_at IS NULL`,
-		strings.ToLower(strings.TrimSpace(email))).Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &hash)
+	err = s.db.QueryRow(ctx, `SELECT id, merchant_id, email, role, password_hash FROM users WHERE email = ? AND disabled_at IS NULL`,
+		email).Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &hash)
 	bad := &errs.Error{Kind: errs.KindUnauthenticated, Code: "invalid_login", Message: "wrong email or password"}
 	if store.IsNotFound(err) {
 		auth.VerifyPassword(dummyHash(), password)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 )
 
@@ -63,8 +64,12 @@ func loginBuckets(email, ip string) []throttleBucket {
 }
 
 // emailHash is what the throttle stores instead of the email typed (people
-// type passwords into the email field).
+// type passwords into the email field). It hashes the normalised email, so
+// a full-width or differently cased form of an address shares its counters.
 func emailHash(email string) string {
+	if n, err := merchants.NormalizeEmail(email); err == nil {
+		email = n
+	}
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
 	return hex.EncodeToString(sum[:])
 }

@@ -24,6 +24,22 @@ import (
 // ErrAddressRefused is returned when a delivery target is not allowed.
 var ErrAddressRefused = errors.New("webhook target address refused")
 
+// IPv6 forms that carry an IPv4 address (RFC 4291, RFC 6052, RFC 3056,
+// RFC 4380). A packet to one of them can end up at the embedded IPv4 address
+// (through a translator, a relay or an operating system that still honours
+// the deprecated forms), so each is checked as its embedded address first and
+// then refused as a range in both modes: a receiver has a real public IPv4 or
+// IPv6 address and never needs them. IPv4-mapped ::ffff:a.b.c.d is not here:
+// it is the IPv4 address itself and is unmapped before any check.
+var (
+	ipv4Compatible = netip.MustParsePrefix("::/96")           // ::a.b.c.d, deprecated (:: and ::1 excepted)
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96") // ::ffff:0:a.b.c.d (SIIT)
+	nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")    // NAT64, IPv4 in the last 32 bits
+	nat64LocalUse  = netip.MustParsePrefix("64:ff9b:1::/48")  // local-use NAT64, IPv4 position depends on the operator's prefix length
+	sixToFour      = netip.MustParsePrefix("2002::/16")       // 6to4, IPv4 in bits 16-47
+	teredo         = netip.MustParsePrefix("2001::/32")       // Teredo: server IPv4 in bits 32-63, client IPv4 obfuscated
+)
+
 // extra ranges that are not public unicast but that netip's predicates miss.
 var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
@@ -34,26 +50,50 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"), // documentation
 	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
-	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: checked through the embedded IPv4 below
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
-	netip.MustParsePrefix("100::/64"),        // discard-only
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("2002::/16"),       // 6to4 (can embed any IPv4)
-	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
+	ipv4Compatible,
+	ipv4Translated,
+	nat64WellKnown,
+	nat64LocalUse,
+	sixToFour,
+	teredo,
+	netip.MustParsePrefix("100::/64"),      // discard-only
+	netip.MustParsePrefix("2001:db8::/32"), // documentation
+	netip.MustParsePrefix("fec0::/10"),     // deprecated site-local
+}
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address carries, if it is
+// one of the embedding forms whose IPv4 sits at a fixed place. Teredo and
+// local-use NAT64 are refused as whole prefixes and need no extraction.
+func embeddedIPv4(ip netip.Addr) (netip.Addr, string, bool) {
+	if !ip.Is6() || ip.Is4In6() {
+		return netip.Addr{}, "", false
+	}
+	b := ip.As16()
+	switch {
+	case ipv4Compatible.Contains(ip) && !ip.IsLoopback() && !ip.IsUnspecified():
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), "IPv4-compatible", true
+	case ipv4Translated.Contains(ip):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), "IPv4-translated", true
+	case nat64WellKnown.Contains(ip):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), "NAT64", true
+	case sixToFour.Contains(ip):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), "6to4", true
+	}
+	return netip.Addr{}, "", false
 }
 
 // checkAddr says whether a delivery may connect to ip in the given mode.
 func checkAddr(ip netip.Addr, livemode bool) error {
-	ip = ip.Unmap()
+	// A zone (fe80::1%eth0) would make every Prefix.Contains below false.
+	ip = ip.Unmap().WithZone("")
 	if !ip.IsValid() {
 		return fmt.Errorf("%w: invalid address", ErrAddressRefused)
 	}
-	if ip.Is6() && netip.MustParsePrefix("64:ff9b::/96").Contains(ip) {
-		b := ip.As16()
-		if err := checkAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), livemode); err != nil {
-			return err
+	if v4, form, ok := embeddedIPv4(ip); ok {
+		if err := checkAddr(v4, livemode); err != nil {
+			return fmt.Errorf("%w: %s embeds, in %s form, a refused address: %s", ErrAddressRefused, ip, form, addrReason(err))
 		}
-		return fmt.Errorf("%w: %s is a NAT64 address", ErrAddressRefused, ip)
+		return fmt.Errorf("%w: %s embeds the IPv4 address %s in %s form (use the IPv4 address itself)", ErrAddressRefused, ip, v4, form)
 	}
 	switch {
 	case ip.IsLoopback():

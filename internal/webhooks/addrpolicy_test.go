@@ -36,6 +36,28 @@ func TestCheckAddr(t *testing.T) {
 		{"64:ff9b::5db8:d70e", false, false}, // NAT64 of a public address: still not dialled directly
 		{"::ffff:10.0.0.1", false, false},
 		{"198.18.0.1", false, false},
+		// IPv4-embedding IPv6 forms: refused whatever they embed.
+		{"::127.0.0.1", false, false},                          // IPv4-compatible loopback
+		{"::a9fe:a9fe", false, false},                          // IPv4-compatible metadata address
+		{"::10.0.0.1", false, false},                           // IPv4-compatible private
+		{"::93.184.215.14", false, false},                      // IPv4-compatible public: deprecated form, still refused
+		{"::ffff:0:7f00:1", false, false},                      // IPv4-translated loopback
+		{"::ffff:0:a9fe:a9fe", false, false},                   // IPv4-translated metadata address
+		{"::ffff:0:5db8:d70e", false, false},                   // IPv4-translated public
+		{"::ffff:a9fe:a9fe", false, false},                     // IPv4-mapped metadata address
+		{"::ffff:7f00:1", true, false},                         // IPv4-mapped loopback is 127.0.0.1 itself
+		{"64:ff9b::127.0.0.1", false, false},                   // NAT64 loopback
+		{"64:ff9b::10.1.2.3", false, false},                    // NAT64 private
+		{"64:ff9b:1::7f00:1", false, false},                    // local-use NAT64
+		{"64:ff9b:1:a9fe:a9fe::", false, false},                // local-use NAT64, /48 layout
+		{"2002:7f00:1::1", false, false},                       // 6to4 of 127.0.0.1
+		{"2002:a9fe:a9fe::", false, false},                     // 6to4 of 169.254.169.254
+		{"2002:5db8:d70e::1", false, false},                    // 6to4 of a public address
+		{"2001::1", false, false},                              // Teredo
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false, false}, // Teredo, obfuscated client
+		{"fe80::1%eth0", false, false},                         // a zone does not hide the range
+		{"::127.0.0.1%1", false, false},
+		{"2001:4860:4860::8888", true, true}, // public, just outside Teredo
 	}
 	for _, c := range cases {
 		ip := netip.MustParseAddr(c.ip)
@@ -46,6 +68,19 @@ func TestCheckAddr(t *testing.T) {
 			t.Errorf("live mode %s: err=%v, want allowed=%v", c.ip, err, c.live)
 		} else if err != nil && !errors.Is(err, ErrAddressRefused) {
 			t.Errorf("%s: error %v is not ErrAddressRefused", c.ip, err)
+		}
+	}
+}
+
+// TestValidateURLRefusesEmbeddedIPv4: registration refuses the IPv6 forms
+// of refused IPv4 addresses with a 400 naming url.
+func TestValidateURLRefusesEmbeddedIPv4(t *testing.T) {
+	s := &Service{resolve: func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("offline") }}
+	for _, h := range []string{"::127.0.0.1", "::ffff:0:7f00:1", "::a9fe:a9fe", "2001::1", "64:ff9b::a9fe:a9fe",
+		"64:ff9b:1::a9fe:a9fe", "2002:a9fe:a9fe::1", "::ffff:169.254.169.254", "::127.0.0.1%25lo"} {
+		err := s.ValidateURL(context.Background(), "https://["+h+"]/hooks", true)
+		if err == nil || !strings.Contains(err.Error(), "(url)") {
+			t.Errorf("live https://[%s]/hooks: %v, want a refusal naming url", h, err)
 		}
 	}
 }
@@ -62,11 +97,20 @@ func TestDialerChecksEveryConnection(t *testing.T) {
 		return nil, errors.New("no such host")
 	}
 	c := newDeliveryClient(true, resolve, 2*time.Second, nil)
-	for _, u := range []string{"https://internal.example/x", "https://127.0.0.1:1/x", "https://[::1]:1/x", "https://169.254.169.254/"} {
+	for _, u := range []string{"https://internal.example/x", "https://127.0.0.1:1/x", "https://[::1]:1/x", "https://169.254.169.254/",
+		"https://[::127.0.0.1]:1/x", "https://[::ffff:0:7f00:1]:1/x", "https://[::a9fe:a9fe]/", "https://[2001::1]/",
+		"https://[64:ff9b::7f00:1]:1/", "https://[2002:7f00:1::]:1/"} {
 		_, err := c.Post(u, "application/json", strings.NewReader("{}"))
 		if err == nil || !errors.Is(err, ErrAddressRefused) {
 			t.Errorf("live %s: %v, want refused", u, err)
 		}
+	}
+	// A name resolving to an embedding form is refused at dial time too.
+	rc := newDeliveryClient(true, func(context.Context, string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("::a9fe:a9fe"), netip.MustParseAddr("2001::1")}, nil
+	}, 2*time.Second, nil)
+	if _, err := rc.Post("https://rebind.example/", "application/json", strings.NewReader("{}")); !errors.Is(err, ErrAddressRefused) {
+		t.Errorf("live name resolving to embedded forms: %v, want refused", err)
 	}
 	tc := newDeliveryClient(false, resolve, 2*time.Second, nil)
 	if _, err := tc.Post("http://169.254.169.254/", "application/json", strings.NewReader("{}")); !errors.Is(err, ErrAddressRefused) {

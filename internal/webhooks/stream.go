@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +26,12 @@ const streamLateWindow = 10 * time.Second
 // streamPing is how often an idle stream sends a keep-alive.
 const streamPing = 15 * time.Second
 
+// MaxStreamsPerKey caps the event streams one API key (or portal user) holds
+// open at once: each is a connection, a goroutine and a poller, and a client
+// that reconnects without closing must not pile them up. One more answers 429
+// too_many_streams; a slot is free again as soon as a stream ends.
+const MaxStreamsPerKey = 5
+
 // ErrStreamClosed ends streams when the server shuts down.
 var ErrStreamClosed = errors.New("event stream closed: server shutting down")
 
@@ -40,17 +47,42 @@ type StreamParams struct {
 	// LastEventID resumes after that event (the SSE Last-Event-ID); empty
 	// starts with the events committed from now on.
 	LastEventID string
+	// Principal is the key (or user) opening the stream: at most
+	// MaxStreamsPerKey streams per principal are open at once.
+	Principal string
 }
 
 type streamHub struct {
 	mu     sync.Mutex
 	subs   map[chan struct{}]struct{}
+	open   map[string]int // open streams per principal
 	done   chan struct{}
 	closed bool
 }
 
 func newStreamHub() *streamHub {
-	return &streamHub{subs: map[chan struct{}]struct{}{}, done: make(chan struct{})}
+	return &streamHub{subs: map[chan struct{}]struct{}{}, open: map[string]int{}, done: make(chan struct{})}
+}
+
+// acquire takes one of principal's stream slots; the release it returns
+// gives the slot back (once, however often it is called).
+func (h *streamHub) acquire(principal string) (release func(), ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open[principal] >= MaxStreamsPerKey {
+		return nil, false
+	}
+	h.open[principal]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if h.open[principal]--; h.open[principal] <= 0 {
+				delete(h.open, principal)
+			}
+		})
+	}, true
 }
 
 func (h *streamHub) subscribe() (chan struct{}, func()) {
@@ -101,6 +133,14 @@ func ValidateStreamTypes(types []string) error {
 func (s *Service) Stream(ctx context.Context, o Owner, p StreamParams, sink StreamSink) error {
 	if err := ValidateStreamTypes(p.Types); err != nil {
 		return err
+	}
+	if p.Principal != "" {
+		release, ok := s.streams.acquire(p.Principal)
+		if !ok {
+			return &errs.Error{Kind: errs.KindRateLimited, Code: "too_many_streams",
+				Message: fmt.Sprintf("this key already has %d event streams open; close one first", MaxStreamsPerKey)}
+		}
+		defer release()
 	}
 	wake, unsubscribe := s.streams.subscribe()
 	defer unsubscribe()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/webhooks"
 )
 
 type sseMessage struct {
@@ -113,6 +114,57 @@ func TestEventStream(t *testing.T) {
 		}
 		if r := e.Do(apptest.Request{Method: "GET", Path: "/v1/events/stream"}); r.Status != 401 {
 			t.Fatalf("no key: %d", r.Status)
+		}
+	})
+}
+
+// TestEventStreamsCappedPerKey: a key holds at most MaxStreamsPerKey streams;
+// one more answers 429 too_many_streams, and closing a stream frees its slot.
+func TestEventStreamsCappedPerKey(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		var closers []func()
+		defer func() {
+			for _, c := range closers {
+				c()
+			}
+		}()
+		for i := 0; i < webhooks.MaxStreamsPerKey; i++ {
+			_, c := openStream(t, e, "", "")
+			closers = append(closers, c)
+		}
+		extra := func() (int, string) {
+			req, _ := http.NewRequest("GET", e.URL+"/v1/events/stream", nil)
+			req.Header.Set("Authorization", "Bearer "+e.SK)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != 200 {
+				var body struct {
+					Error struct{ Code string } `json:"error"`
+				}
+				json.NewDecoder(resp.Body).Decode(&body)
+				return resp.StatusCode, body.Error.Code
+			}
+			return resp.StatusCode, ""
+		}
+		if status, code := extra(); status != http.StatusTooManyRequests || code != "too_many_streams" {
+			t.Fatalf("stream beyond the cap: %d %q, want 429 too_many_streams", status, code)
+		}
+		// Closing one frees its slot (the server notices the closed
+		// connection on its next write or poll, so wait for it).
+		closers[0]()
+		closers = closers[1:]
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if status, _ := extra(); status == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("a closed stream's slot was never released")
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 }
