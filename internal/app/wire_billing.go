@@ -33,7 +33,8 @@ func wireBilling(ctx context.Context, m *Main) error {
 	w.publicURL.Store(m.Config.PublicURL)
 	m.OnListen(func(u string) { w.publicURL.Store(u) })
 	w.svc = billing.NewService(billing.Config{DB: m.DB, Payments: m.PaymentIntents(), RetrySchedule: m.Config.BillingRetrySchedule,
-		PublicURL: func() string { return w.publicURL.Load().(string) }, Logger: m.Logger, WakeJobs: m.Jobs.Notify})
+		PublicURL: func() string { return w.publicURL.Load().(string) }, Logger: m.Logger, WakeJobs: m.Jobs.Notify,
+		LinkKey: []byte(m.Config.SecretsKey)})
 	m.billingW = w
 	api.RegisterCustomers(m.API, w.svc)
 	api.RegisterSubscriptions(m.API, w.svc)

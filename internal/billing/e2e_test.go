@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -260,6 +261,15 @@ func testHostedPageOTP(t *testing.T, e *apptest.Env) {
 		t.Errorf("wrong token: %d", s)
 	}
 	u, _ := url.Parse(hosted)
+	// The link's token is derived, not stored: the database holds nothing
+	// that opens the page.
+	var stored string
+	if err := e.Main.DB.QueryRow(t.Context(), "SELECT hosted_token FROM invoices WHERE id = ?", path.Base(u.Path)).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != "" || strings.Contains(hosted, "t=&") {
+		t.Errorf("hosted token stored in the database: %q", stored)
+	}
 	token, base := u.Query().Get("t"), e.URL+u.Path
 	next := form(base+"/pay", url.Values{"t": {token}, "rail": {"bank_a"}, "phone": {"+25377000111"}})
 	status, body = page(next)

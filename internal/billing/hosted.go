@@ -2,7 +2,10 @@ package billing
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/payments"
@@ -10,10 +13,10 @@ import (
 	"github.com/payd/payd/internal/store"
 )
 
-// The hosted invoice page's link carries a random token (hosted_token): it
+// The hosted invoice page's link carries a token (see invoiceLinkToken): it
 // lets whoever holds the link see the invoice and pay it, nothing else, as
-// a payment link sent to a customer does. It is compared in constant time;
-// a wrong or missing token is 404.
+// a payment link sent to a customer does. It is derived, not stored, and
+// compared in constant time; a wrong or missing token is 404.
 
 // RailOption is one way to pay offered on the hosted invoice page.
 type RailOption struct {
@@ -52,7 +55,7 @@ func RailOptions(currency string) []RailOption {
 // is the link's.
 func (s *Service) HostedInvoice(ctx context.Context, id, token string) (Invoice, error) {
 	v, err := scanInvoice(s.db.QueryRow(ctx, "SELECT "+invColumns+" FROM invoices WHERE id = ?", id))
-	if store.IsNotFound(err) || err == nil && (v.Status == Draft || token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(v.hostedToken)) != 1) {
+	if store.IsNotFound(err) || err == nil && (v.Status == Draft || token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(s.invoiceLinkToken(v))) != 1) {
 		return Invoice{}, errs.NotFound("invoice", id)
 	}
 	if err != nil {
@@ -115,4 +118,18 @@ func (s *Service) Intent(ctx context.Context, v Invoice, intentID string) (payme
 		return payments.Intent{}, errs.NotFound("payment_intent", intentID)
 	}
 	return pi, nil
+}
+
+// invoiceLinkToken is the token of an invoice's hosted-page link: an HMAC of
+// the invoice id under the service's link key, so the database holds no
+// working link. Invoices made before links were derived keep the random
+// token stored with them.
+func (s *Service) invoiceLinkToken(v *Invoice) string {
+	if v.hostedToken != "" {
+		return v.hostedToken
+	}
+	mac := hmac.New(sha256.New, s.linkKey)
+	mac.Write([]byte("payd hosted invoice link\x00"))
+	mac.Write([]byte(v.ID))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:24])
 }

@@ -23,7 +23,7 @@ const HostedPath = "/billing/invoices/"
 func (s *Service) view(v *Invoice) Invoice {
 	out := *v
 	if out.Status != Draft {
-		u := s.url() + HostedPath + url.PathEscape(v.ID) + "?t=" + url.QueryEscape(v.hostedToken)
+		u := s.url() + HostedPath + url.PathEscape(v.ID) + "?t=" + url.QueryEscape(s.invoiceLinkToken(v))
 		out.HostedInvoiceURL = &u
 	}
 	if out.Lines == nil {
@@ -52,7 +52,7 @@ func (s *Service) nextPeriod(sub *Subscription, c *Customer, reason string) *Inv
 	inv := &Invoice{ID: ids.New("in_"), Object: "invoice", Customer: sub.Customer, Subscription: &subID, Currency: sub.Currency,
 		CollectionMethod: sub.CollectionMethod, BillingReason: reason, Lines: lines, PeriodStart: &start, PeriodEnd: &end,
 		TestClock: sub.TestClock, Livemode: sub.Livemode, MerchantID: sub.MerchantID, daysUntilDue: sub.DaysUntilDue,
-		hostedToken: ids.Secret("", 24), EffectiveAt: start}
+		EffectiveAt: start}
 	s.open(inv, c, start)
 	if sub.Status == Trialing {
 		sub.Status = Active
@@ -165,7 +165,7 @@ func (s *Service) CreateInvoice(ctx context.Context, p auth.Principal, in Invoic
 		}
 		inv := &Invoice{ID: ids.New("in_"), Object: "invoice", Customer: c.ID, Status: Draft, Currency: in.Currency, CollectionMethod: method,
 			BillingReason: ReasonManual, Lines: lines, AmountDue: total, TestClock: c.TestClock, Livemode: p.Livemode, MerchantID: p.MerchantID,
-			daysUntilDue: days, hostedToken: ids.Secret("", 24), EffectiveAt: now.Truncate(time.Second)}
+			daysUntilDue: days, EffectiveAt: now.Truncate(time.Second)}
 		if err := insertInvoices(ctx, tx, []*Invoice{inv}); err != nil {
 			return err
 		}

@@ -27,6 +27,10 @@ type Config struct {
 	Logger        *slog.Logger
 	// WakeJobs wakes the job runner after an advance is queued (optional).
 	WakeJobs func()
+	// LinkKey derives each invoice's hosted-page token (an HMAC of the
+	// invoice id), so no working payment link is stored in the database.
+	// payd passes its secrets key.
+	LinkKey []byte
 }
 
 // Service runs billing.
@@ -37,6 +41,7 @@ type Service struct {
 	schedule []time.Duration
 	log      *slog.Logger
 	wake     func()
+	linkKey  []byte
 
 	// Workers bounds how many payment attempts one billing run makes at
 	// once (each is a payment intent created in its own transaction).
@@ -61,7 +66,7 @@ func NewService(cfg Config) *Service {
 	if cfg.PublicURL == nil {
 		cfg.PublicURL = func() string { return "" }
 	}
-	s := &Service{db: cfg.DB, pay: cfg.Payments, url: cfg.PublicURL, schedule: cfg.RetrySchedule, log: cfg.Logger, wake: cfg.WakeJobs,
+	s := &Service{db: cfg.DB, pay: cfg.Payments, url: cfg.PublicURL, schedule: cfg.RetrySchedule, log: cfg.Logger, wake: cfg.WakeJobs, linkKey: cfg.LinkKey,
 		Workers: 4, ChunkSize: 250}
 	if cfg.DB != nil && cfg.DB.Dialect() == store.SQLite {
 		s.Workers = 1 // one writer: parallel attempts only queue
