@@ -379,19 +379,11 @@ type PaymentIntentCreate struct {
 	// wallet_d takes ETB; the others DJF and USD.
 	Currency string `json:"currency"`
 	// E.164; bank_a and bank_b also take the bare local number (bank_a gets +253 stripped).
-	CustomerMSISDN *string                      `json:"customer_msisdn,omitempty"`
-	Description    *string                      `json:"description,omitempty"`
-	Metadata       *PaymentIntentCreateMetadata `json:"metadata,omitempty"`
-	Provider       string                       `json:"provider"`
-	ReturnURL      *string                      `json:"return_url,omitempty"`
-}
-
-// PaymentIntentCreateMetadata is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
-type PaymentIntentCreateMetadata struct {
-	AuthMode             *string `json:"auth_mode,omitempty"`
-	WalletAMode          *string `json:"wallet_a_mode,omitempty"`
-	WalletDMode          *string `json:"wallet_d_mode,omitempty"`
-	WalletDPaymentMethod *string `json:"wallet_d_payment_method,omitempty"`
+	CustomerMSISDN *string           `json:"customer_msisdn,omitempty"`
+	Description    *string           `json:"description,omitempty"`
+	Metadata       map[string]string `json:"metadata,omitempty"`
+	Provider       string            `json:"provider"`
+	ReturnURL      *string           `json:"return_url,omitempty"`
 }
 
 // PaymentIntentLastError is an object of the API.

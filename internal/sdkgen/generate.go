@@ -15,6 +15,6 @@ func Generate(specPath string) (map[string][]byte, error) {
 	for name, data := range goFiles {
 		out["client/"+name] = data
 	}
-	// ts, err := m.TSFiles() (added below)
+	out["sdk/typescript/src/generated.ts"] = m.TSFile()
 	return out, nil
 }

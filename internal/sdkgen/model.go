@@ -74,17 +74,17 @@ type Op struct {
 	Query      []Param
 	Headers    []Param // header parameters other than Idempotency-Key
 	Body       *TypeRef
-	BodyAlt    []string // other request content types the operation accepts
-	Result     *TypeRef // nil: no body
+	BodyAlt    []string       // other request content types the operation accepts
+	Result     *TypeRef       // nil: no body
 	Results    []StatusResult // when 2xx statuses answer different schemas
-	Stream     bool     // text/event-stream
-	ListItem   *TypeRef // a list: the type of data's items
-	Cursor     string   // JSON name of the item's cursor field
-	Paginated  bool     // has starting_after
-	AltStatus  []int    // non-2xx statuses whose body is the result type
-	Public     bool     // security: [] (no key needed)
-	NeedsIdem  bool     // Idempotency-Key required
-	QueryName  string   // name of the query params type
+	Stream     bool           // text/event-stream
+	ListItem   *TypeRef       // a list: the type of data's items
+	Cursor     string         // JSON name of the item's cursor field
+	Paginated  bool           // has starting_after
+	AltStatus  []int          // non-2xx statuses whose body is the result type
+	Public     bool           // security: [] (no key needed)
+	NeedsIdem  bool           // Idempotency-Key required
+	QueryName  string         // name of the query params type
 	Deprecated bool
 }
 
@@ -545,12 +545,14 @@ func (b *builder) nonNull(s *openapi3.SchemaRef, hint string) (TypeRef, error) {
 		e, err := b.ref(v.Items, singular(hint))
 		return TypeRef{Kind: "array", Elem: &e}, err
 	case "object", "":
-		if len(v.Properties) > 0 {
-			return TypeRef{Kind: "named", Named: hint}, b.object(hint, s)
-		}
+		// An object that admits any key is a map, even when it documents a
+		// few keys (metadata with well-known entries).
 		if ap := v.AdditionalProperties.Schema; ap != nil {
 			e, err := b.ref(ap, singular(hint))
 			return TypeRef{Kind: "map", Elem: &e}, err
+		}
+		if len(v.Properties) > 0 {
+			return TypeRef{Kind: "named", Named: hint}, b.object(hint, s)
 		}
 		return TypeRef{Kind: "raw"}, nil
 	}
