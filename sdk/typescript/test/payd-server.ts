@@ -49,7 +49,7 @@ export async function startPayd(): Promise<RunningPayd> {
     PAYD_WEBHOOK_RETRY_SCHEDULE: "100ms,200ms,400ms",
   };
   execFileSync(bin, ["migrate"], { env, stdio: "ignore" });
-  const out = execFileSync(bin, ["merchant", "create", "--name", "TypeScript SDK test", "--json"], { env }).toString();
+  const out = execFileSync(bin, ["merchant", "create", "--name", "TypeScript SDK test", "--json"], { env, stdio: ["ignore", "pipe", "ignore"] }).toString();
   const created = JSON.parse(out) as { merchant_id: string; secret_keys: string[]; publishable_key: string };
   const proc: ChildProcess = spawn(bin, ["serve"], { env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
