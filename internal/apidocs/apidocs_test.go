@@ -94,7 +94,6 @@ func TestEveryOperationAppears(t *testing.T) {
 	}
 }
 
-
 var attr = regexp.MustCompile(`(?i)\s(href|src|action|srcset|poster|data|formaction)\s*=\s*"([^"]*)"`)
 
 // TestNoOutsideReference checks that the page cannot make the browser fetch
