@@ -265,7 +265,7 @@ func TestAgainstPayd(t *testing.T) {
 			if !strings.HasPrefix(secret, "whsec_") {
 				t.Fatalf("endpoint %+v", we)
 			}
-			ev, err := sk.TriggerSandboxWebhook(ctx, &client.TriggerSandboxWebhookRequest{EventType: client.EventTypePaymentIntentSucceeded})
+			ev, err := sk.TriggerSandboxEvent(ctx, &client.TriggerSandboxEventRequest{EventType: client.EventTypePaymentIntentSucceeded})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -85,7 +85,7 @@ var Operations = map[string]string{
 	"POST /v1/refunds/{id}/cancel":                           "CancelRefund",
 	"POST /v1/sandbox/overrides":                             "CreateSandboxOverride",
 	"POST /v1/sandbox/topups":                                "CreateSandboxTopup",
-	"POST /v1/sandbox/webhooks/trigger":                      "TriggerSandboxWebhook",
+	"POST /v1/sandbox/webhooks/trigger":                      "TriggerSandboxEvent",
 	"POST /v1/settings":                                      "UpdateSettings",
 	"POST /v1/settings/changes/{id}/approve":                 "ApproveSettingsChange",
 	"POST /v1/subscriptions":                                 "CreateSubscription",
@@ -1370,10 +1370,10 @@ func (c *Client) CreateSandboxTopup(ctx context.Context, params *CreateSandboxTo
 	return out, nil
 }
 
-// TriggerSandboxWebhook: Fire a test-mode event of any type to the registered endpoints (test mode only).
+// TriggerSandboxEvent: Fire a test-mode event of any type to the registered endpoints (test mode only).
 //
 // POST /v1/sandbox/webhooks/trigger.
-func (c *Client) TriggerSandboxWebhook(ctx context.Context, params *TriggerSandboxWebhookRequest, opts ...RequestOption) (*Event, error) {
+func (c *Client) TriggerSandboxEvent(ctx context.Context, params *TriggerSandboxEventRequest, opts ...RequestOption) (*Event, error) {
 	out := new(Event)
 	err := c.call(ctx, "POST", "/v1/sandbox/webhooks/trigger", nil, params, out, nil, opts)
 	if err != nil {

@@ -961,8 +961,8 @@ type TransferStatusReason struct {
 	Text string `json:"text"`
 }
 
-// TriggerSandboxWebhookRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
-type TriggerSandboxWebhookRequest struct {
+// TriggerSandboxEventRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
+type TriggerSandboxEventRequest struct {
 	EventType       EventType `json:"event_type"`
 	RelatedObjectID *string   `json:"related_object_id,omitempty"`
 }

@@ -171,10 +171,9 @@ func build(doc *openapi3.T) (*Model, error) {
 
 func (b *builder) op(method, path string, item *openapi3.PathItem, op *openapi3.Operation) (*Op, error) {
 	o := &Op{Method: method, Path: path, Summary: strings.TrimSpace(op.Summary), Deprecated: op.Deprecated}
+	// Methods are named after operationIds, so the SDKs and the document
+	// speak of an operation by one name.
 	o.Name = op.OperationID
-	if o.Name == "" {
-		o.Name = fallbackNames[o.Key()]
-	}
 	if o.Name == "" {
 		return nil, fmt.Errorf("no operationId")
 	}

@@ -771,7 +771,7 @@ export interface TransferStatusReason {
   text: string;
 }
 
-export interface TriggerSandboxWebhookRequest {
+export interface TriggerSandboxEventRequest {
   event_type: EventType;
   related_object_id?: string;
 }
@@ -1063,7 +1063,7 @@ export const operations = {
   getSettlementReport: { name: "getSettlementReport", method: "GET", path: "/v1/reports/settlement", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   createSandboxOverride: { name: "createSandboxOverride", method: "POST", path: "/v1/sandbox/overrides", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   createSandboxTopup: { name: "createSandboxTopup", method: "POST", path: "/v1/sandbox/topups", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
-  triggerSandboxWebhook: { name: "triggerSandboxWebhook", method: "POST", path: "/v1/sandbox/webhooks/trigger", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
+  triggerSandboxEvent: { name: "triggerSandboxEvent", method: "POST", path: "/v1/sandbox/webhooks/trigger", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   getSettings: { name: "getSettings", method: "GET", path: "/v1/settings", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   updateSettings: { name: "updateSettings", method: "POST", path: "/v1/settings", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   getSettingsChange: { name: "getSettingsChange", method: "GET", path: "/v1/settings/changes/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
@@ -1408,8 +1408,8 @@ export abstract class GeneratedClient extends BaseClient {
   }
 
   /** Fire a test-mode event of any type to the registered endpoints (test mode only). `POST /v1/sandbox/webhooks/trigger` */
-  triggerSandboxWebhook(params: TriggerSandboxWebhookRequest, options: RequestOptions = {}): Promise<Event> {
-    return this.request(operations.triggerSandboxWebhook, { path: {}, body: params }, options);
+  triggerSandboxEvent(params: TriggerSandboxEventRequest, options: RequestOptions = {}): Promise<Event> {
+    return this.request(operations.triggerSandboxEvent, { path: {}, body: params }, options);
   }
 
   /** Merchant settings. `GET /v1/settings` */

@@ -121,7 +121,7 @@ test("webhooks: a signed delivery reaches a local receiver and verifies", async 
     const port = (receiver.address() as { port: number }).port;
     const we = await payd.createWebhookEndpoint({ url: `http://127.0.0.1:${port}/webhooks`, enabled_events: ["*"], description: "ts sdk test" });
     secret = we.secret;
-    const ev = await payd.triggerSandboxWebhook({ event_type: "payment_intent.succeeded" });
+    const ev = await payd.triggerSandboxEvent({ event_type: "payment_intent.succeeded" });
     const deadline = Date.now() + 30_000;
     while (!deliveries.some((d) => d.eventId === ev.id)) {
       if (Date.now() > deadline) assert.fail("no delivery in 30s");
