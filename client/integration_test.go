@@ -1,8 +1,13 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"regexp"
+	"sync"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -23,11 +28,14 @@ import (
 func TestAgainstPayd(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
-		sk := client.New(e.SK, client.WithBaseURL(e.URL))
+		rec := &recordingTransport{}
+		hc := &http.Client{Transport: rec, Timeout: time.Minute}
+		sk := client.New(e.SK, client.WithBaseURL(e.URL), client.WithHTTPClient(hc))
 		t.Cleanup(func() {
 			if err := ledger.Verify(context.Background(), e.Main.DB); err != nil {
 				t.Errorf("ledger: %v", err)
 			}
+			checkAnswersDecodeStrictly(t, rec)
 		})
 
 		t.Run("health", func(t *testing.T) {
@@ -57,7 +65,7 @@ func TestAgainstPayd(t *testing.T) {
 				t.Fatalf("response %+v", resp)
 			}
 			// The publishable key confirms (and can do nothing else).
-			pk := client.New(e.PK, client.WithBaseURL(e.URL))
+			pk := client.New(e.PK, client.WithBaseURL(e.URL), client.WithHTTPClient(hc))
 			if _, err := pk.GetBalance(ctx); client.ErrorCode(err) != client.CodePermissionDenied {
 				t.Fatalf("publishable key read the balance: %v", err)
 			}
@@ -109,6 +117,11 @@ func TestAgainstPayd(t *testing.T) {
 			}
 			if _, err := sk.GetPaymentIntent(ctx, "pi_missing"); client.ErrorCode(err) != client.CodeResourceMissing {
 				t.Fatalf("missing: %v", err)
+			}
+
+			// A sandbox override on an intent still waiting for its code.
+			if _, err := sk.CreateSandboxOverride(ctx, &client.CreateSandboxOverrideRequest{PaymentIntentID: first.ID, Scenario: client.SandboxScenarioSuccess}); err != nil {
+				t.Fatal(err)
 			}
 
 			// Iterate over every intent, two per page.
@@ -194,7 +207,10 @@ func TestAgainstPayd(t *testing.T) {
 			if err != nil || res.SettingsChange == nil || res.SettingsChange.Status != "pending" {
 				t.Fatalf("loosen %+v %v", res, err)
 			}
-			sk2 := client.New(e.SK2, client.WithBaseURL(e.URL))
+			if ch, err := sk.GetSettingsChange(ctx, res.SettingsChange.ID); err != nil || ch.ID != res.SettingsChange.ID {
+				t.Fatalf("%+v %v", ch, err)
+			}
+			sk2 := client.New(e.SK2, client.WithBaseURL(e.URL), client.WithHTTPClient(hc))
 			if ch, err := sk2.ApproveSettingsChange(ctx, res.SettingsChange.ID); err != nil || ch.Status != "applied" {
 				t.Fatalf("approve %+v %v", ch, err)
 			}
@@ -224,6 +240,9 @@ func TestAgainstPayd(t *testing.T) {
 			}
 			if got, err := sk.GetPayoutBatch(ctx, batch.ID); err != nil || got.ID != batch.ID {
 				t.Fatalf("%+v %v", got, err)
+			}
+			if page, err := sk.ListPayoutBatches(ctx, nil); err != nil || len(page.Data) != 1 {
+				t.Fatalf("%+v %v", page, err)
 			}
 			n := 0
 			for _, err := range sk.AllPayouts(ctx, &client.ListPayoutsParams{Limit: 1}) {
@@ -303,6 +322,12 @@ func TestAgainstPayd(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
+			if again, err := sk.RedeliverEvent(ctx, ev.ID, &client.RedeliverEventRequest{EndpointID: client.String(we.ID)}); err != nil || len(again.Data) != 1 {
+				t.Fatalf("redeliver %+v %v", again, err)
+			}
+			if page, err := sk.ListWebhookEndpoints(ctx, nil); err != nil || len(page.Data) != 1 {
+				t.Fatalf("%+v %v", page, err)
+			}
 			if _, err := sk.UpdateWebhookEndpoint(ctx, we.ID, &client.WebhookEndpointUpdate{Disabled: client.Bool(true)}); err != nil {
 				t.Fatal(err)
 			}
@@ -356,6 +381,9 @@ func TestAgainstPayd(t *testing.T) {
 			if _, err := sk.ActivateTerminal(ctx, term.ID, nil); client.ErrorCode(err) != client.CodeInvalidState {
 				t.Fatalf("second activation: %v", err)
 			}
+			if got, err := sk.GetTerminal(ctx, term.ID); err != nil || got.ID != term.ID {
+				t.Fatalf("%+v %v", got, err)
+			}
 			page, err := sk.ListTerminals(ctx, nil)
 			if err != nil || len(page.Data) != 1 {
 				t.Fatalf("%+v %v", page, err)
@@ -386,6 +414,24 @@ func TestAgainstPayd(t *testing.T) {
 			if got, err := sk.GetSubscription(ctx, sub.ID); err != nil || got.Customer != cus.ID {
 				t.Fatalf("%+v %v", got, err)
 			}
+			if up, err := sk.UpdateSubscription(ctx, sub.ID, &client.SubscriptionUpdate{CancelAtPeriodEnd: client.Bool(true)}); err != nil || !up.CancelAtPeriodEnd {
+				t.Fatalf("%+v %v", up, err)
+			}
+			if got, err := sk.GetCustomer(ctx, cus.ID); err != nil || got.ID != cus.ID || got.Metadata["tier"] != "gold" {
+				t.Fatalf("%+v %v", got, err)
+			}
+			if page, err := sk.ListCustomers(ctx, nil); err != nil || len(page.Data) != 1 {
+				t.Fatalf("%+v %v", page, err)
+			}
+			if page, err := sk.ListSubscriptions(ctx, nil); err != nil || len(page.Data) != 1 {
+				t.Fatalf("%+v %v", page, err)
+			}
+			if got, err := sk.GetTestClock(ctx, clock.ID); err != nil || got.ID != clock.ID {
+				t.Fatalf("%+v %v", got, err)
+			}
+			if page, err := sk.ListTestClocks(ctx, nil); err != nil || len(page.Data) != 1 {
+				t.Fatalf("%+v %v", page, err)
+			}
 			inv, err := sk.CreateInvoice(ctx, &client.InvoiceCreate{Customer: cus.ID, Currency: "DJF", Lines: []client.ItemCreate{{Description: "Setup", AmountMinor: 500}},
 				CollectionMethod: client.String("send_invoice"), DaysUntilDue: client.Int(7)})
 			if err != nil {
@@ -400,6 +446,20 @@ func TestAgainstPayd(t *testing.T) {
 			}
 			if v, err := sk.VoidInvoice(ctx, inv.ID); err != nil || v.Status != client.InvoiceStatusVoid {
 				t.Fatalf("%+v %v", v, err)
+			}
+			inv2, err := sk.CreateInvoice(ctx, &client.InvoiceCreate{Customer: cus.ID, Currency: "DJF", Lines: []client.ItemCreate{{Description: "Extra", AmountMinor: 200}},
+				CollectionMethod: client.String("send_invoice"), DaysUntilDue: client.Int(7)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sk.FinalizeInvoice(ctx, inv2.ID); err != nil {
+				t.Fatal(err)
+			}
+			if u, err := sk.MarkInvoiceUncollectible(ctx, inv2.ID); err != nil || u.Status != client.InvoiceStatusUncollectible {
+				t.Fatalf("%+v %v", u, err)
+			}
+			if got, err := sk.GetInvoice(ctx, inv2.ID); err != nil || got.ID != inv2.ID {
+				t.Fatalf("%+v %v", got, err)
 			}
 			n := 0
 			for _, err := range sk.AllInvoices(ctx, nil) {
@@ -425,8 +485,8 @@ func TestAgainstPayd(t *testing.T) {
 		t.Run("banking", func(t *testing.T) {
 			bankA := newBank(t, e, "SDK Bank A", "SDKADJJD")
 			bankB := newBank(t, e, "SDK Bank B", "SDKBDJJD")
-			a := client.New(bankA, client.WithBaseURL(e.URL))
-			b := client.New(bankB, client.WithBaseURL(e.URL))
+			a := client.New(bankA, client.WithBaseURL(e.URL), client.WithHTTPClient(hc))
+			b := client.New(bankB, client.WithBaseURL(e.URL), client.WithHTTPClient(hc))
 			if _, err := a.CreateSandboxTopup(ctx, &client.CreateSandboxTopupRequest{Currency: "DJF", AmountMinor: client.Int64(50000)}); err != nil {
 				t.Fatal(err)
 			}
@@ -463,6 +523,90 @@ func TestAgainstPayd(t *testing.T) {
 			}
 		})
 	})
+}
+
+// recordingTransport keeps every JSON success answer the client received.
+type recordingTransport struct {
+	mu      sync.Mutex
+	answers []recordedAnswer
+}
+
+type recordedAnswer struct {
+	method, path string
+	status       int
+	body         []byte
+}
+
+func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || resp.StatusCode >= 300 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	rt.mu.Lock()
+	rt.answers = append(rt.answers, recordedAnswer{r.Method, r.URL.Path, resp.StatusCode, body})
+	rt.mu.Unlock()
+	return resp, nil
+}
+
+// checkAnswersDecodeStrictly decodes every recorded answer into the SDK's
+// type for it, refusing unknown fields: a field payd sends that the
+// generated types lack fails the test.
+func checkAnswersDecodeStrictly(t *testing.T, rt *recordingTransport) {
+	t.Helper()
+	type route struct {
+		key string
+		re  *regexp.Regexp
+	}
+	var routes []route
+	for key := range client.Operations {
+		method, path, _ := strings.Cut(key, " ")
+		segs := strings.Split(path, "/")
+		for i, seg := range segs {
+			if strings.HasPrefix(seg, "{") {
+				segs[i] = "[^/]+"
+			} else {
+				segs[i] = regexp.QuoteMeta(seg)
+			}
+		}
+		pattern := strings.Join(segs, "/")
+		routes = append(routes, route{key, regexp.MustCompile("^" + method + " " + pattern + "$")})
+	}
+	checked := map[string]bool{}
+	for _, a := range rt.answers {
+		var key string
+		for _, r := range routes {
+			if r.re.MatchString(a.method + " " + a.path) {
+				// a literal path (/v1/payouts/bulk) wins over a template (/v1/payouts/{id})
+				if key == "" || !strings.Contains(r.key, "{") {
+					key = r.key
+				}
+			}
+		}
+		if key == "" {
+			t.Errorf("%s %s: no operation matches", a.method, a.path)
+			continue
+		}
+		v := client.AnswerType(key, a.status)
+		if v == nil {
+			t.Errorf("%s (%d): the SDK has no type for this answer", key, a.status)
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(a.body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			t.Errorf("%s (%d): %v\n%s", key, a.status, err, a.body)
+		}
+		checked[key] = true
+	}
+	if len(checked) < 60 {
+		t.Errorf("only %d operations' answers were checked", len(checked))
+	}
 }
 
 func newBank(t *testing.T, e *apptest.Env, name, bic string) string {

@@ -100,6 +100,96 @@ var Operations = map[string]string{
 	"POST /v1/webhook_endpoints/{id}":                        "UpdateWebhookEndpoint",
 }
 
+// answerTypes makes, per "METHOD /path" and success status, a value of the
+// type the method decodes that answer into.
+var answerTypes = map[string]func(status int) any{
+	"DELETE /v1/customers/{id}":                              func(int) any { return new(CustomerDeleted) },
+	"DELETE /v1/terminals/{id}":                              func(int) any { return new(TerminalDeleted) },
+	"DELETE /v1/webhook_endpoints/{id}":                      func(int) any { return new(WebhookEndpointResult) },
+	"GET /banking/v1/transfers":                              func(int) any { return new(List[Transfer]) },
+	"GET /banking/v1/transfers/{uetr}":                       func(int) any { return new(Transfer) },
+	"GET /healthz":                                           func(int) any { return new(HealthResult) },
+	"GET /readyz":                                            func(int) any { return new(ReadinessResult) },
+	"GET /v1/balance":                                        func(int) any { return new(Balance) },
+	"GET /v1/balance_transactions":                           func(int) any { return new(List[BalanceTransaction]) },
+	"GET /v1/balance_transactions/{id}":                      func(int) any { return new(BalanceTransaction) },
+	"GET /v1/customers":                                      func(int) any { return new(List[Customer]) },
+	"GET /v1/customers/{id}":                                 func(int) any { return new(Customer) },
+	"GET /v1/events":                                         func(int) any { return new(List[Event]) },
+	"GET /v1/events/{id}":                                    func(int) any { return new(Event) },
+	"GET /v1/events/{id}/deliveries":                         func(int) any { return new(List[WebhookDelivery]) },
+	"GET /v1/invoices":                                       func(int) any { return new(List[Invoice]) },
+	"GET /v1/invoices/{id}":                                  func(int) any { return new(Invoice) },
+	"GET /v1/payment_intents":                                func(int) any { return new(List[PaymentIntent]) },
+	"GET /v1/payment_intents/{id}":                           func(int) any { return new(PaymentIntent) },
+	"GET /v1/payouts":                                        func(int) any { return new(List[Payout]) },
+	"GET /v1/payouts/bulk":                                   func(int) any { return new(List[PayoutBatch]) },
+	"GET /v1/payouts/bulk/{id}":                              func(int) any { return new(PayoutBatch) },
+	"GET /v1/payouts/{id}":                                   func(int) any { return new(Payout) },
+	"GET /v1/providers/{provider}/settlement_reconciliation": func(int) any { return new(SettlementReconciliation) },
+	"GET /v1/refunds":                                        func(int) any { return new(List[Refund]) },
+	"GET /v1/refunds/{id}":                                   func(int) any { return new(Refund) },
+	"GET /v1/reports/settlement":                             func(int) any { return new(SettlementReport) },
+	"GET /v1/settings":                                       func(int) any { return new(Settings) },
+	"GET /v1/settings/changes/{id}":                          func(int) any { return new(SettingsChange) },
+	"GET /v1/subscriptions":                                  func(int) any { return new(List[Subscription]) },
+	"GET /v1/subscriptions/{id}":                             func(int) any { return new(Subscription) },
+	"GET /v1/terminals":                                      func(int) any { return new(List[Terminal]) },
+	"GET /v1/terminals/{id}":                                 func(int) any { return new(Terminal) },
+	"GET /v1/test_helpers/test_clocks":                       func(int) any { return new(List[TestClock]) },
+	"GET /v1/test_helpers/test_clocks/{id}":                  func(int) any { return new(TestClock) },
+	"GET /v1/webhook_endpoints":                              func(int) any { return new(List[WebhookEndpoint]) },
+	"GET /v1/webhook_endpoints/{id}":                         func(int) any { return new(WebhookEndpoint) },
+	"POST /banking/v1/transfers":                             func(int) any { return new(PaymentStatusReport) },
+	"POST /banking/v1/transfers/{uetr}/cancel":               func(int) any { return new(Transfer) },
+	"POST /banking/v1/transfers/{uetr}/return":               func(int) any { return new(Transfer) },
+	"POST /banking/v1/transfers/{uetr}/review":               func(int) any { return new(Transfer) },
+	"POST /providers/{provider}/callbacks":                   func(int) any { return new(ProviderCallbackReceipt) },
+	"POST /v1/customers":                                     func(int) any { return new(Customer) },
+	"POST /v1/customers/{id}":                                func(int) any { return new(Customer) },
+	"POST /v1/events/{id}/redeliver":                         func(int) any { return new(List[WebhookDelivery]) },
+	"POST /v1/invoices":                                      func(int) any { return new(Invoice) },
+	"POST /v1/invoices/{id}/finalize":                        func(int) any { return new(Invoice) },
+	"POST /v1/invoices/{id}/mark_uncollectible":              func(int) any { return new(Invoice) },
+	"POST /v1/invoices/{id}/pay":                             func(int) any { return new(Invoice) },
+	"POST /v1/invoices/{id}/void":                            func(int) any { return new(Invoice) },
+	"POST /v1/payment_intents":                               func(int) any { return new(PaymentIntent) },
+	"POST /v1/payment_intents/{id}/confirm":                  func(int) any { return new(PaymentIntent) },
+	"POST /v1/payouts":                                       func(int) any { return new(Payout) },
+	"POST /v1/payouts/bulk":                                  func(int) any { return new(PayoutBatch) },
+	"POST /v1/payouts/bulk/{id}/approve":                     func(int) any { return new(PayoutBatch) },
+	"POST /v1/payouts/bulk/{id}/cancel":                      func(int) any { return new(PayoutBatch) },
+	"POST /v1/payouts/{id}/approve":                          func(int) any { return new(Payout) },
+	"POST /v1/payouts/{id}/retry":                            func(int) any { return new(Payout) },
+	"POST /v1/payouts/{id}/review":                           func(int) any { return new(Payout) },
+	"POST /v1/refunds":                                       func(int) any { return new(Refund) },
+	"POST /v1/refunds/{id}/approve":                          func(int) any { return new(Refund) },
+	"POST /v1/refunds/{id}/cancel":                           func(int) any { return new(Refund) },
+	"POST /v1/sandbox/overrides":                             func(int) any { return new(SandboxOverrideResult) },
+	"POST /v1/sandbox/topups":                                func(int) any { return new(Topup) },
+	"POST /v1/sandbox/webhooks/trigger":                      func(int) any { return new(Event) },
+	"POST /v1/settings": func(status int) any {
+		switch status {
+		case 200:
+			return new(Settings)
+		case 202:
+			return new(SettingsChange)
+		}
+		return nil
+	},
+	"POST /v1/settings/changes/{id}/approve":         func(int) any { return new(SettingsChange) },
+	"POST /v1/subscriptions":                         func(int) any { return new(Subscription) },
+	"POST /v1/subscriptions/{id}":                    func(int) any { return new(Subscription) },
+	"POST /v1/subscriptions/{id}/cancel":             func(int) any { return new(Subscription) },
+	"POST /v1/terminals":                             func(int) any { return new(Terminal) },
+	"POST /v1/terminals/{id}/activate":               func(int) any { return new(Terminal) },
+	"POST /v1/terminals/{id}/payments":               func(int) any { return new(CardPresentPaymentIntent) },
+	"POST /v1/test_helpers/test_clocks":              func(int) any { return new(TestClock) },
+	"POST /v1/test_helpers/test_clocks/{id}/advance": func(int) any { return new(TestClock) },
+	"POST /v1/webhook_endpoints":                     func(int) any { return new(WebhookEndpointWithSecret) },
+	"POST /v1/webhook_endpoints/{id}":                func(int) any { return new(WebhookEndpoint) },
+}
+
 // ListTransfersParams are the query parameters of ListTransfers; zero values are not sent.
 type ListTransfersParams struct {
 	Limit int

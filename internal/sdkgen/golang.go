@@ -155,6 +155,24 @@ func (m *Model) goOps() []byte {
 	}
 	b.WriteString("}\n\n")
 
+	// The answer types, for tests that decode real answers strictly.
+	b.WriteString("// answerTypes makes, per \"METHOD /path\" and success status, a value of the\n// type the method decodes that answer into.\nvar answerTypes = map[string]func(status int) any{\n")
+	for _, k := range keys {
+		o := byKey[k]
+		switch {
+		case len(o.Results) > 0:
+			fmt.Fprintf(&b, "%q: func(status int) any {\nswitch status {\n", k)
+			for _, r := range o.Results {
+				fmt.Fprintf(&b, "case %d:\nreturn new(%s)\n", r.Status, r.Ref.Named)
+			}
+			b.WriteString("}\nreturn nil\n},\n")
+		case o.ListItem != nil:
+			fmt.Fprintf(&b, "%q: func(int) any { return new(List[%s]) },\n", k, m.goType(*o.ListItem, false))
+		case o.Result != nil:
+			fmt.Fprintf(&b, "%q: func(int) any { return new(%s) },\n", k, strings.TrimPrefix(m.goType(*o.Result, false), "*"))
+		}
+	}
+	b.WriteString("}\n\n")
 	for _, o := range m.Ops {
 		m.goQuery(&b, o)
 		m.goMethod(&b, o)
