@@ -56,8 +56,8 @@ func TestModel(t *testing.T) {
 		"Meta map[string]string `json:\"meta\"`", // a map although it documents a key
 		"Detail *ThingDetail `json:\"detail,omitempty\"`",
 		"Note Nullable[string] `json:\"note,omitzero\"`", // optional and nullable in a request
-		"Count *int `json:\"count,omitempty\"`",        // optional scalar in a request
-		"Queue string `json:\"queue\"`",                 // allOf merged
+		"Count *int `json:\"count,omitempty\"`",          // optional scalar in a request
+		"Queue string `json:\"queue\"`",                  // allOf merged
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(types), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("types lack %s", want)
