@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -28,8 +29,41 @@ type Reference struct {
 	spec []byte
 }
 
-// New renders the reference from the embedded api/openapi.yaml.
-func New() (*Reference, error) { return Render(api.OpenAPI) }
+// Lazy is the reference of the embedded api/openapi.yaml, rendered on the
+// first request for it (so CLI commands, which never serve it, do not pay
+// for it).
+type Lazy struct {
+	once sync.Once
+	ref  *Reference
+	err  error
+}
+
+// New returns the reference of the embedded api/openapi.yaml.
+func New() *Lazy { return &Lazy{} }
+
+// Get renders the reference once and returns it.
+func (l *Lazy) Get() (*Reference, error) {
+	l.once.Do(func() { l.ref, l.err = Render(api.OpenAPI) })
+	return l.ref, l.err
+}
+
+// Register mounts GET /docs and GET /docs/openapi.yaml (see
+// Reference.Register), rendering the page on first use.
+func (l *Lazy) Register(mux *http.ServeMux) {
+	serve := func(f func(*Reference, http.ResponseWriter, *http.Request)) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			ref, err := l.Get()
+			if err != nil {
+				http.Error(w, "the API reference could not be rendered", http.StatusInternalServerError)
+				return
+			}
+			f(ref, w, r)
+		}
+	}
+	mux.HandleFunc("GET /docs", serve((*Reference).servePage))
+	mux.HandleFunc("GET /docs/{$}", serve((*Reference).servePage))
+	mux.HandleFunc("GET /docs/openapi.yaml", serve((*Reference).serveSpec))
+}
 
 // Render renders the reference from an OpenAPI 3.1 document in YAML.
 func Render(spec []byte) (*Reference, error) {

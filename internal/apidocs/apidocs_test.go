@@ -14,12 +14,8 @@ import (
 
 func serve(t *testing.T) *httptest.Server {
 	t.Helper()
-	ref, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
 	mux := http.NewServeMux()
-	ref.Register(mux)
+	New().Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
