@@ -482,6 +482,29 @@ func TestAgainstPayd(t *testing.T) {
 			}
 		})
 
+		t.Run("request logs", func(t *testing.T) {
+			// The log is written in batches off the request path: wait for ours.
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				n := 0
+				for l, err := range sk.AllRequestLogs(ctx, nil) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if l.Path == "/v1/balance" && l.Method == "GET" && l.Status == 200 {
+						n++
+					}
+				}
+				if n > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("GET /v1/balance never appeared in the request log")
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+
 		t.Run("banking", func(t *testing.T) {
 			bankA := newBank(t, e, "SDK Bank A", "SDKADJJD")
 			bankB := newBank(t, e, "SDK Bank B", "SDKBDJJD")

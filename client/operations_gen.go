@@ -48,6 +48,7 @@ var Operations = map[string]string{
 	"GET /v1/refunds":                                        "ListRefunds",
 	"GET /v1/refunds/{id}":                                   "GetRefund",
 	"GET /v1/reports/settlement":                             "GetSettlementReport",
+	"GET /v1/request_logs":                                   "ListRequestLogs",
 	"GET /v1/settings":                                       "GetSettings",
 	"GET /v1/settings/changes/{id}":                          "GetSettingsChange",
 	"GET /v1/subscriptions":                                  "ListSubscriptions",
@@ -130,6 +131,7 @@ var answerTypes = map[string]func(status int) any{
 	"GET /v1/refunds":                                        func(int) any { return new(List[Refund]) },
 	"GET /v1/refunds/{id}":                                   func(int) any { return new(Refund) },
 	"GET /v1/reports/settlement":                             func(int) any { return new(SettlementReport) },
+	"GET /v1/request_logs":                                   func(int) any { return new(List[RequestLog]) },
 	"GET /v1/settings":                                       func(int) any { return new(Settings) },
 	"GET /v1/settings/changes/{id}":                          func(int) any { return new(SettingsChange) },
 	"GET /v1/subscriptions":                                  func(int) any { return new(List[Subscription]) },
@@ -1434,6 +1436,66 @@ func (c *Client) GetSettlementReport(ctx context.Context, query *GetSettlementRe
 		return nil, err
 	}
 	return out, nil
+}
+
+// ListRequestLogsParams are the query parameters of ListRequestLogs; zero values are not sent.
+type ListRequestLogsParams struct {
+	Limit         int
+	StartingAfter string
+	// A request log id: the requests newer than it (how --follow polls).
+	EndingBefore string
+	// Only the requests of this API key (key_...).
+	KeyID string
+}
+
+func (p *ListRequestLogsParams) values() url.Values {
+	v := url.Values{}
+	if p == nil {
+		return v
+	}
+	if p.Limit != 0 {
+		v.Set("limit", strconv.FormatInt(int64(p.Limit), 10))
+	}
+	if p.StartingAfter != "" {
+		v.Set("starting_after", p.StartingAfter)
+	}
+	if p.EndingBefore != "" {
+		v.Set("ending_before", p.EndingBefore)
+	}
+	if p.KeyID != "" {
+		v.Set("key_id", p.KeyID)
+	}
+	return v
+}
+
+// ListRequestLogs: List the recent API requests of the key's merchant in the key's mode, newest first (what payd logs tail shows).
+//
+// GET /v1/request_logs.
+func (c *Client) ListRequestLogs(ctx context.Context, query *ListRequestLogsParams, opts ...RequestOption) (*List[RequestLog], error) {
+	out := new(List[RequestLog])
+	if err := c.call(ctx, "GET", "/v1/request_logs", query.values(), nil, out, nil, opts); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AllRequestLogs iterates over every RequestLog ListRequestLogs would page through, fetching pages as the
+// loop needs them (newest first; backwards from EndingBefore when that is set).
+// The loop stops at the first error, which it yields.
+func (c *Client) AllRequestLogs(ctx context.Context, query *ListRequestLogsParams, opts ...RequestOption) iter.Seq2[*RequestLog, error] {
+	var p ListRequestLogsParams
+	if query != nil {
+		p = *query
+	}
+	return paginate(p.EndingBefore != "", func(after, before string) (*List[RequestLog], error) {
+		if after != "" {
+			p.StartingAfter = after
+		}
+		if before != "" {
+			p.EndingBefore = before
+		}
+		return c.ListRequestLogs(ctx, &p, opts...)
+	}, func(v *RequestLog) string { return v.ID })
 }
 
 // CreateSandboxOverride: Make the next step of a test-mode intent follow a sandbox scenario.

@@ -636,6 +636,24 @@ const (
 	RefundStatusCanceled         RefundStatus = "canceled"
 )
 
+// RequestLog is one API request made with a merchant's key.
+type RequestLog struct {
+	CreatedAt time.Time `json:"created_at"`
+	ID        string    `json:"id"`
+	// The id of the key that made the request (key_...).
+	KeyID string `json:"key_id"`
+	// From the request's arrival to the end of its answer, in milliseconds (microsecond precision).
+	LatencyMs float64 `json:"latency_ms"`
+	Livemode  bool    `json:"livemode"`
+	Method    string  `json:"method"`
+	Object    string  `json:"object"`
+	// The URL path, without the query string.
+	Path string `json:"path"`
+	// The Request-Id the answer carried.
+	RequestID string `json:"request_id"`
+	Status    int    `json:"status"`
+}
+
 // ReviewPayoutRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type ReviewPayoutRequest struct {
 	Decision string  `json:"decision"`

@@ -498,6 +498,24 @@ export interface RefundCreate {
 
 export type RefundStatus = "requires_approval" | "pending" | "succeeded" | "failed" | "canceled";
 
+/** One API request made with a merchant's key. */
+export interface RequestLog {
+  created_at: string;
+  id: string;
+  /** The id of the key that made the request (`key_...`). */
+  key_id: string;
+  /** From the request's arrival to the end of its answer, in milliseconds (microsecond precision). */
+  latency_ms: number;
+  livemode: boolean;
+  method: string;
+  object: "request_log";
+  /** The URL path, without the query string. */
+  path: string;
+  /** The `Request-Id` the answer carried. */
+  request_id: string;
+  status: number;
+}
+
 export interface ReviewPayoutRequest {
   decision: "release" | "reject";
   note?: string;
@@ -976,6 +994,16 @@ export interface GetSettlementReportParams {
   currency?: string;
 }
 
+/** The query parameters of listRequestLogs. */
+export interface ListRequestLogsParams {
+  limit?: number;
+  starting_after?: string;
+  /** A request log id: the requests newer than it (how `--follow` polls). */
+  ending_before?: string;
+  /** Only the requests of this API key (`key_...`). */
+  key_id?: string;
+}
+
 /** The query parameters of listSubscriptions. */
 export interface ListSubscriptionsParams {
   limit?: number;
@@ -1061,6 +1089,7 @@ export const operations = {
   approveRefund: { name: "approveRefund", method: "POST", path: "/v1/refunds/{id}/approve", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
   cancelRefund: { name: "cancelRefund", method: "POST", path: "/v1/refunds/{id}/cancel", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
   getSettlementReport: { name: "getSettlementReport", method: "GET", path: "/v1/reports/settlement", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
+  listRequestLogs: { name: "listRequestLogs", method: "GET", path: "/v1/request_logs", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   createSandboxOverride: { name: "createSandboxOverride", method: "POST", path: "/v1/sandbox/overrides", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   createSandboxTopup: { name: "createSandboxTopup", method: "POST", path: "/v1/sandbox/topups", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   triggerSandboxEvent: { name: "triggerSandboxEvent", method: "POST", path: "/v1/sandbox/webhooks/trigger", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
@@ -1395,6 +1424,16 @@ export abstract class GeneratedClient extends BaseClient {
   /** A day's payments and refunds per currency, provider and outlet (JSON, or CSV with Accept text/csv). `GET /v1/reports/settlement` */
   getSettlementReport(query: GetSettlementReportParams, options: RequestOptions = {}): Promise<SettlementReport> {
     return this.request(operations.getSettlementReport, { path: {}, query }, options);
+  }
+
+  /** List the recent API requests of the key's merchant in the key's mode, newest first (what `payd logs tail` shows). `GET /v1/request_logs` */
+  listRequestLogs(query: ListRequestLogsParams = {}, options: RequestOptions = {}): Promise<List<RequestLog>> {
+    return this.request(operations.listRequestLogs, { path: {}, query }, options);
+  }
+
+  /** Every item listRequestLogs pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set). */
+  allRequestLogs(query: ListRequestLogsParams = {}, options: RequestOptions = {}): AsyncGenerator<RequestLog> {
+    return this.paginate<RequestLog>(operations.listRequestLogs, { path: {}, query }, "id", options);
   }
 
   /** Make the next step of a test-mode intent follow a sandbox scenario. `POST /v1/sandbox/overrides` */
