@@ -83,6 +83,8 @@ test("balance, top-up, balance transactions, settlement report, settings", async
   assert.equal(res.object, "settings");
   const loosen = await payd.updateSettings({ approval_threshold_minor: null });
   assert.equal(loosen.object, "settings_change");
+  const logs = await payd.listRequestLogs();
+  assert.equal(logs.object, "list");
 });
 
 test("payouts and a bulk batch", async () => {
