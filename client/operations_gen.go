@@ -227,9 +227,8 @@ func (p *ListTransfersParams) values() url.Values {
 	return v
 }
 
-// ListTransfers: The caller's transfers, as debtor or creditor agent, newest first.
-//
-// GET /banking/v1/transfers.
+// ListTransfers sends GET /banking/v1/transfers.
+// The caller's transfers, as debtor or creditor agent, newest first.
 func (c *Client) ListTransfers(ctx context.Context, query *ListTransfersParams, opts ...RequestOption) (*List[Transfer], error) {
 	out := new(List[Transfer])
 	if err := c.call(ctx, "GET", "/banking/v1/transfers", query.values(), nil, out, nil, opts); err != nil {
@@ -257,9 +256,8 @@ func (c *Client) AllTransfers(ctx context.Context, query *ListTransfersParams, o
 	}, func(v *Transfer) string { return v.UETR })
 }
 
-// CreateTransfer: Send a customer credit transfer (pacs.008.001.08); answered with a status report (pacs.002.001.10).
-//
-// POST /banking/v1/transfers.
+// CreateTransfer sends POST /banking/v1/transfers.
+// Send a customer credit transfer (pacs.008.001.08); answered with a status report (pacs.002.001.10).
 // The API also accepts application/xml bodies: send them with Client.Raw.
 func (c *Client) CreateTransfer(ctx context.Context, params *CreditTransferMessage, opts ...RequestOption) (*PaymentStatusReport, error) {
 	out := new(PaymentStatusReport)
@@ -270,9 +268,8 @@ func (c *Client) CreateTransfer(ctx context.Context, params *CreditTransferMessa
 	return out, nil
 }
 
-// GetTransfer: A transfer, as its row (JSON) or, with Accept: application/xml, its current pacs.002.001.10.
-//
-// GET /banking/v1/transfers/{uetr}.
+// GetTransfer sends GET /banking/v1/transfers/{uetr}.
+// A transfer, as its row (JSON) or, with Accept: application/xml, its current pacs.002.001.10.
 // Header Accept: pass it with WithHeader.
 func (c *Client) GetTransfer(ctx context.Context, uetr string, opts ...RequestOption) (*Transfer, error) {
 	out := new(Transfer)
@@ -283,9 +280,8 @@ func (c *Client) GetTransfer(ctx context.Context, uetr string, opts ...RequestOp
 	return out, nil
 }
 
-// CancelTransfer: Cancel a settled transfer, in full or in part (debtor agent only); functionally a return.
-//
-// POST /banking/v1/transfers/{uetr}/cancel.
+// CancelTransfer sends POST /banking/v1/transfers/{uetr}/cancel.
+// Cancel a settled transfer, in full or in part (debtor agent only); functionally a return.
 // The API also accepts application/xml bodies: send them with Client.Raw.
 func (c *Client) CancelTransfer(ctx context.Context, uetr string, params *TransferReturnRequest, opts ...RequestOption) (*Transfer, error) {
 	out := new(Transfer)
@@ -296,9 +292,8 @@ func (c *Client) CancelTransfer(ctx context.Context, uetr string, params *Transf
 	return out, nil
 }
 
-// ReturnTransfer: Return a settled transfer, in full or in part (creditor agent only).
-//
-// POST /banking/v1/transfers/{uetr}/return.
+// ReturnTransfer sends POST /banking/v1/transfers/{uetr}/return.
+// Return a settled transfer, in full or in part (creditor agent only).
 // The API also accepts application/xml bodies: send them with Client.Raw.
 func (c *Client) ReturnTransfer(ctx context.Context, uetr string, params *TransferReturnRequest, opts ...RequestOption) (*Transfer, error) {
 	out := new(Transfer)
@@ -309,9 +304,8 @@ func (c *Client) ReturnTransfer(ctx context.Context, uetr string, params *Transf
 	return out, nil
 }
 
-// ReviewTransfer: Decide a transfer held by sanctions screening (ACWP).
-//
-// POST /banking/v1/transfers/{uetr}/review.
+// ReviewTransfer sends POST /banking/v1/transfers/{uetr}/review.
+// Decide a transfer held by sanctions screening (ACWP).
 func (c *Client) ReviewTransfer(ctx context.Context, uetr string, params *ReviewTransferRequest, opts ...RequestOption) (*Transfer, error) {
 	out := new(Transfer)
 	err := c.call(ctx, "POST", "/banking/v1/transfers/"+url.PathEscape(uetr)+"/review", nil, params, out, nil, opts)
@@ -321,9 +315,8 @@ func (c *Client) ReviewTransfer(ctx context.Context, uetr string, params *Review
 	return out, nil
 }
 
-// GetHealth: The process is up.
-//
-// GET /healthz (no API key needed).
+// GetHealth sends GET /healthz (no API key needed).
+// The process is up.
 func (c *Client) GetHealth(ctx context.Context, opts ...RequestOption) (*HealthResult, error) {
 	out := new(HealthResult)
 	err := c.call(ctx, "GET", "/healthz", nil, nil, out, nil, opts)
@@ -350,9 +343,8 @@ func (p *ReceiveProviderCallbackParams) values() url.Values {
 	return v
 }
 
-// ReceiveProviderCallback: A live provider's signed callback (docs/providers.md).
-//
-// POST /providers/{provider}/callbacks (no API key needed).
+// ReceiveProviderCallback sends POST /providers/{provider}/callbacks (no API key needed).
+// A live provider's signed callback (docs/providers.md).
 // Header Provider-Event-Id (required): pass it with WithHeader.
 // Header Provider-Signature (required): pass it with WithHeader.
 func (c *Client) ReceiveProviderCallback(ctx context.Context, provider string, params *ProviderEvent, query *ReceiveProviderCallbackParams, opts ...RequestOption) (*ProviderCallbackReceipt, error) {
@@ -364,9 +356,8 @@ func (c *Client) ReceiveProviderCallback(ctx context.Context, provider string, p
 	return out, nil
 }
 
-// GetReadiness: The database is reachable and migrations are applied.
-//
-// GET /readyz (no API key needed).
+// GetReadiness sends GET /readyz (no API key needed).
+// The database is reachable and migrations are applied.
 func (c *Client) GetReadiness(ctx context.Context, opts ...RequestOption) (*ReadinessResult, error) {
 	out := new(ReadinessResult)
 	err := c.call(ctx, "GET", "/readyz", nil, nil, out, nil, opts)
@@ -376,9 +367,8 @@ func (c *Client) GetReadiness(ctx context.Context, opts ...RequestOption) (*Read
 	return out, nil
 }
 
-// GetBalance: The merchant's balances per currency in the key's mode.
-//
-// GET /v1/balance.
+// GetBalance sends GET /v1/balance.
+// The merchant's balances per currency in the key's mode.
 func (c *Client) GetBalance(ctx context.Context, opts ...RequestOption) (*Balance, error) {
 	out := new(Balance)
 	err := c.call(ctx, "GET", "/v1/balance", nil, nil, out, nil, opts)
@@ -442,9 +432,8 @@ func (p *ListBalanceTransactionsParams) values() url.Values {
 	return v
 }
 
-// ListBalanceTransactions: List the movements of the merchant's available balances, newest first.
-//
-// GET /v1/balance_transactions.
+// ListBalanceTransactions sends GET /v1/balance_transactions.
+// List the movements of the merchant's available balances, newest first.
 func (c *Client) ListBalanceTransactions(ctx context.Context, query *ListBalanceTransactionsParams, opts ...RequestOption) (*List[BalanceTransaction], error) {
 	out := new(List[BalanceTransaction])
 	if err := c.call(ctx, "GET", "/v1/balance_transactions", query.values(), nil, out, nil, opts); err != nil {
@@ -472,9 +461,8 @@ func (c *Client) AllBalanceTransactions(ctx context.Context, query *ListBalanceT
 	}, func(v *BalanceTransaction) string { return v.ID })
 }
 
-// GetBalanceTransaction: Retrieve a balance transaction.
-//
-// GET /v1/balance_transactions/{id}.
+// GetBalanceTransaction sends GET /v1/balance_transactions/{id}.
+// Retrieve a balance transaction.
 func (c *Client) GetBalanceTransaction(ctx context.Context, id string, opts ...RequestOption) (*BalanceTransaction, error) {
 	out := new(BalanceTransaction)
 	err := c.call(ctx, "GET", "/v1/balance_transactions/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -516,9 +504,8 @@ func (p *ListCustomersParams) values() url.Values {
 	return v
 }
 
-// ListCustomers: List customers, newest first (deleted ones are left out).
-//
-// GET /v1/customers.
+// ListCustomers sends GET /v1/customers.
+// List customers, newest first (deleted ones are left out).
 func (c *Client) ListCustomers(ctx context.Context, query *ListCustomersParams, opts ...RequestOption) (*List[Customer], error) {
 	out := new(List[Customer])
 	if err := c.call(ctx, "GET", "/v1/customers", query.values(), nil, out, nil, opts); err != nil {
@@ -546,9 +533,8 @@ func (c *Client) AllCustomers(ctx context.Context, query *ListCustomersParams, o
 	}, func(v *Customer) string { return v.ID })
 }
 
-// CreateCustomer: Create a customer (customer.created).
-//
-// POST /v1/customers.
+// CreateCustomer sends POST /v1/customers.
+// Create a customer (customer.created).
 func (c *Client) CreateCustomer(ctx context.Context, params *CustomerCreate, opts ...RequestOption) (*Customer, error) {
 	out := new(Customer)
 	err := c.call(ctx, "POST", "/v1/customers", nil, params, out, nil, opts)
@@ -558,9 +544,8 @@ func (c *Client) CreateCustomer(ctx context.Context, params *CustomerCreate, opt
 	return out, nil
 }
 
-// GetCustomer: Retrieve a customer.
-//
-// GET /v1/customers/{id}.
+// GetCustomer sends GET /v1/customers/{id}.
+// Retrieve a customer.
 func (c *Client) GetCustomer(ctx context.Context, id string, opts ...RequestOption) (*Customer, error) {
 	out := new(Customer)
 	err := c.call(ctx, "GET", "/v1/customers/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -570,9 +555,8 @@ func (c *Client) GetCustomer(ctx context.Context, id string, opts ...RequestOpti
 	return out, nil
 }
 
-// UpdateCustomer: Update the fields sent (customer.updated); test_clock cannot change.
-//
-// POST /v1/customers/{id}.
+// UpdateCustomer sends POST /v1/customers/{id}.
+// Update the fields sent (customer.updated); test_clock cannot change.
 func (c *Client) UpdateCustomer(ctx context.Context, id string, params *CustomerCreate, opts ...RequestOption) (*Customer, error) {
 	out := new(Customer)
 	err := c.call(ctx, "POST", "/v1/customers/"+url.PathEscape(id), nil, params, out, nil, opts)
@@ -582,9 +566,8 @@ func (c *Client) UpdateCustomer(ctx context.Context, id string, params *Customer
 	return out, nil
 }
 
-// DeleteCustomer: Delete a customer; its subscriptions are canceled now (customer.subscription.deleted, customer.deleted).
-//
-// DELETE /v1/customers/{id}.
+// DeleteCustomer sends DELETE /v1/customers/{id}.
+// Delete a customer; its subscriptions are canceled now (customer.subscription.deleted, customer.deleted).
 func (c *Client) DeleteCustomer(ctx context.Context, id string, opts ...RequestOption) (*CustomerDeleted, error) {
 	out := new(CustomerDeleted)
 	err := c.call(ctx, "DELETE", "/v1/customers/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -628,9 +611,8 @@ func (p *ListEventsParams) values() url.Values {
 	return v
 }
 
-// ListEvents: List events, newest first.
-//
-// GET /v1/events.
+// ListEvents sends GET /v1/events.
+// List events, newest first.
 func (c *Client) ListEvents(ctx context.Context, query *ListEventsParams, opts ...RequestOption) (*List[Event], error) {
 	out := new(List[Event])
 	if err := c.call(ctx, "GET", "/v1/events", query.values(), nil, out, nil, opts); err != nil {
@@ -679,17 +661,15 @@ func (p *StreamEventsParams) values() url.Values {
 	return v
 }
 
-// StreamEvents: Stream new events as server-sent events (what payd listen reads).
-//
-// GET /v1/events/stream.
+// StreamEvents sends GET /v1/events/stream.
+// Stream new events as server-sent events (what payd listen reads).
 // Header Last-Event-ID: pass it with WithHeader.
 func (c *Client) StreamEvents(ctx context.Context, query *StreamEventsParams, opts ...RequestOption) (*EventStream, error) {
 	return c.stream(ctx, "/v1/events/stream", query.values(), opts)
 }
 
-// GetEvent: Retrieve an event.
-//
-// GET /v1/events/{id}.
+// GetEvent sends GET /v1/events/{id}.
+// Retrieve an event.
 func (c *Client) GetEvent(ctx context.Context, id string, opts ...RequestOption) (*Event, error) {
 	out := new(Event)
 	err := c.call(ctx, "GET", "/v1/events/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -723,9 +703,8 @@ func (p *ListEventDeliveriesParams) values() url.Values {
 	return v
 }
 
-// ListEventDeliveries: The deliveries of an event, newest first, each with its attempts.
-//
-// GET /v1/events/{id}/deliveries.
+// ListEventDeliveries sends GET /v1/events/{id}/deliveries.
+// The deliveries of an event, newest first, each with its attempts.
 func (c *Client) ListEventDeliveries(ctx context.Context, id string, query *ListEventDeliveriesParams, opts ...RequestOption) (*List[WebhookDelivery], error) {
 	out := new(List[WebhookDelivery])
 	if err := c.call(ctx, "GET", "/v1/events/"+url.PathEscape(id)+"/deliveries", query.values(), nil, out, nil, opts); err != nil {
@@ -753,9 +732,8 @@ func (c *Client) AllEventDeliveries(ctx context.Context, id string, query *ListE
 	}, func(v *WebhookDelivery) string { return v.ID })
 }
 
-// RedeliverEvent: Send an event again, as new deliveries to every enabled endpoint subscribed to its type (or to one endpoint).
-//
-// POST /v1/events/{id}/redeliver.
+// RedeliverEvent sends POST /v1/events/{id}/redeliver.
+// Send an event again, as new deliveries to every enabled endpoint subscribed to its type (or to one endpoint).
 func (c *Client) RedeliverEvent(ctx context.Context, id string, params *RedeliverEventRequest, opts ...RequestOption) (*List[WebhookDelivery], error) {
 	out := new(List[WebhookDelivery])
 	if err := c.call(ctx, "POST", "/v1/events/"+url.PathEscape(id)+"/redeliver", nil, params, out, nil, opts); err != nil {
@@ -800,9 +778,8 @@ func (p *ListInvoicesParams) values() url.Values {
 	return v
 }
 
-// ListInvoices: List invoices, newest first.
-//
-// GET /v1/invoices.
+// ListInvoices sends GET /v1/invoices.
+// List invoices, newest first.
 func (c *Client) ListInvoices(ctx context.Context, query *ListInvoicesParams, opts ...RequestOption) (*List[Invoice], error) {
 	out := new(List[Invoice])
 	if err := c.call(ctx, "GET", "/v1/invoices", query.values(), nil, out, nil, opts); err != nil {
@@ -830,9 +807,8 @@ func (c *Client) AllInvoices(ctx context.Context, query *ListInvoicesParams, opt
 	}, func(v *Invoice) string { return v.ID })
 }
 
-// CreateInvoice: Create a one-off invoice as a draft (invoice.created).
-//
-// POST /v1/invoices.
+// CreateInvoice sends POST /v1/invoices.
+// Create a one-off invoice as a draft (invoice.created).
 func (c *Client) CreateInvoice(ctx context.Context, params *InvoiceCreate, opts ...RequestOption) (*Invoice, error) {
 	out := new(Invoice)
 	err := c.call(ctx, "POST", "/v1/invoices", nil, params, out, nil, opts)
@@ -842,9 +818,8 @@ func (c *Client) CreateInvoice(ctx context.Context, params *InvoiceCreate, opts 
 	return out, nil
 }
 
-// GetInvoice: Retrieve an invoice.
-//
-// GET /v1/invoices/{id}.
+// GetInvoice sends GET /v1/invoices/{id}.
+// Retrieve an invoice.
 func (c *Client) GetInvoice(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
 	out := new(Invoice)
 	err := c.call(ctx, "GET", "/v1/invoices/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -854,9 +829,8 @@ func (c *Client) GetInvoice(ctx context.Context, id string, opts ...RequestOptio
 	return out, nil
 }
 
-// FinalizeInvoice: Finalize a draft: open (invoice.finalized; invoice.paid too for a zero total). Not a draft: 409 invalid_state.
-//
-// POST /v1/invoices/{id}/finalize.
+// FinalizeInvoice sends POST /v1/invoices/{id}/finalize.
+// Finalize a draft: open (invoice.finalized; invoice.paid too for a zero total). Not a draft: 409 invalid_state.
 func (c *Client) FinalizeInvoice(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
 	out := new(Invoice)
 	err := c.call(ctx, "POST", "/v1/invoices/"+url.PathEscape(id)+"/finalize", nil, nil, out, nil, opts)
@@ -866,9 +840,8 @@ func (c *Client) FinalizeInvoice(ctx context.Context, id string, opts ...Request
 	return out, nil
 }
 
-// MarkInvoiceUncollectible: Mark an open invoice uncollectible: no more automatic attempts; it can still be paid or voided.
-//
-// POST /v1/invoices/{id}/mark_uncollectible.
+// MarkInvoiceUncollectible sends POST /v1/invoices/{id}/mark_uncollectible.
+// Mark an open invoice uncollectible: no more automatic attempts; it can still be paid or voided.
 func (c *Client) MarkInvoiceUncollectible(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
 	out := new(Invoice)
 	err := c.call(ctx, "POST", "/v1/invoices/"+url.PathEscape(id)+"/mark_uncollectible", nil, nil, out, nil, opts)
@@ -878,9 +851,8 @@ func (c *Client) MarkInvoiceUncollectible(ctx context.Context, id string, opts .
 	return out, nil
 }
 
-// PayInvoice: Charge the customer's default payment now (any rail). Paid at once, or open with payment_intent set while the intent waits for the customer; a refusal is 402 payment_failed.
-//
-// POST /v1/invoices/{id}/pay.
+// PayInvoice sends POST /v1/invoices/{id}/pay.
+// Charge the customer's default payment now (any rail). Paid at once, or open with payment_intent set while the intent waits for the customer; a refusal is 402 payment_failed.
 func (c *Client) PayInvoice(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
 	out := new(Invoice)
 	err := c.call(ctx, "POST", "/v1/invoices/"+url.PathEscape(id)+"/pay", nil, nil, out, nil, opts)
@@ -890,9 +862,8 @@ func (c *Client) PayInvoice(ctx context.Context, id string, opts ...RequestOptio
 	return out, nil
 }
 
-// VoidInvoice: Void an open or uncollectible invoice (invoice.voided). Otherwise 409 invalid_state.
-//
-// POST /v1/invoices/{id}/void.
+// VoidInvoice sends POST /v1/invoices/{id}/void.
+// Void an open or uncollectible invoice (invoice.voided). Otherwise 409 invalid_state.
 func (c *Client) VoidInvoice(ctx context.Context, id string, opts ...RequestOption) (*Invoice, error) {
 	out := new(Invoice)
 	err := c.call(ctx, "POST", "/v1/invoices/"+url.PathEscape(id)+"/void", nil, nil, out, nil, opts)
@@ -951,9 +922,8 @@ func (p *ListPaymentIntentsParams) values() url.Values {
 	return v
 }
 
-// ListPaymentIntents: List payment intents, newest first.
-//
-// GET /v1/payment_intents.
+// ListPaymentIntents sends GET /v1/payment_intents.
+// List payment intents, newest first.
 func (c *Client) ListPaymentIntents(ctx context.Context, query *ListPaymentIntentsParams, opts ...RequestOption) (*List[PaymentIntent], error) {
 	out := new(List[PaymentIntent])
 	if err := c.call(ctx, "GET", "/v1/payment_intents", query.values(), nil, out, nil, opts); err != nil {
@@ -981,9 +951,8 @@ func (c *Client) AllPaymentIntents(ctx context.Context, query *ListPaymentIntent
 	}, func(v *PaymentIntent) string { return v.ID })
 }
 
-// CreatePaymentIntent: Create a payment intent.
-//
-// POST /v1/payment_intents. An Idempotency-Key is generated when none is given with WithIdempotencyKey.
+// CreatePaymentIntent sends POST /v1/payment_intents.
+// Create a payment intent. An Idempotency-Key is generated when none is given with WithIdempotencyKey.
 // Header X-Service-Scenario: pass it with WithHeader.
 // On HTTP 402 the decoded body is returned together with the *Error.
 func (c *Client) CreatePaymentIntent(ctx context.Context, params *PaymentIntentCreate, opts ...RequestOption) (*PaymentIntent, error) {
@@ -995,9 +964,8 @@ func (c *Client) CreatePaymentIntent(ctx context.Context, params *PaymentIntentC
 	return out, err
 }
 
-// GetPaymentIntent: Retrieve a payment intent (verify after return, poll push intents).
-//
-// GET /v1/payment_intents/{id}.
+// GetPaymentIntent sends GET /v1/payment_intents/{id}.
+// Retrieve a payment intent (verify after return, poll push intents).
 func (c *Client) GetPaymentIntent(ctx context.Context, id string, opts ...RequestOption) (*PaymentIntent, error) {
 	out := new(PaymentIntent)
 	err := c.call(ctx, "GET", "/v1/payment_intents/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -1007,9 +975,8 @@ func (c *Client) GetPaymentIntent(ctx context.Context, id string, opts ...Reques
 	return out, nil
 }
 
-// ConfirmPaymentIntent: Confirm a collect_otp intent with the customer's SMS code (secret or publishable key).
-//
-// POST /v1/payment_intents/{id}/confirm.
+// ConfirmPaymentIntent sends POST /v1/payment_intents/{id}/confirm.
+// Confirm a collect_otp intent with the customer's SMS code (secret or publishable key).
 // On HTTP 402 the decoded body is returned together with the *Error.
 func (c *Client) ConfirmPaymentIntent(ctx context.Context, id string, params *ConfirmPaymentIntentRequest, opts ...RequestOption) (*PaymentIntent, error) {
 	out := new(PaymentIntent)
@@ -1061,9 +1028,8 @@ func (p *ListPayoutsParams) values() url.Values {
 	return v
 }
 
-// ListPayouts: List payouts, newest first.
-//
-// GET /v1/payouts.
+// ListPayouts sends GET /v1/payouts.
+// List payouts, newest first.
 func (c *Client) ListPayouts(ctx context.Context, query *ListPayoutsParams, opts ...RequestOption) (*List[Payout], error) {
 	out := new(List[Payout])
 	if err := c.call(ctx, "GET", "/v1/payouts", query.values(), nil, out, nil, opts); err != nil {
@@ -1091,9 +1057,8 @@ func (c *Client) AllPayouts(ctx context.Context, query *ListPayoutsParams, opts 
 	}, func(v *Payout) string { return v.ID })
 }
 
-// CreatePayout: Create a single payout.
-//
-// POST /v1/payouts.
+// CreatePayout sends POST /v1/payouts.
+// Create a single payout.
 // Header X-Service-Scenario: pass it with WithHeader.
 func (c *Client) CreatePayout(ctx context.Context, params *PayoutCreate, opts ...RequestOption) (*Payout, error) {
 	out := new(Payout)
@@ -1132,9 +1097,8 @@ func (p *ListPayoutBatchesParams) values() url.Values {
 	return v
 }
 
-// ListPayoutBatches: List batches, newest first.
-//
-// GET /v1/payouts/bulk.
+// ListPayoutBatches sends GET /v1/payouts/bulk.
+// List batches, newest first.
 func (c *Client) ListPayoutBatches(ctx context.Context, query *ListPayoutBatchesParams, opts ...RequestOption) (*List[PayoutBatch], error) {
 	out := new(List[PayoutBatch])
 	if err := c.call(ctx, "GET", "/v1/payouts/bulk", query.values(), nil, out, nil, opts); err != nil {
@@ -1162,9 +1126,8 @@ func (c *Client) AllPayoutBatches(ctx context.Context, query *ListPayoutBatchesP
 	}, func(v *PayoutBatch) string { return v.ID })
 }
 
-// CreatePayoutBatch: Create a bulk batch; the body's shape picks the variant.
-//
-// POST /v1/payouts/bulk. An Idempotency-Key is generated when none is given with WithIdempotencyKey.
+// CreatePayoutBatch sends POST /v1/payouts/bulk.
+// Create a bulk batch; the body's shape picks the variant. An Idempotency-Key is generated when none is given with WithIdempotencyKey.
 // The API also accepts multipart/form-data, text/csv bodies: send them with Client.Raw.
 func (c *Client) CreatePayoutBatch(ctx context.Context, params *CreatePayoutBatchRequest, opts ...RequestOption) (*PayoutBatch, error) {
 	out := new(PayoutBatch)
@@ -1175,9 +1138,8 @@ func (c *Client) CreatePayoutBatch(ctx context.Context, params *CreatePayoutBatc
 	return out, nil
 }
 
-// GetPayoutBatch: A batch's progress.
-//
-// GET /v1/payouts/bulk/{id}.
+// GetPayoutBatch sends GET /v1/payouts/bulk/{id}.
+// A batch's progress.
 func (c *Client) GetPayoutBatch(ctx context.Context, id string, opts ...RequestOption) (*PayoutBatch, error) {
 	out := new(PayoutBatch)
 	err := c.call(ctx, "GET", "/v1/payouts/bulk/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -1187,9 +1149,8 @@ func (c *Client) GetPayoutBatch(ctx context.Context, id string, opts ...RequestO
 	return out, nil
 }
 
-// ApprovePayoutBatch: Approve a pending_approval batch (four-eyes).
-//
-// POST /v1/payouts/bulk/{id}/approve.
+// ApprovePayoutBatch sends POST /v1/payouts/bulk/{id}/approve.
+// Approve a pending_approval batch (four-eyes).
 func (c *Client) ApprovePayoutBatch(ctx context.Context, id string, opts ...RequestOption) (*PayoutBatch, error) {
 	out := new(PayoutBatch)
 	err := c.call(ctx, "POST", "/v1/payouts/bulk/"+url.PathEscape(id)+"/approve", nil, nil, out, nil, opts)
@@ -1199,9 +1160,8 @@ func (c *Client) ApprovePayoutBatch(ctx context.Context, id string, opts ...Requ
 	return out, nil
 }
 
-// CancelPayoutBatch: Cancel a batch before any row has been sent.
-//
-// POST /v1/payouts/bulk/{id}/cancel.
+// CancelPayoutBatch sends POST /v1/payouts/bulk/{id}/cancel.
+// Cancel a batch before any row has been sent.
 func (c *Client) CancelPayoutBatch(ctx context.Context, id string, opts ...RequestOption) (*PayoutBatch, error) {
 	out := new(PayoutBatch)
 	err := c.call(ctx, "POST", "/v1/payouts/bulk/"+url.PathEscape(id)+"/cancel", nil, nil, out, nil, opts)
@@ -1211,9 +1171,8 @@ func (c *Client) CancelPayoutBatch(ctx context.Context, id string, opts ...Reque
 	return out, nil
 }
 
-// GetPayout: Retrieve a payout.
-//
-// GET /v1/payouts/{id}.
+// GetPayout sends GET /v1/payouts/{id}.
+// Retrieve a payout.
 func (c *Client) GetPayout(ctx context.Context, id string, opts ...RequestOption) (*Payout, error) {
 	out := new(Payout)
 	err := c.call(ctx, "GET", "/v1/payouts/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -1223,9 +1182,8 @@ func (c *Client) GetPayout(ctx context.Context, id string, opts ...RequestOption
 	return out, nil
 }
 
-// ApprovePayout: Approve a payout in requires_approval (four-eyes).
-//
-// POST /v1/payouts/{id}/approve.
+// ApprovePayout sends POST /v1/payouts/{id}/approve.
+// Approve a payout in requires_approval (four-eyes).
 func (c *Client) ApprovePayout(ctx context.Context, id string, opts ...RequestOption) (*Payout, error) {
 	out := new(Payout)
 	err := c.call(ctx, "POST", "/v1/payouts/"+url.PathEscape(id)+"/approve", nil, nil, out, nil, opts)
@@ -1235,9 +1193,8 @@ func (c *Client) ApprovePayout(ctx context.Context, id string, opts ...RequestOp
 	return out, nil
 }
 
-// RetryPayout: Retry a failed payout under its original reference.
-//
-// POST /v1/payouts/{id}/retry.
+// RetryPayout sends POST /v1/payouts/{id}/retry.
+// Retry a failed payout under its original reference.
 // Header X-Service-Scenario: pass it with WithHeader.
 func (c *Client) RetryPayout(ctx context.Context, id string, opts ...RequestOption) (*Payout, error) {
 	out := new(Payout)
@@ -1248,9 +1205,8 @@ func (c *Client) RetryPayout(ctx context.Context, id string, opts ...RequestOpti
 	return out, nil
 }
 
-// ReviewPayout: Review a held payout (a screening hit or the rail's compliance hold).
-//
-// POST /v1/payouts/{id}/review.
+// ReviewPayout sends POST /v1/payouts/{id}/review.
+// Review a held payout (a screening hit or the rail's compliance hold).
 func (c *Client) ReviewPayout(ctx context.Context, id string, params *ReviewPayoutRequest, opts ...RequestOption) (*Payout, error) {
 	out := new(Payout)
 	err := c.call(ctx, "POST", "/v1/payouts/"+url.PathEscape(id)+"/review", nil, params, out, nil, opts)
@@ -1277,9 +1233,8 @@ func (p *GetSettlementReconciliationParams) values() url.Values {
 	return v
 }
 
-// GetSettlementReconciliation: Compare a provider's daily settlement report with the ledger (live keys).
-//
-// GET /v1/providers/{provider}/settlement_reconciliation.
+// GetSettlementReconciliation sends GET /v1/providers/{provider}/settlement_reconciliation.
+// Compare a provider's daily settlement report with the ledger (live keys).
 func (c *Client) GetSettlementReconciliation(ctx context.Context, provider string, query *GetSettlementReconciliationParams, opts ...RequestOption) (*SettlementReconciliation, error) {
 	out := new(SettlementReconciliation)
 	err := c.call(ctx, "GET", "/v1/providers/"+url.PathEscape(provider)+"/settlement_reconciliation", query.values(), nil, out, nil, opts)
@@ -1321,9 +1276,8 @@ func (p *ListRefundsParams) values() url.Values {
 	return v
 }
 
-// ListRefunds: List refunds, newest first.
-//
-// GET /v1/refunds.
+// ListRefunds sends GET /v1/refunds.
+// List refunds, newest first.
 func (c *Client) ListRefunds(ctx context.Context, query *ListRefundsParams, opts ...RequestOption) (*List[Refund], error) {
 	out := new(List[Refund])
 	if err := c.call(ctx, "GET", "/v1/refunds", query.values(), nil, out, nil, opts); err != nil {
@@ -1351,9 +1305,8 @@ func (c *Client) AllRefunds(ctx context.Context, query *ListRefundsParams, opts 
 	}, func(v *Refund) string { return v.ID })
 }
 
-// CreateRefund: Refund all or part of a succeeded payment intent.
-//
-// POST /v1/refunds. An Idempotency-Key is generated when none is given with WithIdempotencyKey.
+// CreateRefund sends POST /v1/refunds.
+// Refund all or part of a succeeded payment intent. An Idempotency-Key is generated when none is given with WithIdempotencyKey.
 // Header X-Service-Scenario: pass it with WithHeader.
 func (c *Client) CreateRefund(ctx context.Context, params *RefundCreate, opts ...RequestOption) (*Refund, error) {
 	out := new(Refund)
@@ -1364,9 +1317,8 @@ func (c *Client) CreateRefund(ctx context.Context, params *RefundCreate, opts ..
 	return out, nil
 }
 
-// GetRefund: Retrieve a refund.
-//
-// GET /v1/refunds/{id}.
+// GetRefund sends GET /v1/refunds/{id}.
+// Retrieve a refund.
 func (c *Client) GetRefund(ctx context.Context, id string, opts ...RequestOption) (*Refund, error) {
 	out := new(Refund)
 	err := c.call(ctx, "GET", "/v1/refunds/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -1376,9 +1328,8 @@ func (c *Client) GetRefund(ctx context.Context, id string, opts ...RequestOption
 	return out, nil
 }
 
-// ApproveRefund: Approve a refund in requires_approval (four-eyes) and send it.
-//
-// POST /v1/refunds/{id}/approve.
+// ApproveRefund sends POST /v1/refunds/{id}/approve.
+// Approve a refund in requires_approval (four-eyes) and send it.
 func (c *Client) ApproveRefund(ctx context.Context, id string, opts ...RequestOption) (*Refund, error) {
 	out := new(Refund)
 	err := c.call(ctx, "POST", "/v1/refunds/"+url.PathEscape(id)+"/approve", nil, nil, out, nil, opts)
@@ -1388,9 +1339,8 @@ func (c *Client) ApproveRefund(ctx context.Context, id string, opts ...RequestOp
 	return out, nil
 }
 
-// CancelRefund: Cancel a refund in requires_approval; its amount returns to available.
-//
-// POST /v1/refunds/{id}/cancel.
+// CancelRefund sends POST /v1/refunds/{id}/cancel.
+// Cancel a refund in requires_approval; its amount returns to available.
 func (c *Client) CancelRefund(ctx context.Context, id string, opts ...RequestOption) (*Refund, error) {
 	out := new(Refund)
 	err := c.call(ctx, "POST", "/v1/refunds/"+url.PathEscape(id)+"/cancel", nil, nil, out, nil, opts)
@@ -1426,9 +1376,8 @@ func (p *GetSettlementReportParams) values() url.Values {
 	return v
 }
 
-// GetSettlementReport: A day's payments and refunds per currency, provider and outlet (JSON, or CSV with Accept text/csv).
-//
-// GET /v1/reports/settlement.
+// GetSettlementReport sends GET /v1/reports/settlement.
+// A day's payments and refunds per currency, provider and outlet (JSON, or CSV with Accept text/csv).
 func (c *Client) GetSettlementReport(ctx context.Context, query *GetSettlementReportParams, opts ...RequestOption) (*SettlementReport, error) {
 	out := new(SettlementReport)
 	err := c.call(ctx, "GET", "/v1/reports/settlement", query.values(), nil, out, nil, opts)
@@ -1468,9 +1417,8 @@ func (p *ListRequestLogsParams) values() url.Values {
 	return v
 }
 
-// ListRequestLogs: List the recent API requests of the key's merchant in the key's mode, newest first (what payd logs tail shows).
-//
-// GET /v1/request_logs.
+// ListRequestLogs sends GET /v1/request_logs.
+// List the recent API requests of the key's merchant in the key's mode, newest first (what payd logs tail shows).
 func (c *Client) ListRequestLogs(ctx context.Context, query *ListRequestLogsParams, opts ...RequestOption) (*List[RequestLog], error) {
 	out := new(List[RequestLog])
 	if err := c.call(ctx, "GET", "/v1/request_logs", query.values(), nil, out, nil, opts); err != nil {
@@ -1498,9 +1446,8 @@ func (c *Client) AllRequestLogs(ctx context.Context, query *ListRequestLogsParam
 	}, func(v *RequestLog) string { return v.ID })
 }
 
-// CreateSandboxOverride: Make the next step of a test-mode intent follow a sandbox scenario.
-//
-// POST /v1/sandbox/overrides.
+// CreateSandboxOverride sends POST /v1/sandbox/overrides.
+// Make the next step of a test-mode intent follow a sandbox scenario.
 func (c *Client) CreateSandboxOverride(ctx context.Context, params *CreateSandboxOverrideRequest, opts ...RequestOption) (*SandboxOverrideResult, error) {
 	out := new(SandboxOverrideResult)
 	err := c.call(ctx, "POST", "/v1/sandbox/overrides", nil, params, out, nil, opts)
@@ -1510,9 +1457,8 @@ func (c *Client) CreateSandboxOverride(ctx context.Context, params *CreateSandbo
 	return out, nil
 }
 
-// CreateSandboxTopup: Add sandbox funds to the available balance (test mode only).
-//
-// POST /v1/sandbox/topups.
+// CreateSandboxTopup sends POST /v1/sandbox/topups.
+// Add sandbox funds to the available balance (test mode only).
 func (c *Client) CreateSandboxTopup(ctx context.Context, params *CreateSandboxTopupRequest, opts ...RequestOption) (*Topup, error) {
 	out := new(Topup)
 	err := c.call(ctx, "POST", "/v1/sandbox/topups", nil, params, out, nil, opts)
@@ -1522,9 +1468,8 @@ func (c *Client) CreateSandboxTopup(ctx context.Context, params *CreateSandboxTo
 	return out, nil
 }
 
-// TriggerSandboxEvent: Fire a test-mode event of any type to the registered endpoints (test mode only).
-//
-// POST /v1/sandbox/webhooks/trigger.
+// TriggerSandboxEvent sends POST /v1/sandbox/webhooks/trigger.
+// Fire a test-mode event of any type to the registered endpoints (test mode only).
 func (c *Client) TriggerSandboxEvent(ctx context.Context, params *TriggerSandboxEventRequest, opts ...RequestOption) (*Event, error) {
 	out := new(Event)
 	err := c.call(ctx, "POST", "/v1/sandbox/webhooks/trigger", nil, params, out, nil, opts)
@@ -1534,9 +1479,8 @@ func (c *Client) TriggerSandboxEvent(ctx context.Context, params *TriggerSandbox
 	return out, nil
 }
 
-// GetSettings: Merchant settings.
-//
-// GET /v1/settings.
+// GetSettings sends GET /v1/settings.
+// Merchant settings.
 func (c *Client) GetSettings(ctx context.Context, opts ...RequestOption) (*Settings, error) {
 	out := new(Settings)
 	err := c.call(ctx, "GET", "/v1/settings", nil, nil, out, nil, opts)
@@ -1566,9 +1510,8 @@ func (r *UpdateSettingsResult) decodeStatus(status int, body []byte) error {
 	return fmt.Errorf("payd: unexpected status %d", status)
 }
 
-// UpdateSettings: Update the key's mode's settings (the approval threshold; null clears it).
-//
-// POST /v1/settings.
+// UpdateSettings sends POST /v1/settings.
+// Update the key's mode's settings (the approval threshold; null clears it).
 func (c *Client) UpdateSettings(ctx context.Context, params *UpdateSettingsRequest, opts ...RequestOption) (*UpdateSettingsResult, error) {
 	out := new(UpdateSettingsResult)
 	if err := c.call(ctx, "POST", "/v1/settings", nil, params, out, nil, opts); err != nil {
@@ -1577,9 +1520,8 @@ func (c *Client) UpdateSettings(ctx context.Context, params *UpdateSettingsReque
 	return out, nil
 }
 
-// GetSettingsChange: A settings change of the key's mode.
-//
-// GET /v1/settings/changes/{id}.
+// GetSettingsChange sends GET /v1/settings/changes/{id}.
+// A settings change of the key's mode.
 func (c *Client) GetSettingsChange(ctx context.Context, id string, opts ...RequestOption) (*SettingsChange, error) {
 	out := new(SettingsChange)
 	err := c.call(ctx, "GET", "/v1/settings/changes/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -1589,9 +1531,8 @@ func (c *Client) GetSettingsChange(ctx context.Context, id string, opts ...Reque
 	return out, nil
 }
 
-// ApproveSettingsChange: Approve a pending settings change (four-eyes).
-//
-// POST /v1/settings/changes/{id}/approve.
+// ApproveSettingsChange sends POST /v1/settings/changes/{id}/approve.
+// Approve a pending settings change (four-eyes).
 func (c *Client) ApproveSettingsChange(ctx context.Context, id string, opts ...RequestOption) (*SettingsChange, error) {
 	out := new(SettingsChange)
 	err := c.call(ctx, "POST", "/v1/settings/changes/"+url.PathEscape(id)+"/approve", nil, nil, out, nil, opts)
@@ -1633,9 +1574,8 @@ func (p *ListSubscriptionsParams) values() url.Values {
 	return v
 }
 
-// ListSubscriptions: List subscriptions, newest first.
-//
-// GET /v1/subscriptions.
+// ListSubscriptions sends GET /v1/subscriptions.
+// List subscriptions, newest first.
 func (c *Client) ListSubscriptions(ctx context.Context, query *ListSubscriptionsParams, opts ...RequestOption) (*List[Subscription], error) {
 	out := new(List[Subscription])
 	if err := c.call(ctx, "GET", "/v1/subscriptions", query.values(), nil, out, nil, opts); err != nil {
@@ -1663,9 +1603,8 @@ func (c *Client) AllSubscriptions(ctx context.Context, query *ListSubscriptionsP
 	}, func(v *Subscription) string { return v.ID })
 }
 
-// CreateSubscription: Start a subscription (customer.subscription.created).
-//
-// POST /v1/subscriptions.
+// CreateSubscription sends POST /v1/subscriptions.
+// Start a subscription (customer.subscription.created).
 func (c *Client) CreateSubscription(ctx context.Context, params *SubscriptionCreate, opts ...RequestOption) (*Subscription, error) {
 	out := new(Subscription)
 	err := c.call(ctx, "POST", "/v1/subscriptions", nil, params, out, nil, opts)
@@ -1675,9 +1614,8 @@ func (c *Client) CreateSubscription(ctx context.Context, params *SubscriptionCre
 	return out, nil
 }
 
-// GetSubscription: Retrieve a subscription.
-//
-// GET /v1/subscriptions/{id}.
+// GetSubscription sends GET /v1/subscriptions/{id}.
+// Retrieve a subscription.
 func (c *Client) GetSubscription(ctx context.Context, id string, opts ...RequestOption) (*Subscription, error) {
 	out := new(Subscription)
 	err := c.call(ctx, "GET", "/v1/subscriptions/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -1687,9 +1625,8 @@ func (c *Client) GetSubscription(ctx context.Context, id string, opts ...Request
 	return out, nil
 }
 
-// UpdateSubscription: Change items (prorated on the next invoice unless proration_behavior is none), cancel_at_period_end or metadata.
-//
-// POST /v1/subscriptions/{id}.
+// UpdateSubscription sends POST /v1/subscriptions/{id}.
+// Change items (prorated on the next invoice unless proration_behavior is none), cancel_at_period_end or metadata.
 func (c *Client) UpdateSubscription(ctx context.Context, id string, params *SubscriptionUpdate, opts ...RequestOption) (*Subscription, error) {
 	out := new(Subscription)
 	err := c.call(ctx, "POST", "/v1/subscriptions/"+url.PathEscape(id), nil, params, out, nil, opts)
@@ -1699,9 +1636,8 @@ func (c *Client) UpdateSubscription(ctx context.Context, id string, params *Subs
 	return out, nil
 }
 
-// CancelSubscription: Cancel now (customer.subscription.deleted) or at the period's end (at_period_end).
-//
-// POST /v1/subscriptions/{id}/cancel.
+// CancelSubscription sends POST /v1/subscriptions/{id}/cancel.
+// Cancel now (customer.subscription.deleted) or at the period's end (at_period_end).
 func (c *Client) CancelSubscription(ctx context.Context, id string, params *CancelSubscriptionRequest, opts ...RequestOption) (*Subscription, error) {
 	out := new(Subscription)
 	err := c.call(ctx, "POST", "/v1/subscriptions/"+url.PathEscape(id)+"/cancel", nil, params, out, nil, opts)
@@ -1743,9 +1679,8 @@ func (p *ListTerminalsParams) values() url.Values {
 	return v
 }
 
-// ListTerminals: List terminals, newest first; deregistered ones only with status=deregistered.
-//
-// GET /v1/terminals.
+// ListTerminals sends GET /v1/terminals.
+// List terminals, newest first; deregistered ones only with status=deregistered.
 func (c *Client) ListTerminals(ctx context.Context, query *ListTerminalsParams, opts ...RequestOption) (*List[Terminal], error) {
 	out := new(List[Terminal])
 	if err := c.call(ctx, "GET", "/v1/terminals", query.values(), nil, out, nil, opts); err != nil {
@@ -1773,9 +1708,8 @@ func (c *Client) AllTerminals(ctx context.Context, query *ListTerminalsParams, o
 	}, func(v *Terminal) string { return v.ID })
 }
 
-// CreateTerminal: Register a terminal; it starts inactive.
-//
-// POST /v1/terminals.
+// CreateTerminal sends POST /v1/terminals.
+// Register a terminal; it starts inactive.
 func (c *Client) CreateTerminal(ctx context.Context, params *TerminalCreate, opts ...RequestOption) (*Terminal, error) {
 	out := new(Terminal)
 	err := c.call(ctx, "POST", "/v1/terminals", nil, params, out, nil, opts)
@@ -1785,9 +1719,8 @@ func (c *Client) CreateTerminal(ctx context.Context, params *TerminalCreate, opt
 	return out, nil
 }
 
-// GetTerminal: Retrieve a terminal and its status (deregistered ones too).
-//
-// GET /v1/terminals/{id}.
+// GetTerminal sends GET /v1/terminals/{id}.
+// Retrieve a terminal and its status (deregistered ones too).
 func (c *Client) GetTerminal(ctx context.Context, id string, opts ...RequestOption) (*Terminal, error) {
 	out := new(Terminal)
 	err := c.call(ctx, "GET", "/v1/terminals/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -1797,9 +1730,8 @@ func (c *Client) GetTerminal(ctx context.Context, id string, opts ...RequestOpti
 	return out, nil
 }
 
-// DeleteTerminal: Deregister a terminal; it takes no payment again. A deregistered terminal is 409.
-//
-// DELETE /v1/terminals/{id}.
+// DeleteTerminal sends DELETE /v1/terminals/{id}.
+// Deregister a terminal; it takes no payment again. A deregistered terminal is 409.
 func (c *Client) DeleteTerminal(ctx context.Context, id string, opts ...RequestOption) (*TerminalDeleted, error) {
 	out := new(TerminalDeleted)
 	err := c.call(ctx, "DELETE", "/v1/terminals/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -1809,9 +1741,8 @@ func (c *Client) DeleteTerminal(ctx context.Context, id string, opts ...RequestO
 	return out, nil
 }
 
-// ActivateTerminal: Enable transaction processing on an inactive terminal (otherwise 409 invalid_state).
-//
-// POST /v1/terminals/{id}/activate.
+// ActivateTerminal sends POST /v1/terminals/{id}/activate.
+// Enable transaction processing on an inactive terminal (otherwise 409 invalid_state).
 func (c *Client) ActivateTerminal(ctx context.Context, id string, params *json.RawMessage, opts ...RequestOption) (*Terminal, error) {
 	out := new(Terminal)
 	err := c.call(ctx, "POST", "/v1/terminals/"+url.PathEscape(id)+"/activate", nil, params, out, nil, opts)
@@ -1821,9 +1752,8 @@ func (c *Client) ActivateTerminal(ctx context.Context, id string, params *json.R
 	return out, nil
 }
 
-// CreateTerminalPayment: Take a card-present payment from the device's encrypted chip read.
-//
-// POST /v1/terminals/{id}/payments. An Idempotency-Key is generated when none is given with WithIdempotencyKey.
+// CreateTerminalPayment sends POST /v1/terminals/{id}/payments.
+// Take a card-present payment from the device's encrypted chip read. An Idempotency-Key is generated when none is given with WithIdempotencyKey.
 // On HTTP 402 the decoded body is returned together with the *Error.
 func (c *Client) CreateTerminalPayment(ctx context.Context, id string, params *TerminalPaymentCreate, opts ...RequestOption) (*CardPresentPaymentIntent, error) {
 	out := new(CardPresentPaymentIntent)
@@ -1858,9 +1788,8 @@ func (p *ListTestClocksParams) values() url.Values {
 	return v
 }
 
-// ListTestClocks: List test clocks, newest first.
-//
-// GET /v1/test_helpers/test_clocks.
+// ListTestClocks sends GET /v1/test_helpers/test_clocks.
+// List test clocks, newest first.
 func (c *Client) ListTestClocks(ctx context.Context, query *ListTestClocksParams, opts ...RequestOption) (*List[TestClock], error) {
 	out := new(List[TestClock])
 	if err := c.call(ctx, "GET", "/v1/test_helpers/test_clocks", query.values(), nil, out, nil, opts); err != nil {
@@ -1888,9 +1817,8 @@ func (c *Client) AllTestClocks(ctx context.Context, query *ListTestClocksParams,
 	}, func(v *TestClock) string { return v.ID })
 }
 
-// CreateTestClock: Create a test clock (test mode only; a live key is 403 permission_denied).
-//
-// POST /v1/test_helpers/test_clocks.
+// CreateTestClock sends POST /v1/test_helpers/test_clocks.
+// Create a test clock (test mode only; a live key is 403 permission_denied).
 func (c *Client) CreateTestClock(ctx context.Context, params *CreateTestClockRequest, opts ...RequestOption) (*TestClock, error) {
 	out := new(TestClock)
 	err := c.call(ctx, "POST", "/v1/test_helpers/test_clocks", nil, params, out, nil, opts)
@@ -1900,9 +1828,8 @@ func (c *Client) CreateTestClock(ctx context.Context, params *CreateTestClockReq
 	return out, nil
 }
 
-// GetTestClock: Retrieve a test clock (poll it until ready after an advance).
-//
-// GET /v1/test_helpers/test_clocks/{id}.
+// GetTestClock sends GET /v1/test_helpers/test_clocks/{id}.
+// Retrieve a test clock (poll it until ready after an advance).
 func (c *Client) GetTestClock(ctx context.Context, id string, opts ...RequestOption) (*TestClock, error) {
 	out := new(TestClock)
 	err := c.call(ctx, "GET", "/v1/test_helpers/test_clocks/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -1912,9 +1839,8 @@ func (c *Client) GetTestClock(ctx context.Context, id string, opts ...RequestOpt
 	return out, nil
 }
 
-// AdvanceTestClock: Move the clock to frozen_time and run every billing step due up to it, in time order.
-//
-// POST /v1/test_helpers/test_clocks/{id}/advance.
+// AdvanceTestClock sends POST /v1/test_helpers/test_clocks/{id}/advance.
+// Move the clock to frozen_time and run every billing step due up to it, in time order.
 func (c *Client) AdvanceTestClock(ctx context.Context, id string, params *AdvanceTestClockRequest, opts ...RequestOption) (*TestClock, error) {
 	out := new(TestClock)
 	err := c.call(ctx, "POST", "/v1/test_helpers/test_clocks/"+url.PathEscape(id)+"/advance", nil, params, out, nil, opts)
@@ -1948,9 +1874,8 @@ func (p *ListWebhookEndpointsParams) values() url.Values {
 	return v
 }
 
-// ListWebhookEndpoints: List webhook endpoints, newest first.
-//
-// GET /v1/webhook_endpoints.
+// ListWebhookEndpoints sends GET /v1/webhook_endpoints.
+// List webhook endpoints, newest first.
 func (c *Client) ListWebhookEndpoints(ctx context.Context, query *ListWebhookEndpointsParams, opts ...RequestOption) (*List[WebhookEndpoint], error) {
 	out := new(List[WebhookEndpoint])
 	if err := c.call(ctx, "GET", "/v1/webhook_endpoints", query.values(), nil, out, nil, opts); err != nil {
@@ -1978,9 +1903,8 @@ func (c *Client) AllWebhookEndpoints(ctx context.Context, query *ListWebhookEndp
 	}, func(v *WebhookEndpoint) string { return v.ID })
 }
 
-// CreateWebhookEndpoint: Register a webhook endpoint; the answer holds its signing secret, shown only this once.
-//
-// POST /v1/webhook_endpoints.
+// CreateWebhookEndpoint sends POST /v1/webhook_endpoints.
+// Register a webhook endpoint; the answer holds its signing secret, shown only this once.
 func (c *Client) CreateWebhookEndpoint(ctx context.Context, params *WebhookEndpointCreate, opts ...RequestOption) (*WebhookEndpointWithSecret, error) {
 	out := new(WebhookEndpointWithSecret)
 	err := c.call(ctx, "POST", "/v1/webhook_endpoints", nil, params, out, nil, opts)
@@ -1990,9 +1914,8 @@ func (c *Client) CreateWebhookEndpoint(ctx context.Context, params *WebhookEndpo
 	return out, nil
 }
 
-// GetWebhookEndpoint: Retrieve a webhook endpoint (without its secret).
-//
-// GET /v1/webhook_endpoints/{id}.
+// GetWebhookEndpoint sends GET /v1/webhook_endpoints/{id}.
+// Retrieve a webhook endpoint (without its secret).
 func (c *Client) GetWebhookEndpoint(ctx context.Context, id string, opts ...RequestOption) (*WebhookEndpoint, error) {
 	out := new(WebhookEndpoint)
 	err := c.call(ctx, "GET", "/v1/webhook_endpoints/"+url.PathEscape(id), nil, nil, out, nil, opts)
@@ -2002,9 +1925,8 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, id string, opts ...Requ
 	return out, nil
 }
 
-// UpdateWebhookEndpoint: Update a webhook endpoint's url, enabled_events, description, or disable it.
-//
-// POST /v1/webhook_endpoints/{id}.
+// UpdateWebhookEndpoint sends POST /v1/webhook_endpoints/{id}.
+// Update a webhook endpoint's url, enabled_events, description, or disable it.
 func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id string, params *WebhookEndpointUpdate, opts ...RequestOption) (*WebhookEndpoint, error) {
 	out := new(WebhookEndpoint)
 	err := c.call(ctx, "POST", "/v1/webhook_endpoints/"+url.PathEscape(id), nil, params, out, nil, opts)
@@ -2014,9 +1936,8 @@ func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id string, params *W
 	return out, nil
 }
 
-// DeleteWebhookEndpoint: Delete a webhook endpoint; its pending deliveries end failed, past ones stay visible.
-//
-// DELETE /v1/webhook_endpoints/{id}.
+// DeleteWebhookEndpoint sends DELETE /v1/webhook_endpoints/{id}.
+// Delete a webhook endpoint; its pending deliveries end failed, past ones stay visible.
 func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id string, opts ...RequestOption) (*WebhookEndpointResult, error) {
 	out := new(WebhookEndpointResult)
 	err := c.call(ctx, "DELETE", "/v1/webhook_endpoints/"+url.PathEscape(id), nil, nil, out, nil, opts)

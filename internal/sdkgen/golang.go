@@ -245,15 +245,14 @@ func (m *Model) goMethod(b *bytes.Buffer, o *Op) {
 		alt = "[]int{" + strings.Join(s, ", ") + "}"
 	}
 	doc := func() {
-		summary := o.Summary
-		if summary == "" {
-			summary = "Sends " + o.Key() + "."
-		}
-		fmt.Fprintf(b, "// %s: %s\n//\n// %s", name, strings.ReplaceAll(summary, "`", ""), o.Key())
+		fmt.Fprintf(b, "// %s sends %s", name, o.Key())
 		if o.Public {
 			b.WriteString(" (no API key needed)")
 		}
 		b.WriteString(".")
+		if o.Summary != "" {
+			fmt.Fprintf(b, "\n// %s", strings.ReplaceAll(o.Summary, "`", ""))
+		}
 		if o.NeedsIdem {
 			b.WriteString(" An Idempotency-Key is generated when none is given with WithIdempotencyKey.")
 		}
