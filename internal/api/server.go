@@ -19,6 +19,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/requestlog"
 	"github.com/payd/payd/internal/store"
 )
 
@@ -85,7 +86,21 @@ type Server struct {
 	// running holds the idempotency keys of requests in flight in this
 	// process (see idempotent).
 	running sync.Map
+	// requestLog receives each finished API request of a merchant's key
+	// (SetRequestLog); nil keeps none.
+	requestLog RequestRecorder
 }
+
+// RequestRecorder keeps finished API requests (internal/requestlog). Record
+// must not block and must not write to the database in the caller: it runs
+// after the request's own commit, on the request's goroutine.
+type RequestRecorder interface {
+	Record(requestlog.Entry)
+}
+
+// SetRequestLog makes the server hand every finished API request made with a
+// merchant's key to rl. Call it before serving.
+func (s *Server) SetRequestLog(rl RequestRecorder) { s.requestLog = rl }
 
 // NewServer makes a server with the core routes registered.
 func NewServer(cfg Config) *Server {
@@ -160,6 +175,12 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Float64("duration_ms", float64(d.Microseconds())/1000)}
 			if pr, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok && pr.ID != "" {
 				attrs = append(attrs, slog.String("merchant_id", pr.MerchantID), slog.String("principal_id", pr.ID), slog.Bool("livemode", pr.Livemode))
+				// Reading the request log is not itself logged, so that
+				// `payd logs tail --follow` does not fill the log it shows.
+				if s.requestLog != nil && pr.MerchantID != "" && route != requestLogsRoute {
+					s.requestLog.Record(requestlog.Entry{MerchantID: pr.MerchantID, Livemode: pr.Livemode, PrincipalID: pr.ID,
+						Method: r.Method, Path: r.URL.Path, Status: rec.status, RequestID: reqID, Latency: d, At: start.UTC()})
+				}
 			}
 			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		}()

@@ -23,6 +23,7 @@ import (
 	"github.com/payd/payd/internal/payouts"
 	"github.com/payd/payd/internal/refunds"
 	"github.com/payd/payd/internal/reports"
+	"github.com/payd/payd/internal/requestlog"
 	"github.com/payd/payd/internal/retention"
 	"github.com/payd/payd/internal/screening"
 	"github.com/payd/payd/internal/secretbox"
@@ -66,6 +67,7 @@ type Main struct {
 	providersW  *providersWiring
 	reportsSvc  *reports.Service
 	billingW    *billingWiring
+	requestLog  *requestlog.Log
 }
 
 // Open connects to the database, applies migrations and builds the services,
@@ -135,6 +137,13 @@ func (m *Main) Run(ctx context.Context) error {
 			m.Logger.Error("http server", "err", err)
 		}
 	}()
+	if m.requestLog != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.requestLog.Run(bg)
+		}()
+	}
 	if m.Config.Workers {
 		m.wg.Add(1)
 		go func() {

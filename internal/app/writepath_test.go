@@ -76,5 +76,16 @@ func TestOneCommitPerRequest(t *testing.T) {
 		if err := ledger.Verify(context.Background(), e.Main.DB); err != nil {
 			t.Fatal(err)
 		}
+		// The request log recorded these requests, outside their commits:
+		// the counts above include none of its writes.
+		logged := map[string]bool{}
+		for _, r := range readRequestLog(t, e, e.SK, "?limit=100").Data {
+			logged[r.RequestID] = true
+		}
+		for _, r := range []*apptest.Response{create, confirm} {
+			if !logged[r.Header.Get("Request-Id")] {
+				t.Errorf("request %s is not in the request log", r.Header.Get("Request-Id"))
+			}
+		}
 	})
 }

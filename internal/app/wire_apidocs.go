@@ -1,0 +1,16 @@
+package app
+
+import (
+	"context"
+
+	"github.com/payd/payd/internal/apidocs"
+)
+
+// The API reference at /docs, rendered once (on its first request) from the
+// embedded OpenAPI description; public, like /healthz.
+func init() {
+	wirers = append(wirers, func(ctx context.Context, m *Main) error {
+		apidocs.New().Register(m.API.Mux())
+		return nil
+	})
+}
