@@ -224,38 +224,15 @@ func sameWords(a, b []nameWord) bool {
 const minSkeleton = 2
 
 // skeletonKeys returns the consonant skeletons of a Latin word: its letters
-// without A, E, I, O, U, and a final H, C read as K, doubled consonants single ("MUHAMAD"
+// without A, E, I, O, U, and a final H, C read as K, Z as D (Arabic ظ is
+// written Z, D or DH: "Zahir", "Dahir", "Dhahir"), doubled consonants single ("MUHAMAD"
 // and the Arabic-script reading "MHMD" both give MHMD); and, when they
 // differ, the same also without W and Y, which Arabic and Hebrew script use
 // for long vowels ("MAHMUD", "MHMWD": MHMD). Skeletons shorter than
 // minSkeleton, and words with other runes than A to Z, have none.
 func skeletonKeys(word []rune) []string {
-	strict := make([]rune, 0, len(word))
-	loose := make([]rune, 0, len(word))
-	for i, r := range word {
-		if r < 'A' || r > 'Z' {
-			return nil
-		}
-		switch r {
-		case 'A', 'E', 'I', 'O', 'U':
-			continue
-		}
-		if r == 'H' && i == len(word)-1 && i > 0 {
-			continue
-		}
-		if r == 'C' {
-			r = 'K' // Latin spellings write C where Arabic and Hebrew have k or q
-		}
-		if n := len(strict); n == 0 || strict[n-1] != r {
-			strict = append(strict, r)
-		}
-		if r == 'W' || r == 'Y' {
-			continue
-		}
-		if n := len(loose); n == 0 || loose[n-1] != r {
-			loose = append(loose, r)
-		}
-	}
+	strict, _ := skeletonOf(word, false)
+	loose, _ := skeletonOf(word, true)
 	var keys []string
 	if len(strict) >= minSkeleton {
 		keys = append(keys, string(strict))
@@ -264,4 +241,71 @@ func skeletonKeys(word []rune) []string {
 		keys = append(keys, string(loose))
 	}
 	return keys
+}
+
+// skeletonOf returns the skeleton of word (see skeletonKeys), without W and
+// Y when loose, and per consonant the vowels and (when loose) W and Y that
+// follow it before the next consonant; slots[0] holds those before the
+// first consonant, so len(slots) is len(skel)+1. It returns nil for a word
+// with runes other than A to Z.
+func skeletonOf(word []rune, loose bool) (skel []rune, slots [][]rune) {
+	skel = make([]rune, 0, len(word))
+	slots = make([][]rune, 1, len(word)+1)
+	for i, r := range word {
+		if r < 'A' || r > 'Z' {
+			return nil, nil
+		}
+		vowel := false
+		switch r {
+		case 'A', 'E', 'I', 'O', 'U':
+			vowel = true
+		case 'W', 'Y':
+			vowel = loose
+		}
+		if vowel {
+			slots[len(slots)-1] = append(slots[len(slots)-1], r)
+			continue
+		}
+		if r == 'H' && i == len(word)-1 && i > 0 {
+			continue
+		}
+		switch r {
+		case 'C':
+			r = 'K' // Latin spellings write C where Arabic and Hebrew have k or q
+		case 'Z':
+			r = 'D'
+		}
+		if n := len(skel); n > 0 && skel[n-1] == r {
+			continue
+		}
+		skel = append(skel, r)
+		slots = append(slots, nil)
+	}
+	return skel, slots
+}
+
+// longVowelsAgree reports whether a word read from Arabic or Hebrew script
+// (q, with no vowels but the long ones written W and Y) can be the Latin
+// word t that has the same loose skeleton: wherever q writes a W after a
+// consonant, t has U, O or W there, and wherever q writes a Y, t has I, E or
+// Y. So "MHMWD" (محمود) is "MAHMUD" but not "MOHAMED", while "MHMD" (محمد),
+// which writes no vowel, may be either.
+func longVowelsAgree(q, t []rune) bool {
+	qs, qslots := skeletonOf(q, true)
+	ts, tslots := skeletonOf(t, true)
+	if len(qs) != len(ts) || len(qslots) != len(tslots) {
+		return false
+	}
+	for i, slot := range qslots {
+		for _, v := range slot {
+			want := "UOW"
+			if v == 'Y' {
+				want = "IEY"
+			}
+			if !slices.ContainsFunc(tslots[i], func(r rune) bool { return strings.ContainsRune(want, r) }) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 )
 
 // scoring holds the constants of the name score. A screened name and a listed
@@ -155,9 +156,11 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 		s.near = append(s.near, closeTerm{term: t, sim: form.factor})
 	}
 	if form.skeleton {
-		for _, k := range skeletonKeys(word) {
+		for i, k := range skeletonKeys(word) {
 			for _, t := range l.idx.skeletons[k] {
-				if t != exact {
+				// The loose key (second) drops W and Y: they must then
+				// stand where the listed word has long vowels.
+				if t != exact && (i == 0 || longVowelsAgree(word, l.idx.terms[t].word)) {
 					s.near = append(s.near, closeTerm{term: t, sim: form.factor * skeletonFactor})
 				}
 			}
@@ -220,10 +223,13 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			continue
 		}
 		floor := sc.wordFloor
-		if word[0] != tm.word[0] {
+		if !soundAlike(word[0], tm.word[0]) {
 			// Without a common first letter Jaro-Winkler gives no prefix
 			// bonus, yet a short word inside a longer one ("ALI" in
 			// "SALIM") still scores high: such pairs must be closer.
+			// First letters that transliteration swaps for one sound
+			// ("Tahir"/"Dahir", "Viktor"/"Wiktor", "Kaddafi"/"Gaddafi")
+			// count as common.
 			floor = sc.offsetFloor
 		}
 		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
@@ -379,4 +385,24 @@ func (l *List) nameText(name *listedName) (string, bool) {
 		return entry.Name, false
 	}
 	return entry.Aliases[name.alias].Name, true
+}
+
+// soundGroups are letters that different transliterations of one name put
+// at its start: labials (Thai and German W for V, B for P, F for
+// V); K, C, Q, G (Qaddafi, Kaddafi, Gaddafi); D and T (Arabic emphatics);
+// S, Z and C; J, G and Y (Jamal, Gamal; Yusuf, Jusuf).
+var soundGroups = []string{"BPVFW", "CKQG", "DT", "SZC", "JGY"}
+
+// soundAlike reports whether two first letters are equal or in one of the
+// soundGroups.
+func soundAlike(a, b rune) bool {
+	if a == b {
+		return true
+	}
+	for _, g := range soundGroups {
+		if strings.ContainsRune(g, a) && strings.ContainsRune(g, b) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,7 +3,8 @@ package screening
 // canonicalWord folds spelling variants that transliteration produces for the
 // same sound, so that they compare equal or nearly so:
 //
-//   - PH→F, DJ→J (French "Djama" and English "Jama"), TCH→CH, SCH→SH, CK→K,
+//   - PH→F, DJ→J (French "Djama" and English "Jama"), DZH→J (Russian
+//     "Dzhozef" for "Joseph"), TCH→CH, SCH→SH, CK→K,
 //     Q→K ("Qadir", "Kadir");
 //   - OU→U ("Moussa", "Musa"), EE→I, OO→U;
 //   - X between vowels→H (Somali "Maxamed" for "Mohamed");
@@ -27,6 +28,8 @@ func canonicalWord(w string) string {
 			c, i = 'F', i+1
 		case c == 'D' && next == 'J':
 			c, i = 'J', i+1
+		case c == 'D' && next == 'Z' && i+2 < len(r) && r[i+2] == 'H':
+			c, i = 'J', i+2 // Russian Дж: DZHOZEF is Joseph, DZHOKHAR Jokhar
 		case c == 'T' && next == 'C' && i+2 < len(r) && r[i+2] == 'H':
 			i++ // TCH -> CH
 			continue

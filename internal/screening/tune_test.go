@@ -76,3 +76,74 @@ func tuneScoring(t *testing.T) scoring {
 	}
 	return sc
 }
+
+// TestExplainEvaluation prints, for every miss and false hit of the
+// evaluation set, the normalised query, the expected entry's names
+// normalised with their score, and the best matches:
+//
+//	PAYD_SCREENING_EXPLAIN_EVAL=1 go test -run TestExplainEvaluation -v ./internal/screening/
+func TestExplainEvaluation(t *testing.T) {
+	if os.Getenv("PAYD_SCREENING_EXPLAIN_EVAL") == "" {
+		t.Skip("set PAYD_SCREENING_EXPLAIN_EVAL=1 to explain the evaluation's misses and false hits")
+	}
+	f, err := os.Open("testdata/eval_pairs.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pairs, err := ReadEvalPairs(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := evalList(t)
+	res := Evaluate(l, pairs, Options{})
+	sc := tuneScoring(t)
+	for _, p := range append(res.Missed, res.Flagged...) {
+		fmt.Printf("%s %q (%s) -> %q\n", map[bool]string{true: "MISS", false: "FALSE HIT"}[p.Positive()], p.Query, p.Category, Normalize(p.Query))
+		ms, _ := l.screen(p.Query, 0.3, sc)
+		for _, m := range ms {
+			fmt.Printf("   %.3f %d %s | %q\n", m.Score, m.EntryID, m.MatchedName, Normalize(m.MatchedName))
+		}
+		if p.Positive() {
+			e, _ := l.Entry(p.Entry)
+			fmt.Printf("   want %d: %q", p.Entry, Normalize(e.Name))
+			for _, a := range e.Aliases {
+				fmt.Printf(" / %q", Normalize(a.Name))
+			}
+			fmt.Println()
+		}
+	}
+}
+
+// TestExplainEvalNames explains names against the evaluation list:
+//
+//	PAYD_SCREENING_EXPLAIN_EVALNAMES='name;name' go test -run TestExplainEvalNames -v ./internal/screening/
+func TestExplainEvalNames(t *testing.T) {
+	names := os.Getenv("PAYD_SCREENING_EXPLAIN_EVALNAMES")
+	if names == "" {
+		t.Skip("set PAYD_SCREENING_EXPLAIN_EVALNAMES='name;name' to explain scores against the evaluation list")
+	}
+	l := evalList(t)
+	for _, n := range strings.Split(names, ";") {
+		fmt.Printf("%q -> %q\n", n, Normalize(n))
+		q := newQuery(n, false)
+		for _, u := range q.units {
+			l.words.reset()
+			s := newScratch(len(l.idx.names), len(l.idx.terms), len(l.entries))
+			s.begin()
+			s.near = s.near[:0]
+			for _, f := range u.forms {
+				l.closeTermsOf(s, f, tuneScoring(t))
+			}
+			fmt.Printf("   unit %s:", u.key)
+			for _, c := range s.near {
+				fmt.Printf(" %s=%.3f", string(l.idx.terms[c.term].word), c.sim)
+			}
+			fmt.Println()
+		}
+		ms, _ := l.screen(n, 0.3, tuneScoring(t))
+		for _, m := range ms {
+			fmt.Printf("   %.3f %d %s | %q\n", m.Score, m.EntryID, m.MatchedName, Normalize(m.MatchedName))
+		}
+	}
+}
