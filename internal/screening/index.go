@@ -47,6 +47,7 @@ type listedName struct {
 type term struct {
 	word     []rune
 	folded   []rune  // word with vowels folded (see vowelFolded)
+	frame    []rune  // word with every run of vowels one mark (see vowelFrame)
 	postings []int32 // names containing the term, ascending
 }
 
@@ -101,7 +102,7 @@ func buildIndex(entries []Entry) index {
 			t = int32(len(idx.terms))
 			idx.vocab[text] = t
 			word := []rune(text)
-			idx.terms = append(idx.terms, term{word: word, folded: vowelFolded(word)})
+			idx.terms = append(idx.terms, term{word: word, folded: vowelFolded(word), frame: vowelFrame(word)})
 		}
 		return t
 	}

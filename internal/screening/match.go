@@ -18,13 +18,14 @@ type scoring struct {
 	wordFloor   float64 // Jaro-Winkler below which two words do not pair
 	offsetFloor float64 // the floor for words with different first letters
 	vowelFactor float64 // discount of the similarity of vowel-folded spellings
+	frameFactor float64 // discount of the similarity of vowel frames (see vowelFrame)
 	wordPenalty float64 // a pair of words at similarity jw counts 1 - wordPenalty*(1-jw)
 	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
 	minShared   float64 // share of a word's bigrams a term must have to be compared
 	contained   float64 // nameCoverage at which a listed name inside the screened name is a hit
 }
 
-var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, wordPenalty: 1, queryShare: 0.6, minShared: 0.5, contained: 0.95}
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, frameFactor: 0.9, wordPenalty: 1, queryShare: 0.6, minShared: 0.5, contained: 0.95}
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
@@ -219,7 +220,11 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 		// short of the floor is not compared further.
 		tm := &l.idx.terms[t]
 		folded := jaroWinkler(form.folded, tm.folded)
-		if folded < sc.wordFloor {
+		frame := 0.0
+		if len(form.frame) >= minFrame && slices.Equal(form.frame, tm.frame) {
+			frame = 1 // the same consonants in the same places, vowels aside
+		}
+		if folded < sc.wordFloor && frame < sc.wordFloor {
 			continue
 		}
 		floor := sc.wordFloor
@@ -232,7 +237,7 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			// count as common.
 			floor = sc.offsetFloor
 		}
-		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
+		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded, sc.frameFactor*frame); jw >= floor {
 			s.near = append(s.near, closeTerm{term: t, sim: form.factor * float32(1-sc.wordPenalty*(1-jw))})
 		}
 	}

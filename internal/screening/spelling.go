@@ -91,3 +91,34 @@ func vowelFolded(w []rune) []rune {
 	}
 	return out
 }
+
+// vowelFrame returns w with every run of vowels (A, E, I, O, U) replaced by
+// one mark, keeping the consonants: "MAHAMAD", "MOHAMED" and "MUHAMAD" all
+// give M*H*M*D, "HEZBOLA" and "HIZBALA" H*ZB*L*; a final W or Y after a
+// vowel is part of the vowel. Names transliterated from
+// scripts whose vowels Latin renders in many ways (Ge'ez, whose first and
+// sixth orders are written a, e, i or nothing; Arabic's three short vowels)
+// differ mostly in their vowels, so equal frames are a third, more
+// discounted comparison (frameFactor), for frames of at least minFrame runes.
+// Only equal frames count: a consonant more or less is another name.
+func vowelFrame(w []rune) []rune {
+	out := make([]rune, 0, len(w))
+	for i, r := range w {
+		if (r == 'W' || r == 'Y') && i == len(w)-1 && i > 0 && isVowel(w[i-1]) {
+			r = 'U' // a final diphthong: "SHEKAU", "SHIKAW"
+		}
+		switch r {
+		case 'A', 'E', 'I', 'O', 'U':
+			if n := len(out); n > 0 && out[n-1] == '*' {
+				continue
+			}
+			r = '*'
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// minFrame is the shortest vowel frame compared: shorter ones ("*L*",
+// "*M*R") are shared by too many different names.
+const minFrame = 4

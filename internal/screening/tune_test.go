@@ -60,7 +60,7 @@ func TestExplainReport(t *testing.T) {
 func tuneScoring(t *testing.T) scoring {
 	sc := defaultScoring
 	fields := map[string]*float64{
-		"wordFloor": &sc.wordFloor, "offsetFloor": &sc.offsetFloor, "vowelFactor": &sc.vowelFactor,
+		"wordFloor": &sc.wordFloor, "offsetFloor": &sc.offsetFloor, "vowelFactor": &sc.vowelFactor, "frameFactor": &sc.frameFactor,
 		"wordPenalty": &sc.wordPenalty, "queryShare": &sc.queryShare, "minShared": &sc.minShared,
 		"contained": &sc.contained,
 	}
