@@ -21,6 +21,9 @@ type index struct {
 	// terms that have them, so that a word read from a script that writes
 	// no short vowels (Arabic, Hebrew) finds the spellings with vowels.
 	skeletons map[string][]int32
+	// frames maps the vowel frame of a term (see vowelFrame), when at
+	// least minFrame runes, to the terms that have it.
+	frames map[string][]int32
 	// gramBits has, per term, one bit per bigram of its folded spelling (see
 	// gramBit): a quick, inexact membership test, kept apart from terms so
 	// that scanning it stays in cache.
@@ -95,7 +98,7 @@ func termWeight(word []rune) float64 { return float64(len(word)) }
 const middleNameWeight = 0.25
 
 func buildIndex(entries []Entry) index {
-	idx := index{vocab: make(map[string]int32), grams: make(map[bigram][]int32), skeletons: make(map[string][]int32)}
+	idx := index{vocab: make(map[string]int32), grams: make(map[bigram][]int32), skeletons: make(map[string][]int32), frames: make(map[string][]int32)}
 	termOf := func(text string) int32 {
 		t, ok := idx.vocab[text]
 		if !ok {
@@ -162,6 +165,9 @@ func buildIndex(entries []Entry) index {
 			if ts := idx.skeletons[k]; !slices.Contains(ts, int32(t)) {
 				idx.skeletons[k] = append(ts, int32(t))
 			}
+		}
+		if f := idx.terms[t].frame; len(f) >= minFrame {
+			idx.frames[string(f)] = append(idx.frames[string(f)], int32(t))
 		}
 		gs = wordBigrams(gs[:0], idx.terms[t].folded)
 		for _, g := range gs {

@@ -167,6 +167,14 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			}
 		}
 	}
+	if len(form.frame) >= minFrame && !form.exactOnly {
+		// The same consonants in the same places, vowels aside.
+		for _, t := range l.idx.frames[string(form.frame)] {
+			if t != exact {
+				s.near = append(s.near, closeTerm{term: t, sim: form.factor * float32(sc.frameFactor)})
+			}
+		}
+	}
 	if len(word) < 3 || form.exactOnly {
 		return // too short for a fuzzy comparison to mean anything, or joined words
 	}
@@ -219,12 +227,8 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 		// as similar as the plain ones; a pair whose folded spellings fall
 		// short of the floor is not compared further.
 		tm := &l.idx.terms[t]
-		folded := jaroWinkler(form.folded, tm.folded)
-		frame := 0.0
-		if len(form.frame) >= minFrame && slices.Equal(form.frame, tm.frame) {
-			frame = 1 // the same consonants in the same places, vowels aside
-		}
-		if folded < sc.wordFloor && frame < sc.wordFloor {
+		folded := wordSimilarity(form.folded, tm.folded)
+		if folded < sc.wordFloor {
 			continue
 		}
 		floor := sc.wordFloor
@@ -237,7 +241,7 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			// count as common.
 			floor = sc.offsetFloor
 		}
-		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded, sc.frameFactor*frame); jw >= floor {
+		if jw := max(wordSimilarity(word, tm.word), sc.vowelFactor*folded); jw >= floor {
 			s.near = append(s.near, closeTerm{term: t, sim: form.factor * float32(1-sc.wordPenalty*(1-jw))})
 		}
 	}
