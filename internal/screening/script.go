@@ -374,3 +374,51 @@ func kanaReading(r rune) string {
 	}
 	return cleanLatin(unidecode.Unidecode(string(r)))
 }
+
+// liquidReading returns name with its Kana and Hangul read the second way a
+// foreign name written in them can be meant, and ok when it has any.
+// Japanese and Korean have one liquid, which the romanisations write R
+// (ラディン, 라덴) and which stands for the L of most foreign names (Ladin,
+// Laden); they add a vowel after a final consonant (ニコラス Nikorasu for
+// Nicolas); and a Hangul name is one word, not the syllables the first
+// reading splits it into. The alternative reading writes L, drops that
+// final U, and keeps Hangul words whole: ニコラス is NIKOLAS, 오사마 빈 라덴
+// OSAMA PIN LADEN. Screening reads such a name both ways and keeps the
+// better score of each entry.
+func liquidReading(name string) (string, bool) {
+	found := false
+	for _, r := range name {
+		if isKana(r) || unicode.Is(unicode.Hangul, r) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return "", false
+	}
+	var out, run strings.Builder
+	flush := func() {
+		if run.Len() == 0 {
+			return
+		}
+		var t strings.Builder
+		transliterate(&t, run.String())
+		run.Reset()
+		word := strings.ToLower(strings.ReplaceAll(t.String(), " ", ""))
+		word = strings.ReplaceAll(word, "r", "l")
+		if n := len(word); n > 2 && word[n-1] == 'u' && !strings.ContainsRune("aeiouy", rune(word[n-2])) {
+			word = word[:n-1]
+		}
+		out.WriteString(word)
+	}
+	for _, r := range name {
+		if isKana(r) && !isWordSeparator(r) || unicode.Is(unicode.Hangul, r) || r == 'ー' {
+			run.WriteRune(r)
+			continue
+		}
+		flush()
+		out.WriteRune(r)
+	}
+	flush()
+	return out.String(), true
+}
