@@ -97,6 +97,10 @@ func termWeight(word []rune) float64 { return float64(len(word)) }
 // Vsevolodovich" is usually written.
 const middleNameWeight = 0.25
 
+// maxJoinedShort is the longest a word may be, in bytes, for the listed
+// word pair it is part of to be indexed joined too.
+const maxJoinedShort = 3
+
 func buildIndex(entries []Entry) index {
 	idx := index{vocab: make(map[string]int32), grams: make(map[bigram][]int32), skeletons: make(map[string][]int32), frames: make(map[string][]int32)}
 	termOf := func(text string) int32 {
@@ -140,6 +144,18 @@ func buildIndex(entries []Entry) index {
 			if joined := nameWords(name, individual, true); !sameWords(joined, words) {
 				addWords(entry, alias, joined, false)
 			}
+		}
+		// Two neighbouring words of a longer name, one of them short, are
+		// also indexed joined: given names of two syllables ("JONG UN",
+		// written "Jongun") and names with a split-off suffix ("HAYAT ULA",
+		// written "Hayatullah").
+		for i := 0; len(words) >= 3 && i+1 < len(words); i++ {
+			a, b := words[i], words[i+1]
+			if min(len(a.text), len(b.text)) > maxJoinedShort {
+				continue
+			}
+			joined := slices.Concat(words[:i], []nameWord{{text: canonicalWord(a.text + b.text), middle: a.middle && b.middle}}, words[i+2:])
+			addWords(entry, alias, joined, false)
 		}
 		if len(words) >= 2 {
 			var b strings.Builder

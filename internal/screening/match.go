@@ -237,6 +237,12 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			continue
 		}
 		floor := sc.wordFloor
+		if d := abs(len(word) - len(tm.word)); d > 2 && d*3 > min(len(word), len(tm.word)) {
+			// A fuzzy pair needs words of about the same length: a word
+			// more than a third longer than the other, by three runes or
+			// more, is another name built on it ("ASAD", "ASADULA").
+			continue
+		}
 		if !soundAlike(word[0], tm.word[0]) {
 			// Without a common first letter Jaro-Winkler gives no prefix
 			// bonus, yet a short word inside a longer one ("ALI" in
