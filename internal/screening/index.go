@@ -232,11 +232,11 @@ func (idx *index) orderByLength() {
 	}
 }
 
-// termsOfLength returns the range [lo, hi) of term ids whose length is within
-// slack runes of n.
-func (idx *index) termsOfLength(n, slack int) (lo, hi int32) {
+// termsOfLengths returns the range [lo, hi) of term ids whose length is
+// from shortest to longest runes.
+func (idx *index) termsOfLengths(shortest, longest int) (lo, hi int32) {
 	last := len(idx.lenStart) - 1
-	return idx.lenStart[min(last, max(0, n-slack))], idx.lenStart[min(last, n+slack+1)]
+	return idx.lenStart[min(last, max(0, shortest))], idx.lenStart[min(last, max(0, longest+1))]
 }
 
 func sameWords(a, b []nameWord) bool {

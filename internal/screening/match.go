@@ -196,7 +196,7 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 	// Jaro-Winkler comparison more.
 	slices.SortFunc(s.qgrams, func(a, b bigram) int { return len(l.idx.grams[a]) - len(l.idx.grams[b]) })
 	rare, common := s.qgrams[:len(s.qgrams)-need+1], s.qgrams[len(s.qgrams)-need+1:]
-	lo, hi := l.idx.termsOfLength(len(word), lengthSlack(len(word)))
+	lo, hi := l.idx.termsOfLengths(len(word)-shorterSlack(len(word)), len(word)+longerSlack(len(word)))
 	for _, g := range rare {
 		ts := l.idx.grams[g]
 		from, _ := slices.BinarySearch(ts, lo)
@@ -237,12 +237,6 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			continue
 		}
 		floor := sc.wordFloor
-		if d := abs(len(word) - len(tm.word)); d > 2 && d*3 > min(len(word), len(tm.word)) {
-			// A fuzzy pair needs words of about the same length: a word
-			// more than a third longer than the other, by three runes or
-			// more, is another name built on it ("ASAD", "ASADULA").
-			continue
-		}
 		if !soundAlike(word[0], tm.word[0]) {
 			// Without a common first letter Jaro-Winkler gives no prefix
 			// bonus, yet a short word inside a longer one ("ALI" in
@@ -258,11 +252,13 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 	}
 }
 
-// lengthSlack is how many runes longer or shorter than a screened word of n
-// runes a listed word may be and still be compared. Words differing more
-// than this do not reach the similarity floor in practice; the bound keeps
-// the comparisons few.
-func lengthSlack(n int) int { return 2 + n/6 }
+// A fuzzy pair needs words of about the same length: a word more than a
+// third longer than the other, by three runes or more, is another name built
+// on it ("ASAD", "ASADULA"). longerSlack and shorterSlack are how many runes
+// longer or shorter than a screened word of n runes a listed word may be to
+// be compared at all: two, or up to a third of the shorter word.
+func longerSlack(n int) int  { return max(2, n/3) }
+func shorterSlack(n int) int { return max(2, n/4) }
 
 // recordTerm notes that query unit u is sim close to term t.
 func (l *List) recordTerm(s *scratch, q query, u int, t int32, sim float64) {
