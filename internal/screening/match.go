@@ -212,20 +212,31 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			s.gramCount[t]++
 		}
 	}
+	// The common bigrams' bits, as one mask when no two share a bit (then a
+	// population count is their number present), else one by one.
 	var commonBits [16]uint64
+	var commonMask uint64
+	distinct := true
 	for k, g := range common[:min(len(common), len(commonBits))] {
 		commonBits[k] = gramBit(g)
+		distinct = distinct && commonMask&commonBits[k] == 0
+		commonMask |= commonBits[k]
 	}
 	for _, t := range s.gramSeen {
-		bits := l.idx.gramBits[t]
-		for _, b := range commonBits[:min(len(common), len(commonBits))] {
-			if bits&b != 0 {
-				s.gramCount[t]++
+		if t == exact {
+			continue
+		}
+		count := int(s.gramCount[t])
+		if gb := l.idx.gramBits[t]; distinct {
+			count += bits.OnesCount64(gb & commonMask)
+		} else {
+			for _, b := range commonBits[:min(len(common), len(commonBits))] {
+				if gb&b != 0 {
+					count++
+				}
 			}
 		}
-	}
-	for _, t := range s.gramSeen {
-		if int(s.gramCount[t]) < need || t == exact {
+		if count < need {
 			continue
 		}
 		// Folding only merges letters, so the folded spellings are at least
