@@ -28,6 +28,11 @@ type index struct {
 	// gramBit): a quick, inexact membership test, kept apart from terms so
 	// that scanning it stays in cache.
 	gramBits []uint64
+	// foldedRunes holds every term's folded spelling end to end, term t at
+	// foldedRunes[foldedAt[t]:foldedAt[t+1]]: the candidates of a search are
+	// compared from one contiguous block rather than from a slice each.
+	foldedRunes []rune
+	foldedAt    []int32
 	// Terms are numbered by increasing length, so every list of term ids is
 	// also ordered by length; lenStart[n] is the first term id of n or more
 	// runes, which bounds a search to terms of about the query word's length.
@@ -176,6 +181,12 @@ func buildIndex(entries []Entry) index {
 	idx.orderByLength()
 	var gs []bigram
 	idx.gramBits = make([]uint64, len(idx.terms))
+	idx.foldedAt = make([]int32, 0, len(idx.terms)+1)
+	for t := range idx.terms {
+		idx.foldedAt = append(idx.foldedAt, int32(len(idx.foldedRunes)))
+		idx.foldedRunes = append(idx.foldedRunes, idx.terms[t].folded...)
+	}
+	idx.foldedAt = append(idx.foldedAt, int32(len(idx.foldedRunes)))
 	for t := range idx.terms {
 		for _, k := range skeletonKeys(idx.terms[t].word) {
 			if ts := idx.skeletons[k]; !slices.Contains(ts, int32(t)) {
@@ -230,6 +241,11 @@ func (idx *index) orderByLength() {
 		}
 		idx.lenStart[n] = int32(t)
 	}
+}
+
+// foldedOf returns the folded spelling of term t.
+func (idx *index) foldedOf(t int32) []rune {
+	return idx.foldedRunes[idx.foldedAt[t]:idx.foldedAt[t+1]:idx.foldedAt[t+1]]
 }
 
 // termsOfLengths returns the range [lo, hi) of term ids whose length is

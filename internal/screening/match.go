@@ -242,11 +242,11 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 		// Folding only merges letters, so the folded spellings are at least
 		// as similar as the plain ones; a pair whose folded spellings fall
 		// short of the floor is not compared further.
-		tm := &l.idx.terms[t]
-		folded := wordSimilarity(form.folded, tm.folded)
+		folded := wordSimilarity(form.folded, l.idx.foldedOf(t))
 		if folded < sc.wordFloor {
 			continue
 		}
+		tm := &l.idx.terms[t]
 		floor := sc.wordFloor
 		if !soundAlike(word[0], tm.word[0]) {
 			// Without a common first letter Jaro-Winkler gives no prefix
