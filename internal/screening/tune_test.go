@@ -147,3 +147,30 @@ func TestExplainEvalNames(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneralisationReport screens the latency helper's names and prints
+// how many of the 5,000 perturbed listed names (typo, dropped or swapped
+// words) and of the 5,000 invented names of the region hit: a check, on
+// names nobody tuned on, that a change to the matcher generalises.
+//
+//	PAYD_SCREENING_GENERALISATION=1 go test -run TestGeneralisationReport -v ./internal/screening/
+func TestGeneralisationReport(t *testing.T) {
+	if os.Getenv("PAYD_SCREENING_GENERALISATION") == "" {
+		t.Skip("set PAYD_SCREENING_GENERALISATION=1 to print the hit rates of perturbed listed and invented names")
+	}
+	l := fullList(t)
+	names := latencyNames(l, 10_000)
+	var listed, invented int
+	for i, n := range names {
+		if l.Screen(n, Options{}).Status != StatusHit {
+			continue
+		}
+		if i%2 == 0 {
+			listed++
+		} else {
+			invented++
+		}
+	}
+	fmt.Printf("perturbed listed names hit: %d/%d (%.1f %%); invented names hit: %d/%d (%.1f %%)\n",
+		listed, len(names)/2, 100*float64(listed)/float64(len(names)/2), invented, len(names)/2, 100*float64(invented)/float64(len(names)/2))
+}
