@@ -270,8 +270,8 @@ const minSkeleton = 2
 // for long vowels ("MAHMUD", "MHMWD": MHMD). Skeletons shorter than
 // minSkeleton, and words with other runes than A to Z, have none.
 func skeletonKeys(word []rune) []string {
-	strict, _ := skeletonOf(word, false)
-	loose, _ := skeletonOf(word, true)
+	strict, _ := skeletonOf(word, false, false)
+	loose, _ := skeletonOf(word, true, false)
 	var keys []string
 	if len(strict) >= minSkeleton {
 		keys = append(keys, string(strict))
@@ -285,11 +285,13 @@ func skeletonKeys(word []rune) []string {
 // skeletonOf returns the skeleton of word (see skeletonKeys), without W and
 // Y when loose, and per consonant the vowels and (when loose) W and Y that
 // follow it before the next consonant; slots[0] holds those before the
-// first consonant, so len(slots) is len(skel)+1. It returns nil for a word
-// with runes other than A to Z.
-func skeletonOf(word []rune, loose bool) (skel []rune, slots [][]rune) {
+// first consonant, so len(slots) is len(skel)+1 (nil unless withSlots). It
+// returns nil for a word with runes other than A to Z.
+func skeletonOf(word []rune, loose, withSlots bool) (skel []rune, slots [][]rune) {
 	skel = make([]rune, 0, len(word))
-	slots = make([][]rune, 1, len(word)+1)
+	if withSlots {
+		slots = make([][]rune, 1, len(word)+1)
+	}
 	for i, r := range word {
 		if r < 'A' || r > 'Z' {
 			return nil, nil
@@ -302,7 +304,9 @@ func skeletonOf(word []rune, loose bool) (skel []rune, slots [][]rune) {
 			vowel = loose
 		}
 		if vowel {
-			slots[len(slots)-1] = append(slots[len(slots)-1], r)
+			if withSlots {
+				slots[len(slots)-1] = append(slots[len(slots)-1], r)
+			}
 			continue
 		}
 		if r == 'H' && i == len(word)-1 && i > 0 {
@@ -318,7 +322,9 @@ func skeletonOf(word []rune, loose bool) (skel []rune, slots [][]rune) {
 			continue
 		}
 		skel = append(skel, r)
-		slots = append(slots, nil)
+		if withSlots {
+			slots = append(slots, nil)
+		}
 	}
 	return skel, slots
 }
@@ -330,8 +336,8 @@ func skeletonOf(word []rune, loose bool) (skel []rune, slots [][]rune) {
 // Y. So "MHMWD" (محمود) is "MAHMUD" but not "MOHAMED", while "MHMD" (محمد),
 // which writes no vowel, may be either.
 func longVowelsAgree(q, t []rune) bool {
-	qs, qslots := skeletonOf(q, true)
-	ts, tslots := skeletonOf(t, true)
+	qs, qslots := skeletonOf(q, true, true)
+	ts, tslots := skeletonOf(t, true, true)
 	if len(qs) != len(ts) || len(qslots) != len(tslots) {
 		return false
 	}
