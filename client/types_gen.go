@@ -415,20 +415,30 @@ const (
 
 // PaymentStatusReport is the JSON mirror of a pacs.002.001.10.
 type PaymentStatusReport struct {
-	CreatedAt     time.Time                        `json:"created_at"`
-	GroupStatus   string                           `json:"group_status"`
-	MsgID         string                           `json:"msg_id"`
-	OriginalMsgID string                           `json:"original_msg_id"`
-	StatusReason  *TransferStatusReason            `json:"status_reason,omitempty"`
-	Transactions  []PaymentStatusReportTransaction `json:"transactions"`
+	CreatedAt   time.Time `json:"created_at"`
+	GroupStatus string    `json:"group_status"`
+	MsgID       string    `json:"msg_id"`
+	// The original message's CreDtTm (OrgnlCreDtTm), echoed as received.
+	OriginalCreatedAt string                           `json:"original_created_at,omitempty"`
+	OriginalMsgID     string                           `json:"original_msg_id"`
+	StatusReason      *TransferStatusReason            `json:"status_reason,omitempty"`
+	Transactions      []PaymentStatusReportTransaction `json:"transactions"`
 }
 
 // PaymentStatusReportTransaction is an object of the API.
 type PaymentStatusReportTransaction struct {
-	EndToEndID   string                `json:"end_to_end_id"`
-	Status       string                `json:"status"`
-	StatusReason *TransferStatusReason `json:"status_reason,omitempty"`
-	UETR         string                `json:"uetr"`
+	// When payd accepted the transaction (AccptncDtTm); absent for RJCT.
+	AcceptedAt time.Time `json:"accepted_at,omitempty"`
+	EndToEndID string    `json:"end_to_end_id"`
+	// BIC of the creditor agent, which was instructed (InstdAgt).
+	InstructedAgent string `json:"instructed_agent,omitempty"`
+	// BIC of the debtor agent, which instructed the transaction (InstgAgt).
+	InstructingAgent string `json:"instructing_agent,omitempty"`
+	// The settlement date in UTC (FctvIntrBkSttlmDt), once settled (ACSC).
+	SettlementDate string                `json:"settlement_date,omitempty"`
+	Status         string                `json:"status"`
+	StatusReason   *TransferStatusReason `json:"status_reason,omitempty"`
+	UETR           string                `json:"uetr"`
 }
 
 // Payout is an object of the API.

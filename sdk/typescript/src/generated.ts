@@ -316,13 +316,23 @@ export interface PaymentStatusReport {
   created_at: string;
   group_status: "ACSC" | "ACSP" | "ACWP" | "RJCT" | "PART";
   msg_id: string;
+  /** The original message's CreDtTm (OrgnlCreDtTm), echoed as received. */
+  original_created_at?: string;
   original_msg_id: string;
   status_reason?: TransferStatusReason;
   transactions: PaymentStatusReportTransaction[];
 }
 
 export interface PaymentStatusReportTransaction {
+  /** When payd accepted the transaction (AccptncDtTm); absent for RJCT. */
+  accepted_at?: string;
   end_to_end_id: string;
+  /** BIC of the creditor agent, which was instructed (InstdAgt). */
+  instructed_agent?: string;
+  /** BIC of the debtor agent, which instructed the transaction (InstgAgt). */
+  instructing_agent?: string;
+  /** The settlement date in UTC (FctvIntrBkSttlmDt), once settled (ACSC). */
+  settlement_date?: string;
   status: "ACSC" | "ACSP" | "ACWP" | "RJCT";
   status_reason?: TransferStatusReason;
   uetr: string;
