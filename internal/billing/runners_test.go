@@ -21,13 +21,48 @@ import (
 var fullRunners = flag.Bool("billing.full", false, "TestThreeRunners with 1,000 subscriptions (12,000 invoices)")
 
 // populate creates n monthly subscriptions on one clock, each with its own
-// customer paying by wallet_c push.
+// customer paying by wallet_c push, through the service (on PostgreSQL
+// eight at a time).
 func (e *env) populate(clock string, n int, amount int64) []string {
 	e.t.Helper()
 	out := make([]string, n)
-	for i := range n {
-		c := e.customer(&clock, "wallet_c", goodWallet, nil)
-		out[i] = e.subscribe(c.ID, amount, nil).ID
+	workers := 8
+	if e.db.Dialect() == store.SQLite {
+		workers = 1
+	}
+	errc := make(chan error, workers)
+	next := make(chan int)
+	go func() {
+		for i := range n {
+			next <- i
+		}
+		close(next)
+	}()
+	for range workers {
+		go func() {
+			var err error
+			for i := range next {
+				if err != nil {
+					continue
+				}
+				c, cerr := e.svc.CreateCustomer(context.Background(), e.p, CustomerParams{Name: ptr("Amina Said"), TestClock: &clock,
+					DefaultPayment: &DefaultPayment{Provider: "wallet_c", CustomerMSISDN: ptr(goodWallet)}})
+				if err = cerr; err != nil {
+					continue
+				}
+				s, serr := e.svc.CreateSubscription(context.Background(), e.p, SubscriptionParams{Customer: c.ID, Currency: "DJF", Interval: "month",
+					Items: []ItemParams{{Description: "Fibre 100", AmountMinor: ptr(amount)}}})
+				if err = serr; err == nil {
+					out[i] = s.ID
+				}
+			}
+			errc <- err
+		}()
+	}
+	for range workers {
+		if err := <-errc; err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	return out
 }
