@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -129,6 +130,23 @@ func customersByID(ctx context.Context, q store.Querier, ids []string) (map[stri
 	return out, rows.Err()
 }
 
+// scanInvoices reads the rows of an invoices query.
+func scanInvoices(rows *sql.Rows, err error) ([]*Invoice, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Invoice
+	for rows.Next() {
+		v, err := scanInvoice(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // invoicesByID loads the invoices with ids.
 func invoicesByID(ctx context.Context, q store.Querier, ids []string) (map[string]*Invoice, error) {
 	out := make(map[string]*Invoice, len(ids))
@@ -204,7 +222,7 @@ func (s *Service) onIntentStatusMany(ctx context.Context, tx *store.Tx, pis []pa
 		return err
 	}
 	var evs []events.Pending
-	var latest []string
+	var latest []*Invoice
 	for i, v := range fast {
 		if !done[v.ID] {
 			if err := s.onIntentStatus(ctx, tx, fastPI[i]); err != nil {
@@ -215,7 +233,7 @@ func (s *Service) onIntentStatusMany(ctx context.Context, tx *store.Tx, pis []pa
 		v.version++
 		evs = append(evs, ev(v, EventInvoicePaid, s.view(v)))
 		if v.Subscription != nil {
-			latest = append(latest, v.ID)
+			latest = append(latest, v)
 		}
 	}
 	if _, err := events.EmitMany(ctx, tx, evs); err != nil {
@@ -227,15 +245,21 @@ func (s *Service) onIntentStatusMany(ctx context.Context, tx *store.Tx, pis []pa
 // recoverMany brings back to active the past_due or unpaid subscriptions
 // whose latest invoice is one of paid (the recover transition), with their
 // events. The usual case, every subscription active already, costs one
-// UPDATE that changes nothing.
-func (s *Service) recoverMany(ctx context.Context, tx *store.Tx, paid []string) error {
+// UPDATE (by primary key) that changes nothing.
+func (s *Service) recoverMany(ctx context.Context, tx *store.Tx, paid []*Invoice) error {
 	if len(paid) == 0 {
 		return nil
 	}
+	subs, invs := make([]string, len(paid)), make([]string, len(paid))
+	for i, v := range paid {
+		subs[i], invs[i] = *v.Subscription, v.ID
+	}
 	ph, sargs := inList(recoverPaid.from)
-	args := append([]any{string(recoverPaid.to), store.Micros(tx.Now())}, store.Args(paid)...)
-	rows, err := tx.Query(ctx, "UPDATE subscriptions SET status = ?, version = version + 1, updated_at = ? WHERE latest_invoice IN ("+
-		store.Placeholders(len(paid))+") AND status IN ("+ph+") RETURNING id, merchant_id, livemode", append(args, sargs...)...)
+	args := append([]any{string(recoverPaid.to), store.Micros(tx.Now())}, store.Args(subs)...)
+	args = append(append(args, store.Args(invs)...), sargs...)
+	rows, err := tx.Query(ctx, "UPDATE subscriptions SET status = ?, version = version + 1, updated_at = ? WHERE id IN ("+
+		store.Placeholders(len(subs))+") AND latest_invoice IN ("+store.Placeholders(len(invs))+") AND status IN ("+ph+") RETURNING id, merchant_id, livemode",
+		args...)
 	if err != nil {
 		return err
 	}

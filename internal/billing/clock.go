@@ -267,27 +267,29 @@ func (s *Service) attemptRound(ctx context.Context, tl timeline) (int, error) {
 func (s *Service) claimAttempts(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Invoice, error) {
 	c, args := tl.cond("i")
 	now := tx.Now()
-	rows, err := tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open' AND (
-		(i.next_payment_attempt <= ? AND (i.subscription_id IS NULL OR i.next_payment_attempt <=
-			(SELECT s.current_period_end FROM subscriptions s WHERE s.id = i.subscription_id)))
-		OR (i.attempt_claimed_until IS NOT NULL AND i.attempt_claimed_until < ?))
-		ORDER BY i.next_payment_attempt, i.id LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
-		append(args, store.Micros(tl.until), store.Micros(now), limit)...)
+	// Two queries, each walking its own index in order and stopping at the
+	// limit: claims left expired by a runner that died, then attempts due
+	// by their next_payment_attempt.
+	invs, err := scanInvoices(tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open'
+		AND i.attempt_claimed_until IS NOT NULL AND i.attempt_claimed_until < ?
+		ORDER BY i.attempt_claimed_until LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
+		append(append([]any{}, args...), store.Micros(now), limit)...))
 	if err != nil {
 		return nil, err
 	}
-	var invs []*Invoice
-	for rows.Next() {
-		v, err := scanInvoice(rows)
+	if len(invs) < limit {
+		due, err := scanInvoices(tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open'
+			AND i.next_payment_attempt <= ? AND (i.subscription_id IS NULL OR i.next_payment_attempt <=
+				(SELECT s.current_period_end FROM subscriptions s WHERE s.id = i.subscription_id))
+			ORDER BY i.next_payment_attempt LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
+			append(append([]any{}, args...), store.Micros(tl.until), limit-len(invs))...))
 		if err != nil {
-			rows.Close()
 			return nil, err
 		}
-		invs = append(invs, v)
+		invs = append(invs, due...)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+	if len(invs) == 0 {
+		return nil, nil
 	}
 	until := now.Add(Lease)
 	batch := make([][]any, len(invs))
