@@ -123,12 +123,17 @@ func (s *Service) periodChunk(ctx context.Context, tl timeline) (int, error) {
 }
 
 // duePeriods claims subscriptions on tl whose current period has ended by
-// tl.until and that have no automatic attempt due before that end.
+// tl.until and that have no automatic attempt due before that end. The
+// check is a scalar subquery on purpose: written as NOT EXISTS, PostgreSQL
+// may plan it as an anti-join over every open invoice (its statistics see
+// few while a run opens thousands), which made each chunk's claim cost
+// grow with the run; as a subquery it is one index probe per row
+// (invoices_open_by_subscription).
 func duePeriods(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Subscription, error) {
 	c, args := tl.cond("s")
 	return scanSubs(tx.Query(ctx, "SELECT "+subColumns+` FROM subscriptions s WHERE `+c+` AND s.status <> 'canceled' AND s.current_period_end <= ?
-		AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.status = 'open'
-			AND (i.next_payment_attempt <= s.current_period_end OR i.attempt_claimed_until IS NOT NULL))
+		AND (SELECT COUNT(*) FROM invoices i WHERE i.subscription_id = s.id AND i.status = 'open'
+			AND (i.next_payment_attempt <= s.current_period_end OR i.attempt_claimed_until IS NOT NULL)) = 0
 		ORDER BY s.current_period_end LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
 		append(args, store.Micros(tl.until), limit)...))
 }
