@@ -128,13 +128,16 @@ func (s *Service) periodChunk(ctx context.Context, tl timeline) (int, error) {
 // may plan it as an anti-join over every open invoice (its statistics see
 // few while a run opens thousands), which made each chunk's claim cost
 // grow with the run; as a subquery it is one index probe per row
-// (invoices_open_by_subscription).
+// (invoices_open_by_subscription). No ORDER BY either: steps of different
+// subscriptions are independent (a subscription's own steps are ordered by
+// the rounds), and without a sort the scan stops at the limit instead of
+// probing every due row for each chunk.
 func duePeriods(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Subscription, error) {
 	c, args := tl.cond("s")
 	return scanSubs(tx.Query(ctx, "SELECT "+subColumns+` FROM subscriptions s WHERE `+c+` AND s.status <> 'canceled' AND s.current_period_end <= ?
 		AND (SELECT COUNT(*) FROM invoices i WHERE i.subscription_id = s.id AND i.status = 'open'
 			AND (i.next_payment_attempt <= s.current_period_end OR i.attempt_claimed_until IS NOT NULL)) = 0
-		ORDER BY s.current_period_end LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
+		LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
 		append(args, store.Micros(tl.until), limit)...))
 }
 
@@ -272,9 +275,9 @@ func (s *Service) attemptRound(ctx context.Context, tl timeline) (int, error) {
 func (s *Service) claimAttempts(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Invoice, error) {
 	c, args := tl.cond("i")
 	now := tx.Now()
-	// Two queries, each walking its own index in order and stopping at the
-	// limit: claims left expired by a runner that died, then attempts due
-	// by their next_payment_attempt.
+	// Two queries, each stopping at the limit: claims left expired by a
+	// runner that died, then attempts due by their next_payment_attempt
+	// (unsorted, as duePeriods, for the same reason).
 	invs, err := scanInvoices(tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open'
 		AND i.attempt_claimed_until IS NOT NULL AND i.attempt_claimed_until < ?
 		ORDER BY i.attempt_claimed_until LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
@@ -286,7 +289,7 @@ func (s *Service) claimAttempts(ctx context.Context, tx *store.Tx, tl timeline, 
 		due, err := scanInvoices(tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open'
 			AND i.next_payment_attempt <= ? AND (i.subscription_id IS NULL OR i.next_payment_attempt <=
 				(SELECT s.current_period_end FROM subscriptions s WHERE s.id = i.subscription_id))
-			ORDER BY i.next_payment_attempt LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
+			LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
 			append(append([]any{}, args...), store.Micros(tl.until), limit-len(invs))...))
 		if err != nil {
 			return nil, err
