@@ -112,16 +112,10 @@ func freeAddr(t *testing.T) string {
 // payment attempts, two minutes each) are moved into the past, standing in
 // for the wait, and the three are started again. The advance finishes and
 // the year goes on: exactly 12 N invoices, each paid once by one succeeded
-// payment intent with one invoice.paid and one ledger credit. N is 1,000
-// with -billing.full, else 120 (40 with -short or -race).
+// payment intent with one invoice.paid and one ledger credit. N is
+// runnerSubs: 1,000, or 40 with -short or -race.
 func TestProcessesCrashDuringAdvance(t *testing.T) {
-	n := 120
-	switch {
-	case *fullRunners:
-		n = 1000
-	case raceDetector || testing.Short():
-		n = 40
-	}
+	n := runnerSubs()
 	dbURL := storetest.URL(t, storetest.Postgres)
 	bin := filepath.Join(t.TempDir(), "payd")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/payd")

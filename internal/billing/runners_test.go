@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"sync"
@@ -18,7 +17,15 @@ import (
 	"github.com/payd/payd/internal/store/storetest"
 )
 
-var fullRunners = flag.Bool("billing.full", false, "TestThreeRunners with 1,000 subscriptions (12,000 invoices)")
+// runnerSubs is how many subscriptions the multi-process tests bill for a
+// year: 1,000 (12,000 invoices), or 40 with -short and under -race (whose
+// slowdown would make the year take minutes).
+func runnerSubs() int {
+	if raceDetector || testing.Short() {
+		return 40
+	}
+	return 1000
+}
 
 // populate creates n monthly subscriptions on one clock, each with its own
 // customer paying by wallet_c push, through the service (on PostgreSQL
@@ -135,17 +142,9 @@ func TestInterruptedAdvance(t *testing.T) {
 // TestThreeRunners: three job runners (three payd processes, each with its
 // own connection pool, payment and billing services) share one database
 // and the advance jobs of one test clock moved through 12 periods: every
-// period is billed and paid exactly once. 1,000 subscriptions (12,000
-// invoices) with -billing.full; 100 by default and 40 under -race, to keep
-// CI fast (the full run takes minutes on a busy 2-core machine).
+// period is billed and paid exactly once, for runnerSubs subscriptions.
 func TestThreeRunners(t *testing.T) {
-	n := 100
-	switch {
-	case *fullRunners:
-		n = 1000
-	case raceDetector || testing.Short():
-		n = 40
-	}
+	n := runnerSubs()
 	url := storetest.URL(t, storetest.Postgres)
 	ctx := context.Background()
 	var procs []*env
