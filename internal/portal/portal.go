@@ -22,6 +22,7 @@ import (
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/banking"
+	"github.com/payd/payd/internal/billing"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/pagination"
@@ -64,6 +65,7 @@ type Portal struct {
 	webhooks  func() *webhooks.Service
 	payouts   func() *payouts.Service
 	refunds   func() *refunds.Service
+	billing   func() *billing.Service
 
 	complianceOn bool
 	// heldPayouts lists payouts held by screening (set with payouts).

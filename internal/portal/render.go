@@ -194,6 +194,7 @@ var funcs = template.FuncMap{
 	"money": formatMoney,
 	"when":  formatTime,
 	"whenp": formatTimePtr,
+	"date":  formatDate,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
@@ -217,6 +218,7 @@ var funcs = template.FuncMap{
 var collections = map[string]string{
 	"payment_intent": "payment_intents", "payout": "payouts", "payout_batch": "batches",
 	"transfer": "transfers", "terminal": "terminals", "webhook_endpoint": "webhook_endpoints",
+	"customer": "customers", "subscription": "subscriptions", "invoice": "invoices",
 }
 
 // objectPath is the page of an event's object, or "" when it has none.
