@@ -29,6 +29,7 @@ type Config struct {
 	PublicRateLimit      float64         // PAYD_PUBLIC_RATE_LIMIT: requests/s per client address on public routes; 0 turns it off
 	ReconcileInterval    time.Duration   // PAYD_RECONCILE_INTERVAL
 	BreakerOpen          time.Duration   // PAYD_BREAKER_OPEN
+	IdempotencyLease     time.Duration   // PAYD_IDEMPOTENCY_LEASE: how long a request that called a provider holds its key
 	SecretsKey           string          // PAYD_SECRETS_KEY: 64 hex chars, seals provider credentials
 	SecretsKeyFile       string          // PAYD_SECRETS_KEY_FILE: a file holding the key, read when SecretsKey is empty
 	Demo                 bool            // PAYD_DEMO: serve makes a demo merchant on an empty database (default true)
@@ -60,6 +61,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"PAYD_SANDBOX_PUSH_DELAY", "3s", &c.SandboxPushDelay},
 		{"PAYD_RECONCILE_INTERVAL", "30s", &c.ReconcileInterval},
 		{"PAYD_BREAKER_OPEN", "30s", &c.BreakerOpen},
+		{"PAYD_IDEMPOTENCY_LEASE", "2m", &c.IdempotencyLease},
 	}
 	for _, d := range durations {
 		if *d.dst, err = time.ParseDuration(or(getenv(d.name), d.def)); err != nil || *d.dst < 0 {

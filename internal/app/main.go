@@ -102,7 +102,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Jobs = jobs.NewRunner(db, m.Logger)
 	m.API = api.NewServer(api.Config{DB: db, Merchants: m.Merchants, Logger: m.Logger, Registry: m.Registry,
-		RateLimit: m.Config.RateLimit, RateBurst: m.Config.RateBurst, PublicRateLimit: publicRate(m.Config.PublicRateLimit)})
+		RateLimit: m.Config.RateLimit, RateBurst: m.Config.RateBurst, PublicRateLimit: publicRate(m.Config.PublicRateLimit),
+		IdempotencyLease: m.Config.IdempotencyLease})
 	return m.wire(ctx)
 }
 

@@ -44,10 +44,10 @@ import (
 const Retention = 24 * time.Hour
 
 // Lease is how long a committed recovery point blocks retries while its
-// request may still be running. It exceeds every provider timeout payd has.
-// Only requests that commit a recovery point (live provider calls) ever
-// leave a claim visible to others; a one-commit request's claim commits with
-// its answer.
+// request may still be running, unless the Request says otherwise. It
+// exceeds every provider timeout payd has. Only requests that commit a
+// recovery point (live provider calls) ever leave a claim visible to others;
+// a one-commit request's claim commits with its answer.
 const Lease = 2 * time.Minute
 
 // Scope is whose key it is: CONTRACT scopes keys by merchant, mode and key.
@@ -61,6 +61,15 @@ type Scope struct {
 type Request struct {
 	Scope
 	Key, Method, Path, Hash string
+	// Lease overrides the default Lease when positive (PAYD_IDEMPOTENCY_LEASE).
+	Lease time.Duration
+}
+
+func (r Request) lease() time.Duration {
+	if r.Lease > 0 {
+		return r.Lease
+	}
+	return Lease
 }
 
 // Stored is a recorded response.
@@ -207,8 +216,8 @@ var errClaimed = errors.New("idempotency: the key was claimed by another request
 // open is the unit's first statement in each of its transactions.
 func (c *Claim) open(ctx context.Context, tx *store.Tx, first bool) error {
 	now := tx.Now()
-	lease := store.Micros(now.Add(Lease))
 	r := c.req
+	lease := store.Micros(now.Add(r.lease()))
 	if !first || c.resume != nil {
 		// Ours already (after a recovery point) or taken over from a run
 		// that ended: renew the lease, on the lease we saw when resuming so

@@ -148,7 +148,16 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 		}
 		u.locked = true
 	}
-	stx, err := db.sql.BeginTx(bg, nil)
+	var stx *sql.Tx
+	var err error
+	for attempt := 1; ; attempt++ {
+		// A BEGIN that meets a dead pooled connection changed nothing:
+		// another connection.
+		if stx, err = db.sql.BeginTx(bg, nil); err == nil || attempt == maxConnTries || !IsConnLost(err) {
+			break
+		}
+		db.connLost()
+	}
 	if err != nil {
 		u.unlock()
 		return nil, translate(err)
@@ -177,6 +186,9 @@ func (u *Unit) unlock() {
 
 // fail poisons the unit with err (the transaction can no longer be used).
 func (u *Unit) fail(err error) {
+	if IsConnLost(err) {
+		u.db.connLost()
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.broken == nil {
