@@ -327,6 +327,42 @@ func RecoveryPoint(ctx context.Context, point, ref string) error {
 	return err
 }
 
+// ResumeGrace is how long after its lease ran out a request's recovery
+// point still holds what it references against reconciliation: a client
+// retrying with backoff comes back within it and resumes (and sends what the
+// crashed run had not sent yet). Once it has passed, reconciliation may
+// decide that a payment the provider never saw was never taken; a later
+// retry then answers that outcome.
+const ResumeGrace = 15 * time.Minute
+
+// Holds reports whether an idempotent request in flight holds ref at a
+// recovery point: its lease has not run out more than ResumeGrace before
+// now. Run it in the transaction that would decide about ref: on PostgreSQL
+// it locks the key's row, so a retry taking the key over concurrently (its
+// first write renews the lease) is either seen or sees that decision.
+func Holds(ctx context.Context, tx *store.Tx, ref string, now time.Time) (bool, error) {
+	q := `SELECT locked_until FROM idempotency_keys WHERE recovery_ref = ? AND state = 'in_flight'`
+	if tx.Dialect() == store.Postgres {
+		q += " FOR UPDATE"
+	}
+	rows, err := tx.Query(ctx, q, ref)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	held := false
+	for rows.Next() {
+		var until int64
+		if err := rows.Scan(&until); err != nil {
+			return false, err
+		}
+		if store.FromMicros(until).Add(ResumeGrace).After(now) {
+			held = true
+		}
+	}
+	return held, rows.Err()
+}
+
 // Purge deletes keys older than the retention period.
 func Purge(ctx context.Context, db *store.DB) (int64, error) {
 	res, err := db.Exec(ctx, "DELETE FROM idempotency_keys WHERE created_at < ?", store.Micros(db.Now().Add(-Retention)))

@@ -144,6 +144,12 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams)
 // without initiating twice.
 func (s *Service) createRemote(ctx context.Context, p auth.Principal, adapter providers.PaymentAdapter, r *record) (Intent, error) {
 	if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointInitiate {
+		// Take the key over (a fresh lease) before anything else, so
+		// reconciliation leaves the intent to this run; then read where
+		// it stands.
+		if err := idempotency.RecoveryPoint(ctx, pointInitiate, rp.Ref); err != nil {
+			return Intent{}, err
+		}
 		cur, err := load(ctx, s.db, p.MerchantID, p.Livemode, rp.Ref)
 		if err != nil {
 			return Intent{}, err
@@ -205,6 +211,17 @@ func unknownOutcome(r *record, err error) (Intent, error) {
 func (s *Service) record(ctx context.Context, r *record, res providers.Result) (*record, error) {
 	var out record
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		if res.NotFound && r.Status == Processing && store.UnitFrom(ctx) == nil {
+			// The provider never saw it; but a request that crashed
+			// before sending it may still resume and send it.
+			held, err := idempotency.Holds(ctx, tx, r.ID, tx.Now())
+			if err != nil {
+				return err
+			}
+			if held {
+				return errHeldByRequest
+			}
+		}
 		out = *r
 		t, err := applyResult(&out, res, tx.Now())
 		if err != nil {

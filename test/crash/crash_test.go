@@ -45,6 +45,12 @@ type cluster struct {
 
 func startCluster(t *testing.T, engine storetest.Engine, n int, extraEnv ...string) *cluster {
 	t.Helper()
+	return startClusterOn(t, engine, n, &fleet{}, extraEnv...)
+}
+
+// startClusterOn is startCluster filling the fleet f.
+func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *fleet, extraEnv ...string) *cluster {
+	t.Helper()
 	bin := binary(t)
 	dbURL := storetest.URL(t, engine)
 	if engine == storetest.Postgres {
@@ -55,7 +61,7 @@ func startCluster(t *testing.T, engine storetest.Engine, n int, extraEnv ...stri
 	env := append(os.Environ(), "PAYD_DATABASE_URL="+dbURL, "PAYD_SECRETS_KEY="+secretsKey, "PAYD_RATE_LIMIT=0",
 		"PAYD_PUBLIC_RATE_LIMIT=0", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_DEMO=false", "PAYD_SANDBOX_TIMEOUT_DELAY=50ms")
 	env = append(env, extraEnv...)
-	cl := &cluster{dbURL: dbURL, f: &fleet{}}
+	cl := &cluster{dbURL: dbURL, f: f}
 	for i := range n {
 		cl.f.procs = append(cl.f.procs, newProc(t, bin, "payd"+string(rune('a'+i)), env))
 	}
