@@ -1,0 +1,159 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/app"
+	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/providers/protocol"
+	"github.com/payd/payd/internal/providers/sim"
+	"github.com/payd/payd/internal/store"
+)
+
+// heldProvider is the simulator behind a gate: the first initiation is
+// carried out by the simulator, but its answer is held until release (the
+// payd process that asked never hears it, as when it dies right after the
+// call). It counts the payments created and the answers replayed.
+type heldProvider struct {
+	sim      *sim.Sim
+	acted    chan struct{}
+	release  chan struct{}
+	mu       sync.Mutex
+	initiate int
+	created  int
+	replayed int
+}
+
+func (h *heldProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != "POST" || r.URL.Path != "/wallet_c/v1/payments" {
+		h.sim.Handler().ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	h.sim.Handler().ServeHTTP(rec, r)
+	h.mu.Lock()
+	h.initiate++
+	first := h.initiate == 1
+	if rec.Header().Get(protocol.HeaderReplayed) == "true" {
+		h.replayed++
+	} else if rec.Code == http.StatusCreated {
+		h.created++
+	}
+	h.mu.Unlock()
+	if first {
+		close(h.acted)
+		<-h.release
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes())
+}
+
+// TestResumeAfterProviderCall: a live payment intent's create commits its
+// recovery point and calls the provider, which creates the payment; the
+// process that asked never hears the answer (it is held, as if that process
+// had died). While its lease runs a retry on another process is refused
+// with 409; once the lease has run out, the retry resumes at the recovery
+// point: the same intent, asked of the provider again under the same
+// provider key, which replays its answer instead of charging again. The
+// intent settles once.
+func TestResumeAfterProviderCall(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		h := &heldProvider{sim: sim.New(sim.Config{PushDelay: 200 * time.Millisecond}), acted: make(chan struct{}), release: make(chan struct{})}
+		srv := httptest.NewServer(h)
+		released := false
+		defer func() {
+			if !released {
+				close(h.release)
+			}
+			srv.Close()
+			h.sim.Close()
+		}()
+		h.sim.SetPublicURL(srv.URL)
+		live := e.GoLive(&apptest.Sim{Server: &sim.Server{Sim: h.sim, URL: srv.URL}, T: t}, apptest.LiveConnection{Timeout: "30s"}, "wallet_c")
+		// A second payd process on the same database takes the retries;
+		// both are reached at one public URL (the provider's callbacks go
+		// there), as behind a load balancer.
+		other := apptest.Start(t, e.Engine, func(c *app.Config) {
+			c.DatabaseURL, c.PublicURL = e.Main.Config.DatabaseURL, e.Main.Config.PublicURL
+		})
+
+		create := apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: live, Headers: map[string]string{"Idempotency-Key": "resume-1"},
+			Body: map[string]any{"amount": 700, "currency": "DJF", "provider": "wallet_c", "customer_msisdn": "+25377123123"}}
+		firstRun := make(chan *apptest.Response, 1)
+		go func() { firstRun <- e.Do(create) }()
+		select {
+		case <-h.acted:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the provider was never called")
+		}
+		ctx := context.Background()
+		db := e.Main.DB
+		var state, point, ref string
+		if err := db.QueryRow(ctx, "SELECT state, recovery_point, recovery_ref FROM idempotency_keys WHERE idem_key = 'resume-1'").
+			Scan(&state, &point, &ref); err != nil {
+			t.Fatal(err)
+		}
+		if state != "in_flight" || point != "payment_intent.initiate" || ref == "" {
+			t.Fatalf("key after the provider call: %s %s %s", state, point, ref)
+		}
+		if r := other.Do(create); r.Status != 409 || r.ErrorCode() != "idempotency_key_in_use" {
+			t.Fatalf("retry while the first run holds its lease: %d %s", r.Status, r.Body)
+		}
+		// The first run's process is gone and its lease has run out.
+		if _, err := db.Exec(ctx, "UPDATE idempotency_keys SET locked_until = ? WHERE idem_key = 'resume-1'", store.Micros(db.Now().Add(-time.Second))); err != nil {
+			t.Fatal(err)
+		}
+		r := other.Do(create)
+		if r.Status != 201 {
+			t.Fatalf("resumed retry: %d %s\n%s", r.Status, r.Body, other.Logs.String())
+		}
+		if id := r.Map(t)["id"]; id != ref {
+			t.Fatalf("the retry answered intent %v, not the one its first run created (%s)", id, ref)
+		}
+		h.mu.Lock()
+		created, replayed := h.created, h.replayed
+		h.mu.Unlock()
+		if created != 1 || replayed != 1 {
+			t.Fatalf("at the provider: %d payments created, %d answers replayed; want 1 and 1", created, replayed)
+		}
+		if again := other.Do(create); again.Status != 201 || string(again.Body) != string(r.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %s", again.Status, again.Body)
+		}
+		// The first run hears its answer at last: it cannot answer anew.
+		close(h.release)
+		released = true
+		if first := <-firstRun; first.Status == 201 && string(first.Body) != string(r.Body) {
+			t.Fatalf("the first run answered a second, different success: %s", first.Body)
+		}
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if s := other.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents/" + ref, Key: live}).Map(t)["status"]; s == "succeeded" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the intent never succeeded")
+			}
+		}
+		var intents, settled int
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM payment_intents WHERE livemode = ?", true).Scan(&intents); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM ledger_transactions WHERE reference = ?", ref).Scan(&settled); err != nil {
+			t.Fatal(err)
+		}
+		if intents != 1 || settled != 1 {
+			t.Fatalf("%d live intents, %d ledger transactions for it; want 1 and 1", intents, settled)
+		}
+		if err := ledger.Verify(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
