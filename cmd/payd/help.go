@@ -45,6 +45,7 @@ var variables = map[string]string{
 	"PAYD_RECONCILE_INTERVAL":     "live-provider reconciliation period (default 30s)",
 	"PAYD_BREAKER_OPEN":           "how long a provider's circuit breaker stays open (default 30s)",
 	"GOMEMLIMIT":                  "the Go runtime's soft memory limit (serve's default 64MiB keeps payd under 100 MB resident; off turns it off)",
+	"PAYD_DB_MAX_CONNS":           "database connection pool size (default 32 on PostgreSQL, 8 on SQLite)",
 	"PAYD_IDEMPOTENCY_LEASE":      "how long a request that called a live provider holds its Idempotency-Key before a retry may resume it; keep it above every provider timeout (default 2m)",
 	"PAYD_URL":                    "the payd server client commands talk to (default http:// + PAYD_ADDR)",
 	"PAYD_API_KEY":                "the API key client commands send (a secret key, sk_test_...)",

@@ -82,6 +82,9 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.DB = db
+	if m.Config.DBMaxConns > 0 {
+		db.SetPoolSize(m.Config.DBMaxConns)
+	}
 	if err := db.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -191,6 +191,14 @@ func redactURL(u string) string {
 }
 
 // Close closes the connection pool.
+// SetPoolSize bounds the pool at n open (and idle) connections, instead of
+// the engine's default (32 on PostgreSQL, 8 on SQLite).
+func (db *DB) SetPoolSize(n int) {
+	db.maxIdle = n
+	db.sql.SetMaxOpenConns(n)
+	db.sql.SetMaxIdleConns(n)
+}
+
 func (db *DB) Close() error { return db.sql.Close() }
 
 // SQL exposes the pool for the few places that need it (migrations, stats).

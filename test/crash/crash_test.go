@@ -59,7 +59,7 @@ func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *fleet, extr
 		dbURL += "&application_name=" + appName(t)
 	}
 	env := append(os.Environ(), "PAYD_DATABASE_URL="+dbURL, "PAYD_SECRETS_KEY="+secretsKey, "PAYD_RATE_LIMIT=0",
-		"PAYD_PUBLIC_RATE_LIMIT=0", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_DEMO=false", "PAYD_SANDBOX_TIMEOUT_DELAY=50ms")
+		"PAYD_PUBLIC_RATE_LIMIT=0", "PAYD_DB_MAX_CONNS=12", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_DEMO=false", "PAYD_SANDBOX_TIMEOUT_DELAY=50ms")
 	env = append(env, extraEnv...)
 	cl := &cluster{dbURL: dbURL, f: f}
 	for i := range n {
