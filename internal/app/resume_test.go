@@ -14,6 +14,7 @@ import (
 	"github.com/payd/payd/internal/providers/protocol"
 	"github.com/payd/payd/internal/providers/sim"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/testutil"
 )
 
 // heldProvider is the simulator behind a gate: the first initiation is
@@ -22,6 +23,7 @@ import (
 // call). It counts the payments created and the answers replayed.
 type heldProvider struct {
 	sim      *sim.Sim
+	path     string // the call whose first answer is held
 	acted    chan struct{}
 	release  chan struct{}
 	mu       sync.Mutex
@@ -31,7 +33,7 @@ type heldProvider struct {
 }
 
 func (h *heldProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != "POST" || r.URL.Path != "/wallet_c/v1/payments" {
+	if r.Method != "POST" || r.URL.Path != h.path {
 		h.sim.Handler().ServeHTTP(w, r)
 		return
 	}
@@ -67,7 +69,8 @@ func (h *heldProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // intent settles once.
 func TestResumeAfterProviderCall(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		h := &heldProvider{sim: sim.New(sim.Config{PushDelay: 200 * time.Millisecond}), acted: make(chan struct{}), release: make(chan struct{})}
+		h := &heldProvider{sim: sim.New(sim.Config{PushDelay: 200 * time.Millisecond}), path: "/wallet_c/v1/payments",
+			acted: make(chan struct{}), release: make(chan struct{})}
 		srv := httptest.NewServer(h)
 		released := false
 		defer func() {
@@ -156,4 +159,96 @@ func TestResumeAfterProviderCall(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestResumeAfterPayoutSent: a live payout's create commits its recovery
+// point and sends the payout, which the rail pays; the process that sent it
+// never hears the answer. A retry after the lease has run out answers the
+// payout as it stands without sending it again; the rail's callback, or a
+// dispatcher asking the rail once the claim's own lease has run out, records
+// it paid: one payout at the rail, paid once in the ledger.
+func TestResumeAfterPayoutSent(t *testing.T) {
+	list := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		h := &heldProvider{sim: sim.New(sim.Config{PushDelay: 100 * time.Millisecond}), path: "/wallet_b/v1/payouts",
+			acted: make(chan struct{}), release: make(chan struct{})}
+		srv := httptest.NewServer(h)
+		defer func() {
+			close(h.release)
+			srv.Close()
+			h.sim.Close()
+		}()
+		h.sim.SetPublicURL(srv.URL)
+		live := e.GoLive(&apptest.Sim{Server: &sim.Server{Sim: h.sim, URL: srv.URL}, T: t}, apptest.LiveConnection{Timeout: "2s"}, "wallet_c", "wallet_b")
+		other := apptest.Start(t, e.Engine, func(c *app.Config) {
+			c.DatabaseURL, c.PublicURL, c.SanctionsList = e.Main.Config.DatabaseURL, e.Main.Config.PublicURL, list
+		})
+		// Fund the live balance with a push payment.
+		in := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: live, Headers: map[string]string{"Idempotency-Key": "fund"},
+			Body: map[string]any{"amount": 50_000, "currency": "DJF", "provider": "wallet_c", "customer_msisdn": "+25377123123"}})
+		fundID, _ := in.Map(t)["id"].(string)
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if s := e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents/" + fundID, Key: live}).Map(t)["status"]; s == "succeeded" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("funding intent %s never succeeded", fundID)
+			}
+		}
+
+		create := apptest.Request{Method: "POST", Path: "/v1/payouts", Key: live, Headers: map[string]string{"Idempotency-Key": "payout-1"},
+			Body: map[string]any{"amount": 1000, "currency": "DJF", "provider": "wallet_b", "recipient_msisdn": "+25377300001", "recipient_name": "Amina Hassan"}}
+		go e.Do(create)
+		select {
+		case <-h.acted:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the rail was never called")
+		}
+		ctx := context.Background()
+		db := e.Main.DB
+		var state, point, ref string
+		if err := db.QueryRow(ctx, "SELECT state, recovery_point, recovery_ref FROM idempotency_keys WHERE idem_key = 'payout-1'").
+			Scan(&state, &point, &ref); err != nil {
+			t.Fatal(err)
+		}
+		if state != "in_flight" || point != "payout.dispatch" || ref == "" {
+			t.Fatalf("key after the rail call: %s %s %s", state, point, ref)
+		}
+		if r := other.Do(create); r.Status != 409 {
+			t.Fatalf("retry while the first run holds its lease: %d %s", r.Status, r.Body)
+		}
+		if _, err := db.Exec(ctx, "UPDATE idempotency_keys SET locked_until = ? WHERE idem_key = 'payout-1'", store.Micros(db.Now().Add(-time.Second))); err != nil {
+			t.Fatal(err)
+		}
+		r := other.Do(create)
+		// As it stands: processing, or paid already if the rail's callback
+		// came first.
+		if st := r.Map(t)["status"]; r.Status != 201 || r.Map(t)["id"] != ref || st != "processing" && st != "succeeded" {
+			t.Fatalf("resumed retry: %d %s", r.Status, r.Body)
+		}
+		for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if s := other.Do(apptest.Request{Method: "GET", Path: "/v1/payouts/" + ref, Key: live}).Map(t)["status"]; s == "succeeded" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the payout was never recorded as paid")
+			}
+		}
+		h.mu.Lock()
+		sent, paid := h.initiate, h.created
+		h.mu.Unlock()
+		var payouts, postings int
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM payouts").Scan(&payouts); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM ledger_transactions WHERE reference = ? AND kind = 'payout_paid'", ref).Scan(&postings); err != nil {
+			t.Fatal(err)
+		}
+		if sent != 1 || paid != 1 || payouts != 1 || postings != 1 {
+			t.Fatalf("payout sent %d times, %d paid at the rail, %d payouts, %d paid postings; want 1 each", sent, paid, payouts, postings)
+		}
+		if err := ledger.Verify(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}, func(c *app.Config) { c.SanctionsList = list })
 }
