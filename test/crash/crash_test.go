@@ -151,7 +151,7 @@ func TestKillDuringKeyedRequests(t *testing.T) {
 				w.requests(), elapsed.Round(time.Millisecond), k, cl.c.tries.Load(), cl.c.dropped.Load(), cl.c.fives.Load(),
 				cl.c.inUse.Load(), cl.c.replays.Load())
 			if s := cl.c.fiveSample.Load(); s != nil {
-				t.Logf("a 5xx answer (retried): %v", s)
+				t.Logf("a 5xx answer (retried): %v%s", s, logLines(cl.f, s.(string)))
 			}
 			if k != kills {
 				t.Errorf("%d kills during the run, want %d", k, kills)
@@ -220,4 +220,27 @@ func TestBackendsTerminated(t *testing.T) {
 	waitSettled(t, db, 30*time.Second)
 	checkAnswers(t, db, cl.c)
 	checkEffects(t, db, w, res)
+}
+
+// logLines returns the processes' log lines about the request whose answer
+// is body (by its request id), for a failure message.
+func logLines(f *fleet, body string) string {
+	var e struct {
+		Error struct {
+			RequestID string `json:"request_id"`
+		} `json:"error"`
+	}
+	if i := strings.Index(body, "{"); i < 0 || json.Unmarshal([]byte(body[i:]), &e) != nil || e.Error.RequestID == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range f.procs {
+		raw, _ := os.ReadFile(p.log)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.Contains(line, e.Error.RequestID) {
+				b.WriteString("\n  " + p.name + ": " + line)
+			}
+		}
+	}
+	return b.String()
 }
