@@ -342,7 +342,7 @@ func creditMerchant(ctx context.Context, tx *store.Tx, r *record) error {
 }
 
 // answer turns a recorded outcome into the service's reply. The refusals
-// that CONTRACT gives their own error (wrong or expired code, the sandbox
+// that have an error of their own (wrong or expired code, the sandbox
 // timeout) come back as errors carrying the intent's id; other refusals
 // return the canceled intent, which the API answers with 402.
 func answer(r *record, res providers.Result) (Intent, error) {
