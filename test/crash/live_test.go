@@ -154,7 +154,7 @@ func TestKillBetweenProviderCallAndOutcome(t *testing.T) {
 				n = 1
 			}
 			w, crashes := workload{intents: 200, live: true, provider: "wallet_c"}, 5
-			if testing.Short() {
+			if !*full {
 				w.intents, crashes = 30, 2
 			}
 			prov := startProvider(t)

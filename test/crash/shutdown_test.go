@@ -25,7 +25,7 @@ func TestGracefulShutdown(t *testing.T) {
 			p := cl.f.procs[0]
 			cl.fund(t)
 			n := 4000
-			if testing.Short() {
+			if !*full {
 				n = 1500
 			}
 			rows := make([]map[string]any, n)
