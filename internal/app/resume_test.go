@@ -10,6 +10,7 @@ import (
 
 	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/providers/protocol"
 	"github.com/payd/payd/internal/providers/sim"
@@ -251,4 +252,104 @@ func TestResumeAfterPayoutSent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}, func(c *app.Config) { c.SanctionsList = list })
+}
+
+// TestReconcileLeavesHeldIntent: a live create commits its recovery point
+// and dies before the provider ever hears of the payment. Reconciliation,
+// asking the provider, learns it has no record; while the request's key
+// still holds the intent (its lease, then the grace a retrying client is
+// given) the intent stays processing for the retry to send. Once the grace
+// has passed, the intent is canceled as never taken, and a late retry
+// answers that without calling the provider.
+func TestReconcileLeavesHeldIntent(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		var mu sync.Mutex
+		initiations := 0
+		hold, held := make(chan struct{}), make(chan struct{})
+		first := true
+		simulator := sim.New(sim.Config{PushDelay: time.Hour, Before: func(provider, op string) {
+			if op != "initiate" {
+				return
+			}
+			mu.Lock()
+			initiations++
+			wait := first
+			first = false
+			mu.Unlock()
+			if wait {
+				// The process dies here, before the provider acts: this
+				// call never returns to it (nor acts at the provider).
+				close(held)
+				<-hold
+			}
+		}})
+		srv := httptest.NewServer(simulator.Handler())
+		defer func() {
+			close(hold)
+			srv.Close()
+			simulator.Close()
+		}()
+		simulator.SetPublicURL(srv.URL)
+		live := e.GoLive(&apptest.Sim{Server: &sim.Server{Sim: simulator, URL: srv.URL}, T: t}, apptest.LiveConnection{Timeout: "30s"}, "wallet_c")
+		create := apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: live, Headers: map[string]string{"Idempotency-Key": "never-sent"},
+			Body: map[string]any{"amount": 900, "currency": "DJF", "provider": "wallet_c", "customer_msisdn": "+25377123123"}}
+		go e.Do(create)
+		select {
+		case <-held:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the provider was never called")
+		}
+		ctx := context.Background()
+		db := e.Main.DB
+		var ref string
+		if err := db.QueryRow(ctx, "SELECT recovery_ref FROM idempotency_keys WHERE idem_key = 'never-sent'").Scan(&ref); err != nil {
+			t.Fatal(err)
+		}
+		reconcile := func() string {
+			t.Helper()
+			st, err := e.Main.PaymentIntents().ReconcileIntent(ctx, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(st)
+		}
+		if st := reconcile(); st != "processing" {
+			t.Fatalf("reconciled while the request holds its key: %s", st)
+		}
+		// The request's process died and its lease ran out a minute ago:
+		// within the grace, the intent is still the retry's to send.
+		setLease := func(ago time.Duration) {
+			t.Helper()
+			if _, err := db.Exec(ctx, "UPDATE idempotency_keys SET locked_until = ? WHERE idem_key = 'never-sent'", store.Micros(db.Now().Add(-ago))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		setLease(time.Minute)
+		if st := reconcile(); st != "processing" {
+			t.Fatalf("reconciled within the grace: %s", st)
+		}
+		setLease(idempotency.ResumeGrace + time.Minute)
+		if st := reconcile(); st != "canceled" {
+			t.Fatalf("reconciled after the grace: %s", st)
+		}
+		mu.Lock()
+		before := initiations
+		mu.Unlock()
+		other := apptest.Start(t, e.Engine, func(c *app.Config) {
+			c.DatabaseURL, c.PublicURL = e.Main.Config.DatabaseURL, e.Main.Config.PublicURL
+		})
+		r := other.Do(create)
+		if r.Map(t)["id"] != ref || r.Map(t)["status"] != "canceled" {
+			t.Fatalf("late retry: %d %s", r.Status, r.Body)
+		}
+		mu.Lock()
+		after := initiations
+		mu.Unlock()
+		if after != before {
+			t.Fatalf("the late retry called the provider for a canceled intent")
+		}
+		if err := ledger.Verify(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
