@@ -20,9 +20,18 @@ import (
 
 var (
 	buildOnce sync.Once
+	binDir    string
 	binPath   string
 	buildErr  error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 // binary builds payd once for the package's tests (without the race
 // detector: the processes are the system under test, not this test).
@@ -34,7 +43,7 @@ func binary(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "payd")
+		binDir, binPath = dir, filepath.Join(dir, "payd")
 		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/payd")
 		cmd.Dir = testutil.RepoRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
