@@ -17,7 +17,7 @@ import (
 // maxRuns bounds how often one idempotent request is run again because its
 // unit of work lost its connection or met a transient conflict before
 // anything of it committed.
-const maxRuns = 3
+const maxRuns = 8
 
 // idempotent runs h under an idempotency key as one unit of work: the key's
 // claim, everything h writes and the response h answers commit in one
@@ -42,7 +42,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
 	p := auth.Must(r.Context())
 	req := idempotency.Request{Scope: idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID},
-		Key: key, Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, body)}
+		Key: key, Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, body),
+		Lease: s.cfg.IdempotencyLease}
 	// A duplicate arriving at this process while the first still runs is
 	// refused at once (409); one arriving at another process cannot see a
 	// claim that has not committed, so it runs until its first write, waits
@@ -67,8 +68,16 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		rr := r.WithContext(ctx)
 		rr.Body = io.NopCloser(bytes.NewReader(body))
 		resp := newBufferedResponse()
-		if err := h(resp, rr); err != nil {
-			WriteError(resp, rr, err)
+		herr := h(resp, rr)
+		if herr != nil && store.IsConnLost(herr) && claim.Unit().Phases() == 0 && claim.Unit().Err() == nil && run < maxRuns {
+			// A read outside the unit met a dead connection: nothing of
+			// this run committed, so it simply runs again.
+			claim.Abort(context.WithoutCancel(r.Context()))
+			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", herr)
+			continue
+		}
+		if herr != nil {
+			WriteError(resp, rr, herr)
 		}
 		if again := s.settle(w, r, claim, resp); !again || run == maxRuns {
 			if again {

@@ -73,6 +73,9 @@ type Config struct {
 	// PublicRateLimit is requests per second per client address on public
 	// routes (burst twice that); 0 means the default, negative disables.
 	PublicRateLimit float64
+	// IdempotencyLease is how long a key whose request committed a recovery
+	// point stays locked to its run (0: idempotency.Lease).
+	IdempotencyLease time.Duration
 }
 
 // Server routes requests.

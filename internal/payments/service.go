@@ -177,6 +177,12 @@ func (s *Service) recordNew(ctx context.Context, r *record, res providers.Result
 // without initiating twice.
 func (s *Service) createRemote(ctx context.Context, p auth.Principal, adapter providers.PaymentAdapter, r *record) (Intent, error) {
 	if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointInitiate {
+		// Take the key over (a fresh lease) before anything else, so
+		// reconciliation leaves the intent to this run; then read where
+		// it stands.
+		if err := idempotency.RecoveryPoint(ctx, pointInitiate, rp.Ref); err != nil {
+			return Intent{}, err
+		}
 		cur, err := load(ctx, s.db, p.MerchantID, p.Livemode, rp.Ref)
 		if err != nil {
 			return Intent{}, err
@@ -238,6 +244,17 @@ func unknownOutcome(r *record, err error) (Intent, error) {
 func (s *Service) record(ctx context.Context, r *record, res providers.Result) (*record, error) {
 	var out record
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		if res.NotFound && r.Status == Processing && store.UnitFrom(ctx) == nil {
+			// The provider never saw it; but a request that crashed
+			// before sending it may still resume and send it.
+			held, err := idempotency.Holds(ctx, tx, r.ID, tx.Now())
+			if err != nil {
+				return err
+			}
+			if held {
+				return errHeldByRequest
+			}
+		}
 		out = *r
 		t, err := applyResult(&out, res, tx.Now())
 		if err != nil {
@@ -363,7 +380,7 @@ func creditTransaction(r *record) ledger.Transaction {
 }
 
 // answer turns a recorded outcome into the service's reply. The refusals
-// that CONTRACT gives their own error (wrong or expired code, the sandbox
+// that have an error of their own (wrong or expired code, the sandbox
 // timeout) come back as errors carrying the intent's id; other refusals
 // return the canceled intent, which the API answers with 402.
 func answer(r *record, res providers.Result) (Intent, error) {
