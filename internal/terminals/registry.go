@@ -196,7 +196,8 @@ type ActivateParams struct {
 	// KSN is a key serial number the device shows at activation (its initial
 	// KSN, counter 0, or any later one). It binds the terminal to that device
 	// at once: only reads whose KSN names the same device key are accepted.
-	// Without it the terminal is bound by its first accepted read.
+	// Required in live mode; in test mode, without it the terminal is bound
+	// by its first accepted read.
 	KSN *string `json:"ksn"`
 }
 
@@ -205,6 +206,12 @@ type ActivateParams struct {
 // bound to one terminal (that is not deregistered) in the whole system: a KSN
 // of a device another terminal holds is a 409 device_in_use.
 func (s *Service) Activate(ctx context.Context, p auth.Principal, id string, in ActivateParams) (Terminal, error) {
+	if in.KSN == nil && p.Livemode {
+		// A live terminal never learns its device from whatever read
+		// reaches it first.
+		return Terminal{}, &errs.Error{Kind: errs.KindInvalid, Code: "parameter_missing", Param: "ksn",
+			Message: "a live terminal is activated with its device's KSN (the initial KSN the device shows), which binds the terminal to that device"}
+	}
 	if in.KSN == nil {
 		return s.apply(ctx, p, id, activateTransition, "", nil)
 	}
