@@ -24,7 +24,7 @@ func registerPayoutBatches(s *Server, svc *payouts.Service) {
 
 type batchHandlers struct{ svc *payouts.Service }
 
-// create picks the variant by the request's shape (CONTRACT section 5):
+// create picks the variant by the request's shape:
 // JSON items or text/csv → variant A, 202; JSON rows or multipart/form-data
 // → variant B, 201. A CSV is parsed as it streams from the spooled upload;
 // only its parsed rows are held. A JSON body is read whole (at most 10 MB,
