@@ -1743,7 +1743,7 @@ func (c *Client) DeleteTerminal(ctx context.Context, id string, opts ...RequestO
 
 // ActivateTerminal sends POST /v1/terminals/{id}/activate.
 // Enable transaction processing on an inactive terminal (otherwise 409 invalid_state).
-func (c *Client) ActivateTerminal(ctx context.Context, id string, params *json.RawMessage, opts ...RequestOption) (*Terminal, error) {
+func (c *Client) ActivateTerminal(ctx context.Context, id string, params *ActivateTerminalRequest, opts ...RequestOption) (*Terminal, error) {
 	out := new(Terminal)
 	err := c.call(ctx, "POST", "/v1/terminals/"+url.PathEscape(id)+"/activate", nil, params, out, nil, opts)
 	if err != nil {

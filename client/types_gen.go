@@ -10,6 +10,12 @@ import (
 var _ = json.RawMessage(nil)
 var _ time.Time
 
+// ActivateTerminalRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
+type ActivateTerminalRequest struct {
+	// A KSN the device shows (its initial KSN or a later one). Binds the terminal to that device now:
+	KSN *string `json:"ksn,omitempty"`
+}
+
 // AdvanceTestClockRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type AdvanceTestClockRequest struct {
 	// unix seconds

@@ -33,6 +33,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"net/http"
 	"time"
 
@@ -99,14 +100,24 @@ type Found struct {
 
 // RequestHash fingerprints a request: method, path and body.
 func RequestHash(method, path string, body []byte) string {
+	h := NewRequestHash(method, path)
+	h.Write(body)
+	return SumRequestHash(h)
+}
+
+// NewRequestHash starts RequestHash for a body that streams in: write the
+// body to it, then SumRequestHash gives what RequestHash would.
+func NewRequestHash(method, path string) hash.Hash {
 	h := sha256.New()
 	h.Write([]byte(method))
 	h.Write([]byte{0})
 	h.Write([]byte(path))
 	h.Write([]byte{0})
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
+	return h
 }
+
+// SumRequestHash finishes a NewRequestHash.
+func SumRequestHash(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
 var (
 	errReused = &errs.Error{Kind: errs.KindIdempotency, Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",

@@ -100,6 +100,7 @@ var tailNav = []navItem{
 	{Section: "api_keys", Label: "API keys", Path: "api_keys"},
 	{Section: "users", Label: "Users", Path: "users", MinRole: roleAdmin},
 	{Section: "audit", Label: "Audit log", Path: "audit", MinRole: roleAdmin},
+	{Section: "settings", Label: "Settings", Path: "settings"},
 	{Section: "account", Label: "Account", Path: "account"},
 }
 
@@ -188,6 +189,7 @@ var notices = map[string]string{
 	"endpoint_deleted":         "The webhook endpoint was deleted.",
 	"redelivered":              "The event was queued for delivery again.",
 	"threshold_saved":          "The approval threshold was saved.",
+	"settings_change_approved": "The change was approved and applies now.",
 }
 
 var funcs = template.FuncMap{

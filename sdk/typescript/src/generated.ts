@@ -4,6 +4,11 @@
 import type { List, OperationSpec, RequestOptions, EventStream } from "./core.js";
 import { BaseClient } from "./core.js";
 
+export interface ActivateTerminalRequest {
+  /** A KSN the device shows (its initial KSN or a later one). Binds the terminal to that device now: */
+  ksn?: string;
+}
+
 export interface AdvanceTestClockRequest {
   /** unix seconds */
   frozen_time: number;
@@ -1537,7 +1542,7 @@ export abstract class GeneratedClient extends BaseClient {
   }
 
   /** Enable transaction processing on an `inactive` terminal (otherwise 409 `invalid_state`). `POST /v1/terminals/{id}/activate` */
-  activateTerminal(id: string, params: unknown, options: RequestOptions = {}): Promise<Terminal> {
+  activateTerminal(id: string, params: ActivateTerminalRequest, options: RequestOptions = {}): Promise<Terminal> {
     return this.request(operations.activateTerminal, { path: {id: id}, body: params }, options);
   }
 
