@@ -3,6 +3,7 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -19,37 +20,48 @@ import (
 // specChecker validates real responses against api/openapi.yaml.
 type specChecker struct {
 	router routers.Router
-	host   string // host:port of the server under test
+	host   string // the host the router matches (specHost)
 }
 
+// specHost is the server URL's host in the one router every test shares; a
+// checked request's URL is rebuilt on it.
+const specHost = "payd.test"
+
 var (
-	specOnce sync.Once
-	specDoc  []byte
-	specErr  error
+	specOnce    sync.Once
+	specRouter  routers.Router
+	specErr     error
+	specCheckMu sync.Mutex // kin-openapi's validators are not documented as safe for concurrent use
 )
 
+// loadSpec parses and validates api/openapi.yaml once per test process (it
+// takes seconds under the race detector) and shares its router.
 func loadSpec(t testing.TB, baseURL string) *specChecker {
 	t.Helper()
 	specOnce.Do(func() {
-		specDoc, specErr = readFile(SpecPath(t))
+		doc, err := readFile(SpecPath(t))
+		if err != nil {
+			specErr = fmt.Errorf("read OpenAPI document: %w", err)
+			return
+		}
+		loaded, err := openapi3.NewLoader().LoadFromData(doc)
+		if err != nil {
+			specErr = fmt.Errorf("load api/openapi.yaml: %w", err)
+			return
+		}
+		if err := loaded.Validate(context.Background()); err != nil {
+			specErr = fmt.Errorf("api/openapi.yaml is not a valid OpenAPI document: %w", err)
+			return
+		}
+		loaded.Servers = openapi3.Servers{{URL: "http://" + specHost}}
+		if specRouter, err = legacy.NewRouter(loaded); err != nil {
+			specErr = fmt.Errorf("route api/openapi.yaml: %w", err)
+		}
 	})
 	if specErr != nil {
-		t.Fatalf("read OpenAPI document: %v", specErr)
+		t.Fatal(specErr)
 	}
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(specDoc)
-	if err != nil {
-		t.Fatalf("load api/openapi.yaml: %v", err)
-	}
-	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("api/openapi.yaml is not a valid OpenAPI document: %v", err)
-	}
-	doc.Servers = openapi3.Servers{{URL: baseURL}}
-	r, err := legacy.NewRouter(doc)
-	if err != nil {
-		t.Fatalf("route api/openapi.yaml: %v", err)
-	}
-	return &specChecker{router: r, host: strings.TrimPrefix(baseURL, "http://")}
+	return &specChecker{router: specRouter, host: specHost}
 }
 
 // documented reports whether a path must appear in the OpenAPI document.
@@ -71,6 +83,8 @@ func (s *specChecker) check(t testing.TB, method, path string, reqHeader http.He
 	req.Header = reqHeader.Clone()
 	// The router matches the server URL's host; rebuild the URL on it.
 	req.URL.Scheme, req.URL.Host = "http", s.host
+	specCheckMu.Lock()
+	defer specCheckMu.Unlock()
 	route, params, err := s.router.FindRoute(req)
 	if err != nil {
 		if resp.Status == http.StatusNotFound && strings.Contains(string(resp.Body), "unrecognised request URL") {
