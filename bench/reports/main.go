@@ -237,7 +237,13 @@ func (s *seeder) txnAt(ctx context.Context, k int) (string, error) {
 // accounts' ids).
 func (s *seeder) explain(ctx context.Context, w io.Writer) {
 	from := store.Micros(s.at(s.rows / 2).Truncate(24 * time.Hour))
-	var mid, cp int64
+	var mid, cp, oldest int64
+	if s.measured > 10 {
+		if err := s.db.QueryRow(ctx, "SELECT id FROM ledger_entries WHERE account_id = 'lac_bench_0_available' ORDER BY id LIMIT 1 OFFSET 10").Scan(&oldest); err != nil {
+			fmt.Fprintf(w, "explain: %v\n", err)
+			return
+		}
+	}
 	if s.measured > 0 {
 		if err := s.db.QueryRow(ctx, "SELECT id FROM ledger_entries WHERE account_id = 'lac_bench_0_available' ORDER BY id LIMIT 1 OFFSET "+
 			strconv.Itoa(s.measured/2)).Scan(&mid); err != nil {
@@ -261,6 +267,9 @@ func (s *seeder) explain(ctx context.Context, w io.Writer) {
 		{"page in the middle", `SELECT e.id, e.account_id, e.currency, e.amount, t.id, t.kind, t.reference, t.created_at
 			FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
 			WHERE e.account_id = ? AND e.id < ? ORDER BY e.account_id DESC, e.id DESC LIMIT 11`, []any{"lac_bench_0_available", mid}},
+		{"last page (the 10 oldest)", `SELECT e.id, e.account_id, e.currency, e.amount, t.id, t.kind, t.reference, t.created_at
+			FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+			WHERE e.account_id = ? AND e.id < ? ORDER BY e.account_id DESC, e.id DESC LIMIT 11`, []any{"lac_bench_0_available", oldest}},
 		{"nearest checkpoint above the middle", `SELECT entry_id, balance FROM ledger_checkpoints WHERE account_id = ? AND entry_id >= ?
 			ORDER BY account_id, entry_id LIMIT 1`, []any{"lac_bench_0_available", mid}},
 		{"sum from the middle to its checkpoint", `SELECT COALESCE(SUM(CASE WHEN id > ? THEN amount ELSE 0 END), 0)
