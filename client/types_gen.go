@@ -48,7 +48,7 @@ type BalanceTransaction struct {
 	ID                string    `json:"id"`
 	Livemode          bool      `json:"livemode"`
 	Object            string    `json:"object"`
-	// The id of the object that caused the movement.
+	// The id of the object that caused the movement (pi_, re_, po_, a bank transfer's UETR, ...).
 	Source string                 `json:"source"`
 	Type   BalanceTransactionType `json:"type"`
 }

@@ -24,65 +24,57 @@ import (
 
 	"github.com/payd/payd/bench/harness"
 	"github.com/payd/payd/bench/loadgen"
+	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/store"
 )
 
 func main() {
-	db := harness.DatabaseFlags(flag.CommandLine)
-	sizes := flag.String("seed", "0,10000,100000", "balance transactions of the measured merchant to measure at, ascending")
-	dur := flag.Duration("duration", 2*time.Second, "duration of each step")
-	maxOps := flag.Int64("max", 2000, "at most this many requests per step")
-	clients := flag.String("clients", "1,16", "concurrency levels")
-	explain := flag.Bool("explain", false, "print the plans of the list and report queries at each size")
+	cc := harness.CostCurveFlags(flag.CommandLine, harness.CostCurveDefaults{
+		Sizes: "0,10000,100000", SizesUsage: "balance transactions of the measured merchant to measure at, ascending", Max: 2000})
 	flag.Parse()
-	levels, err := harness.Levels("clients", *clients)
-	if err != nil {
-		harness.Fatal(err)
-	}
-	targets, err := harness.Sizes("seed", *sizes)
-	if err != nil {
+	if err := cc.Parse(); err != nil {
 		harness.Fatal(err)
 	}
 	ctx := context.Background()
-	m, cleanup, err := db.Start(ctx)
+	// No background workers: the seeded history reaches a year back in test
+	// mode, which the sandbox purge would fold; the bench writes the balance
+	// checkpoints itself, as the job would have over that year.
+	m, ms, cleanup, err := cc.Start(ctx, "Reports bench", 2, harness.Configure(func(c *app.Config) { c.Workers = false }))
 	if err != nil {
 		harness.Fatal(err)
 	}
 	defer cleanup()
-	var mids [2]string
-	var key string
-	for i := range mids {
-		c, err := harness.NewMerchant(ctx, m, "Reports bench "+strconv.Itoa(i), "")
-		if err != nil {
-			harness.Fatal(err)
-		}
-		mids[i] = c.MerchantID
-		if i == 0 {
-			key = c.SecretKeys[0]
-		}
-	}
 	// Rows run forwards in time from start and end at now at the largest
 	// size, so entry numbers follow time across batches as they do in a
 	// real ledger.
-	s := &seeder{db: m.DB, mids: mids, start: m.DB.Now().Add(-time.Duration(rowsFor(targets[len(targets)-1])) * step)}
-	api := harness.API{Base: m.URL(), Key: key}
-	fmt.Printf("engine=%s step=%s max=%d clients=%s cores=2 load=%s\n", db.Engine, *dur, *maxOps, *clients, harness.LoadAvg())
-	for _, n := range targets {
-		if n > s.measured {
-			t := time.Now()
-			if err := s.seed(ctx, n); err != nil {
-				harness.Fatal(fmt.Errorf("seed to %d: %w", n, err))
-			}
-			fmt.Printf("\nseeded to %d balance transactions of the measured merchant (%d postings in all) in %s\n", n, s.rows, time.Since(t).Round(time.Millisecond))
+	s := &seeder{db: m.DB, mids: [2]string{ms[0].MerchantID, ms[1].MerchantID},
+		start: m.DB.Now().Add(-time.Duration(rowsFor(cc.Sizes[len(cc.Sizes)-1])) * step)}
+	api := harness.API{Base: m.URL(), Key: ms[0].SecretKeys[0]}
+	fmt.Println(cc.Header())
+	err = cc.Walk("balance transactions", func(n int) (string, error) {
+		if err := s.seed(ctx, n); err != nil {
+			return "", err
 		}
-		fmt.Printf("\n=== %d balance transactions (load %s)\n", n, harness.LoadAvg())
-		if err := measure(ctx, s, api, levels, *dur, *maxOps); err != nil {
-			harness.Fatal(err)
+		t := time.Now()
+		cps, err := ledger.WriteCheckpoints(ctx, m.DB, ledger.CheckpointEvery, ledger.CheckpointSettle)
+		if err != nil {
+			return "", fmt.Errorf("checkpoints: %w", err)
 		}
-		if *explain {
+		return fmt.Sprintf("seeded to %d balance transactions of the measured merchant (%d postings in all), then %d checkpoints written (%s), all",
+			n, s.rows, cps, time.Since(t).Round(time.Millisecond)), nil
+	}, func(n int) error {
+		if err := measure(ctx, s, api, cc.Levels, cc.Duration, cc.Max); err != nil {
+			return err
+		}
+		if cc.Explain {
 			s.explain(ctx, os.Stdout)
 		}
+		return nil
+	})
+	if err != nil {
+		harness.Fatal(err)
 	}
 }
 
@@ -171,10 +163,10 @@ func (s *seeder) seed(ctx context.Context, n int) error {
 		var accts []string
 		for k := range s.mids {
 			for _, a := range [][2]string{{"available", ""}, {"provider_clearing", "bank_a"}, {"provider_clearing", "bank_b"}, {"provider_clearing", "wallet_c"}} {
-				accts = append(accts, fmt.Sprintf("('lac_bench_%d_%s', '%s', FALSE, 'DJF', '%s', '%s', 0, %d)", k, a[0]+a[1], s.mids[k], a[0], a[1], store.Micros(s.start)))
+				accts = append(accts, fmt.Sprintf("('lac_bench_%d_%s', '%s', FALSE, 'DJF', '%s', '%s', %d)", k, a[0]+a[1], s.mids[k], a[0], a[1], store.Micros(s.start)))
 			}
 		}
-		stmts = append(stmts, "INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, balance, created_at) VALUES "+strings.Join(accts, ", "))
+		stmts = append(stmts, "INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, created_at) VALUES "+strings.Join(accts, ", "))
 	}
 	stmts = append(stmts,
 		gen+`INSERT INTO payment_intents (id, merchant_id, livemode, status, amount_minor, amount_captured_minor,
@@ -189,8 +181,11 @@ func (s *seeder) seed(ctx context.Context, n int) error {
 			ELSE 'lac_bench_' || `+midx+` || '_provider_clearing' || `+provider+` END,
 			'DJF', CASE side WHEN 0 THEN `+amount+` ELSE -`+amount+` END
 		FROM g CROSS JOIN (SELECT 0 AS side UNION ALL SELECT 1) sides ORDER BY i, side`,
-		`UPDATE ledger_accounts SET balance = (SELECT COALESCE(SUM(amount), 0) FROM ledger_entries e WHERE e.account_id = ledger_accounts.id)
-		WHERE id LIKE 'lac_bench_%'`,
+		// The seeded accounts' balances (one slot each) are the sums of
+		// their entries.
+		`DELETE FROM ledger_balances WHERE account_id LIKE 'lac_bench_%'`,
+		`INSERT INTO ledger_balances (account_id, slot, balance)
+		SELECT account_id, 0, SUM(amount) FROM ledger_entries WHERE account_id LIKE 'lac_bench_%' GROUP BY account_id`,
 	)
 	if pg {
 		// What autovacuum does shortly after a bulk load; the vacuum sets the
@@ -236,11 +231,31 @@ func (s *seeder) txnAt(ctx context.Context, k int) (string, error) {
 	return ids.At("txn_", store.FromMicros(created), uint64(entry)), nil
 }
 
-// explain prints the plans of the queries a first page, a deep page and a
-// day's report send (the statements of internal/reports, with the seeded
+// explain prints the plans of the queries a first page, a page in the
+// middle (its rows, its checkpoint, the sum from its rows to the checkpoint)
+// and a day's report send (the statements of internal/reports, with the seeded
 // accounts' ids).
 func (s *seeder) explain(ctx context.Context, w io.Writer) {
 	from := store.Micros(s.at(s.rows / 2).Truncate(24 * time.Hour))
+	var mid, cp, oldest int64
+	if s.measured > 10 {
+		if err := s.db.QueryRow(ctx, "SELECT id FROM ledger_entries WHERE account_id = 'lac_bench_0_available' ORDER BY id LIMIT 1 OFFSET 10").Scan(&oldest); err != nil {
+			fmt.Fprintf(w, "explain: %v\n", err)
+			return
+		}
+	}
+	if s.measured > 0 {
+		if err := s.db.QueryRow(ctx, "SELECT id FROM ledger_entries WHERE account_id = 'lac_bench_0_available' ORDER BY id LIMIT 1 OFFSET "+
+			strconv.Itoa(s.measured/2)).Scan(&mid); err != nil {
+			fmt.Fprintf(w, "explain: %v\n", err)
+			return
+		}
+		cp = mid
+		c, ok, err := ledger.CheckpointAtOrAfter(ctx, s.db, "lac_bench_0_available", mid)
+		if err == nil && ok {
+			cp = c.EntryID
+		}
+	}
 	for _, q := range []struct {
 		name string
 		sql  string
@@ -249,9 +264,16 @@ func (s *seeder) explain(ctx context.Context, w io.Writer) {
 		{"first page", `SELECT e.id, e.account_id, e.currency, e.amount, t.id, t.kind, t.reference, t.created_at
 			FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
 			WHERE e.account_id = ? ORDER BY e.account_id DESC, e.id DESC LIMIT 11`, []any{"lac_bench_0_available"}},
-		{"newest entry", "SELECT COALESCE(MAX(id), 0) FROM ledger_entries WHERE account_id = ?", []any{"lac_bench_0_available"}},
-		{"sum of the newer entries (whole history)", `SELECT COALESCE(SUM(CASE WHEN id > ? THEN amount ELSE 0 END), 0)
-			FROM ledger_entries WHERE account_id = ? AND id > ? AND id <= ?`, []any{0, "lac_bench_0_available", 0, 1 << 62}},
+		{"page in the middle", `SELECT e.id, e.account_id, e.currency, e.amount, t.id, t.kind, t.reference, t.created_at
+			FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+			WHERE e.account_id = ? AND e.id < ? ORDER BY e.account_id DESC, e.id DESC LIMIT 11`, []any{"lac_bench_0_available", mid}},
+		{"last page (the 10 oldest)", `SELECT e.id, e.account_id, e.currency, e.amount, t.id, t.kind, t.reference, t.created_at
+			FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+			WHERE e.account_id = ? AND e.id < ? ORDER BY e.account_id DESC, e.id DESC LIMIT 11`, []any{"lac_bench_0_available", oldest}},
+		{"nearest checkpoint above the middle", `SELECT entry_id, balance FROM ledger_checkpoints WHERE account_id = ? AND entry_id >= ?
+			ORDER BY account_id, entry_id LIMIT 1`, []any{"lac_bench_0_available", mid}},
+		{"sum from the middle to its checkpoint", `SELECT COALESCE(SUM(CASE WHEN id > ? THEN amount ELSE 0 END), 0)
+			FROM ledger_entries WHERE account_id = ? AND id > ? AND id <= ?`, []any{mid, "lac_bench_0_available", mid - 20, cp}},
 		{"a day's postings", `SELECT id, kind, reference FROM ledger_transactions
 			WHERE merchant_id = ? AND livemode = ? AND kind IN (?, ?, ?, ?) AND created_at >= ? AND created_at < ?`,
 			[]any{s.mids[0], false, "payment_succeeded", "refund", "refund_failure", "refund_settlement", from, from + 86_400_000_000}},

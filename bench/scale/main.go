@@ -26,65 +26,40 @@ import (
 )
 
 func main() {
-	db := harness.DatabaseFlags(flag.CommandLine)
-	sizes := flag.String("seed", "0,100000", "database sizes (payment intents in all) to measure at, ascending")
-	dur := flag.Duration("duration", 2*time.Second, "duration of each step")
-	maxOps := flag.Int64("max", 3000, "at most this many requests per step")
-	clients := flag.String("clients", "1,16", "concurrency levels")
-	explain := flag.Bool("explain", true, "print the query plans of the list queries at each size")
+	cc := harness.CostCurveFlags(flag.CommandLine, harness.CostCurveDefaults{
+		Sizes: "0,100000", SizesUsage: "database sizes (payment intents in all) to measure at, ascending", Max: 3000, Explain: true})
 	flag.Parse()
-	levels, err := harness.Levels("clients", *clients)
-	if err != nil {
+	if err := cc.Parse(); err != nil {
 		harness.Fatal(err)
 	}
-	targets, err := harness.Sizes("seed", *sizes)
-	if err != nil {
-		harness.Fatal(err)
-	}
-
 	ctx := context.Background()
-	m, cleanup, err := db.Start(ctx)
+	m, ms, cleanup, err := cc.Start(ctx, "Scale bench", 3)
 	if err != nil {
 		harness.Fatal(err)
 	}
 	defer cleanup()
-	var mids [3]string
-	var key, writeKey string
-	for i := range mids {
-		c, err := harness.NewMerchant(ctx, m, "Scale bench "+strconv.Itoa(i), "")
-		if err != nil {
-			harness.Fatal(err)
-		}
-		mids[i] = c.MerchantID
-		switch i {
-		case 0:
-			key = c.SecretKeys[0]
-		case 1:
-			writeKey = c.SecretKeys[0]
-		}
-	}
-	s := &seeder{db: m.DB, mids: mids, now: m.DB.Now()}
-	api := harness.API{Base: m.URL(), Key: key}
+	s := &seeder{db: m.DB, mids: [3]string{ms[0].MerchantID, ms[1].MerchantID, ms[2].MerchantID}, now: m.DB.Now()}
+	api := harness.API{Base: m.URL(), Key: ms[0].SecretKeys[0]}
 	// Creates go to the second merchant so the measured one's lists hold
 	// only the seeded intents.
-	writer := harness.API{Base: m.URL(), Key: writeKey}
-	fmt.Printf("engine=%s step=%s max=%d clients=%s cores=2 load=%s\n", db.Engine, *dur, *maxOps, *clients, harness.LoadAvg())
-
-	for _, n := range targets {
-		if n > s.done {
-			t := time.Now()
-			if err := s.seed(ctx, n); err != nil {
-				harness.Fatal(fmt.Errorf("seed to %d: %w", n, err))
-			}
-			fmt.Printf("\nseeded payment intents %d..%d (with events and ledger rows) in %s\n", s.prev, n, time.Since(t).Round(time.Millisecond))
+	writer := harness.API{Base: m.URL(), Key: ms[1].SecretKeys[0]}
+	fmt.Println(cc.Header())
+	err = cc.Walk("payment intents in the database", func(n int) (string, error) {
+		if err := s.seed(ctx, n); err != nil {
+			return "", err
 		}
-		fmt.Printf("\n=== %d payment intents in the database (load %s)\n", n, harness.LoadAvg())
-		if err := measure(ctx, api, writer, levels, *dur, *maxOps); err != nil {
-			harness.Fatal(err)
+		return fmt.Sprintf("seeded payment intents %d..%d (with events and ledger rows)", s.prev, n), nil
+	}, func(n int) error {
+		if err := measure(ctx, api, writer, cc.Levels, cc.Duration, cc.Max); err != nil {
+			return err
 		}
-		if *explain {
+		if cc.Explain {
 			s.explain(ctx, os.Stdout)
 		}
+		return nil
+	})
+	if err != nil {
+		harness.Fatal(err)
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 // settlement_clearing account (money in flight, so it cannot be spent twice),
 // then from there to the creditor on settlement, or back to the debtor when a
 // hold is rejected. Every posting is made in the database transaction of the
-// status change it belongs to, with the transfer id as reference.
+// status change it belongs to, with the transfer's UETR as reference: the
+// id the participants know it by, which their balance history shows as the
+// movement's source.
 
 // Ledger transaction kinds.
 const (
@@ -30,7 +32,7 @@ func account(merchantID string, livemode bool, currency string, kind ledger.Acco
 }
 
 func move(t *Transfer, kind string, from, to ledger.AccountRef, amount int64) ledger.Transaction {
-	return ledger.Transaction{MerchantID: t.DebtorMerchantID, Livemode: t.Livemode, Kind: kind, Reference: t.ID,
+	return ledger.Transaction{MerchantID: t.DebtorMerchantID, Livemode: t.Livemode, Kind: kind, Reference: t.UETR,
 		Entries: []ledger.Entry{{Account: from, Amount: -amount}, {Account: to, Amount: amount}}}
 }
 

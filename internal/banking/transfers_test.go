@@ -72,6 +72,21 @@ func (w *world) serviceRules(t *testing.T) {
 	if got := available(t, e, w.bank); got != before-700 {
 		t.Fatalf("debtor balance %d after a replay, want %d", got, before-700)
 	}
+	// The debtor's balance history names the transfer by its UETR, the id
+	// the merchant knows, and finds it by that.
+	uetr := uetrOf(msg, 0)
+	hist := e.Do(apptest.Request{Method: "GET", Path: "/v1/balance_transactions?source=" + uetr, Key: w.bank.SK})
+	var moves struct {
+		Data []struct {
+			Type        string `json:"type"`
+			AmountMinor int64  `json:"amount_minor"`
+			Source      string `json:"source"`
+		} `json:"data"`
+	}
+	hist.JSON(t, &moves)
+	if hist.Status != 200 || len(moves.Data) != 1 || moves.Data[0].Type != "transfer" || moves.Data[0].AmountMinor != -700 || moves.Data[0].Source != uetr {
+		t.Fatalf("balance transactions of the transfer %s: %d %s", uetr, hist.Status, hist.Body)
+	}
 
 	// The same MsgId with a different message: RJCT DUPL, nothing stored.
 	other := message(msg["msg_id"].(string), tx{DebtorAgent: w.bank.BIC, CreditorAgent: w.cace.BIC, Amount: 800})

@@ -128,5 +128,9 @@ func Verify(ctx context.Context, q store.Querier) error {
 		rows.Scan(&id)
 		return fmt.Errorf("merchant-facing account %s is negative", id)
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	return verifyCheckpoints(ctx, q)
 }

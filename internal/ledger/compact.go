@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/payd/payd/internal/ids"
@@ -31,17 +32,25 @@ func CompactTestMode(ctx context.Context, tx *store.Tx, before time.Time) (int, 
 		amount            int64
 	}
 	var sums []sum
+	var folded []string
 	for rows.Next() {
 		var s sum
 		if err := rows.Scan(&s.account, &s.currency, &s.amount); err != nil {
 			rows.Close()
 			return 0, err
 		}
+		folded = append(folded, s.account)
 		if s.amount != 0 {
 			sums = append(sums, s)
 		}
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if err := dropCheckpoints(ctx, tx, folded); err != nil {
+		return 0, err
+	}
 	if _, err := tx.Exec(ctx, `DELETE FROM ledger_entries WHERE transaction_id IN
 		(SELECT id FROM ledger_transactions WHERE livemode = ? AND created_at < ?)`, false, cut); err != nil {
 		return 0, err
@@ -64,4 +73,31 @@ func CompactTestMode(ctx context.Context, tx *store.Tx, before time.Time) (int, 
 		}
 	}
 	return n, nil
+}
+
+// dropCheckpoints deletes the checkpoints of accounts whose old entries are
+// being folded: the running sums they hold no longer describe the entries
+// left. The accounts' rows are locked first (in id order, as the checkpoint
+// job locks them), so a chain being extended meanwhile is either committed
+// before and deleted here, or built afterwards on the folded entries.
+func dropCheckpoints(ctx context.Context, tx *store.Tx, accounts []string) error {
+	sort.Strings(accounts)
+	for start := 0; start < len(accounts); start += 500 {
+		part := accounts[start:min(start+500, len(accounts))]
+		rows, err := tx.Query(ctx, "SELECT id FROM ledger_accounts WHERE id IN ("+store.Placeholders(len(part))+") ORDER BY id"+
+			tx.Dialect().ForNoKeyUpdate(), store.Args(part)...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() { // read every row: PostgreSQL locks them as it returns them
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM ledger_checkpoints WHERE account_id IN ("+store.Placeholders(len(part))+")", store.Args(part)...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,15 +1,8 @@
 package payouts_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,110 +13,6 @@ import (
 	"github.com/payd/payd/internal/testutil"
 )
 
-// payd is a `payd serve` subprocess.
-type paydProc struct {
-	t       *testing.T
-	bin     string
-	env     []string
-	url     string
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the process has exited
-	logPath string
-}
-
-func (p *paydProc) run(args ...string) []byte {
-	p.t.Helper()
-	cmd := exec.Command(p.bin, args...)
-	cmd.Env = p.env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		p.t.Fatalf("payd %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return out
-}
-
-// start runs `payd serve` and waits until it is ready.
-func (p *paydProc) start() {
-	p.t.Helper()
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.cmd = exec.Command(p.bin, "serve")
-	p.cmd.Env = p.env
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatal(err)
-	}
-	p.exited = make(chan struct{})
-	go func(cmd *exec.Cmd, exited chan struct{}) {
-		cmd.Wait()
-		logf.Close()
-		close(exited)
-	}(p.cmd, p.exited)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(p.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("payd serve not ready; log:\n%s", tail(p.logPath))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// kill sends SIGKILL: no shutdown, no cleanup.
-func (p *paydProc) kill() {
-	p.cmd.Process.Kill()
-	<-p.exited
-}
-
-func (p *paydProc) call(method, path, key string, body any, headers map[string]string) (int, []byte) {
-	p.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, p.url+path, r)
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
-}
-
-func tail(path string) string {
-	b, _ := os.ReadFile(path)
-	if len(b) > 3000 {
-		b = b[len(b)-3000:]
-	}
-	return string(b)
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestCrashDuringFanOut kills payd with SIGKILL in the middle of a
 // 10,000-row fan-out and restarts it: every row ends once, nothing is paid
 // twice, the counters and the outbox are exact.
@@ -132,85 +21,76 @@ func TestCrashDuringFanOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "payd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/payd")
-	build.Dir = testutil.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildPayd(t)
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			dbURL := storetest.URL(t, engine)
-			addr := freeAddr(t)
-			p := &paydProc{t: t, bin: bin, url: "http://" + addr, logPath: filepath.Join(t.TempDir(), "payd.log"),
-				env: append(os.Environ(), "PAYD_ADDR="+addr, "PAYD_DATABASE_URL="+dbURL, "PAYD_SANDBOX_TIMEOUT_DELAY=50ms",
-					"PAYD_RATE_LIMIT=0", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_SECRETS_KEY="+strings.Repeat("5a", 32))}
+			addr := testutil.FreeAddr(t)
+			url := "http://" + addr
+			p := testutil.NewProcess(t, bin, "PAYD_ADDR="+addr, "PAYD_DATABASE_URL="+dbURL, "PAYD_SANDBOX_TIMEOUT_DELAY=50ms",
+				"PAYD_RATE_LIMIT=0", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_SECRETS_KEY="+strings.Repeat("5a", 32))
+			call := func(method, path, key string, body any, headers map[string]string) (int, []byte) {
+				return testutil.Call(t, method, url+path, key, body, headers)
+			}
 			var m struct {
 				MerchantID string   `json:"merchant_id"`
 				SecretKeys []string `json:"secret_keys"`
 			}
-			if err := json.Unmarshal(p.run("merchant", "create", "--name", "Crash test", "--json"), &m); err != nil || len(m.SecretKeys) != 2 {
+			if err := json.Unmarshal(p.Run("merchant", "create", "--name", "Crash test", "--json"), &m); err != nil || len(m.SecretKeys) != 2 {
 				t.Fatalf("merchant create: %v", err)
 			}
-			p.start()
-			defer func() {
-				select {
-				case <-p.exited:
-				default:
-					p.kill()
-				}
-			}()
+			p.Start(url+"/readyz", "serve")
 			// payd runs without the race detector here, and fast: under -race
 			// (1,000 rows elsewhere) keep enough rows that the kill lands
 			// mid fan-out.
 			n := max(scaleRows(), 5_000)
 			rows, succeeded, failed, paid := bigRows(n)
-			if st, body := p.call("POST", "/v1/sandbox/topups", m.SecretKeys[0], map[string]any{"currency": "DJF", "amount_minor": 5_000_000}, nil); st != 201 {
+			if st, body := call("POST", "/v1/sandbox/topups", m.SecretKeys[0], map[string]any{"currency": "DJF", "amount_minor": 5_000_000}, nil); st != 201 {
 				t.Fatalf("topup %d %s", st, body)
 			}
-			st, body := p.call("POST", "/v1/payouts/bulk", m.SecretKeys[0], map[string]any{"currency": "DJF", "rows": rows},
+			st, body := call("POST", "/v1/payouts/bulk", m.SecretKeys[0], map[string]any{"currency": "DJF", "rows": rows},
 				map[string]string{"Idempotency-Key": "crash-batch"})
 			if st != 201 {
 				t.Fatalf("create %d %.300s", st, body)
 			}
 			var b batch
 			json.Unmarshal(body, &b)
-			if st, body := p.call("POST", "/v1/payouts/bulk/"+b.ID+"/approve", m.SecretKeys[1], nil, nil); st != 200 {
+			if st, body := call("POST", "/v1/payouts/bulk/"+b.ID+"/approve", m.SecretKeys[1], nil, nil); st != 200 {
 				t.Fatalf("approve %d %s", st, body)
 			}
 			// Kill once a fifth of the rows are done: the fan-out is well under
 			// way, with chunks claimed and in flight.
 			deadline := time.Now().Add(60 * time.Second)
 			for {
-				_, body := p.call("GET", "/v1/payouts/bulk/"+b.ID, m.SecretKeys[0], nil, nil)
+				_, body := call("GET", "/v1/payouts/bulk/"+b.ID, m.SecretKeys[0], nil, nil)
 				json.Unmarshal(body, &b)
 				if *b.RowsSucceeded+*b.RowsFailed >= n/5 {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("no row finished; log:\n%s", tail(p.logPath))
+					t.Fatalf("no row finished; log:\n%s", p.Tail())
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			p.kill()
+			p.Kill()
 			done := *b.RowsSucceeded + *b.RowsFailed
 			if done >= n {
 				t.Fatalf("the fan-out finished before the kill (%d rows)", done)
 			}
 			t.Logf("killed with %d of %d rows seen done", done, n)
 
-			p.start()
+			p.Start(url+"/readyz", "serve")
 			start := time.Now()
 			for b.Status != "completed" {
 				if time.Since(start) > 90*time.Second {
-					t.Fatalf("batch not completed after restart: %+v; log:\n%s", b, tail(p.logPath))
+					t.Fatalf("batch not completed after restart: %+v; log:\n%s", b, p.Tail())
 				}
 				time.Sleep(50 * time.Millisecond)
-				_, body := p.call("GET", "/v1/payouts/bulk/"+b.ID, m.SecretKeys[0], nil, nil)
+				_, body := call("GET", "/v1/payouts/bulk/"+b.ID, m.SecretKeys[0], nil, nil)
 				json.Unmarshal(body, &b)
 			}
 			t.Logf("completed %v after the restart", time.Since(start).Round(time.Millisecond))
-			p.kill()
+			p.Kill()
 			if *b.RowsSucceeded != succeeded || *b.RowsFailed != failed || *b.RowsPending != 0 {
 				t.Fatalf("counters %+v, want %d succeeded %d failed", b, succeeded, failed)
 			}

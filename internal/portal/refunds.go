@@ -3,6 +3,7 @@ package portal
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -32,7 +33,9 @@ type intentRefunds struct {
 	List       []*refunds.Refund
 	Refundable bool // the intent succeeded and not everything is refunded
 	Reasons    []string
-	timeline   []timelineEntry
+	// FormKey is the refund form's idempotency key (a new one per page).
+	FormKey  string
+	timeline []timelineEntry
 }
 
 // maxRefundsShown bounds the refunds listed on an intent's page.
@@ -44,7 +47,7 @@ func (p *Portal) refundsOf(ctx context.Context, c *reqCtx, in payments.Intent) (
 	if err != nil {
 		return nil, err
 	}
-	out := &intentRefunds{List: list, Reasons: refunds.Reasons,
+	out := &intentRefunds{List: list, Reasons: refunds.Reasons, FormKey: newFormKey(),
 		Refundable: in.Status == payments.Succeeded && in.AmountRefundedMinor < in.AmountCapturedMinor}
 	for _, re := range list {
 		tl, err := p.timeline(ctx, c, re.ID, re.CreatedAt, "refund "+re.ID+" created")
@@ -72,8 +75,20 @@ func (p *Portal) createRefund(w http.ResponseWriter, r *http.Request, c *reqCtx)
 	if reason := r.PostFormValue("reason"); reason != "" {
 		in.Reason = &reason
 	}
-	re, err := p.refunds().Create(r.Context(), c.principal(), in)
-	detail := ""
+	var re *refunds.Refund
+	path, err := p.once(r, c, url.Values{"intent": {id}, "amount_minor": {r.PostFormValue("amount_minor")}, "reason": {r.PostFormValue("reason")}},
+		func(ctx context.Context) (string, error) {
+			var err error
+			if re, err = p.refunds().Create(ctx, c.principal(), in); err != nil {
+				return "", err
+			}
+			notice := "refund_created"
+			if re.Status == refunds.RequiresApproval {
+				notice = "refund_requires_approval"
+			}
+			return c.path("payment_intents", id) + "?done=" + notice, nil
+		})
+	detail := "form submitted again: nothing created"
 	if re != nil {
 		detail = re.ID + " " + string(re.Status)
 	}
@@ -81,11 +96,8 @@ func (p *Portal) createRefund(w http.ResponseWriter, r *http.Request, c *reqCtx)
 	if err != nil {
 		return p.actionError(w, r, c, err, p.intentAgain(w, r, c, id, err), "amount_minor", "reason")
 	}
-	notice := "refund_created"
-	if re.Status == refunds.RequiresApproval {
-		notice = "refund_requires_approval"
-	}
-	return redirect(w, r, c.path("payment_intents", id), notice)
+	http.Redirect(w, r, path, http.StatusSeeOther)
+	return nil
 }
 
 // approveRefund approves a refund waiting for a second principal.

@@ -9,7 +9,20 @@ import (
 	"github.com/payd/payd/internal/ledger"
 )
 
-var refundRE = regexp.MustCompile(`id="refund-(re_[0-9A-Za-z]+)"`)
+var (
+	refundRE  = regexp.MustCompile(`id="refund-(re_[0-9A-Za-z]+)"`)
+	formKeyRE = regexp.MustCompile(`name="idempotency_key" value="([^"]+)"`)
+)
+
+// formKey reads the refund form's idempotency key from a rendered page.
+func formKey(t *testing.T, pg *apptest.Page) string {
+	t.Helper()
+	m := formKeyRE.FindStringSubmatch(pg.Body)
+	if m == nil {
+		t.Fatalf("no idempotency_key in the form: %.1500s", pg.Body)
+	}
+	return m[1]
+}
 
 // TestRefundPages: the payment intent page refunds through a form; over the
 // approval threshold the refund waits, its creator's approval is refused
@@ -29,19 +42,40 @@ func TestRefundPages(t *testing.T) {
 		path := "/portal/test/payment_intents/" + pi
 		admin := e.NewPortal()
 		admin.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
-		admin.Get(path).Contains(t, `id="refund-form"`, `name="amount_minor"`, `name="reason"`)
+		form := admin.Get(path)
+		form.Contains(t, `id="refund-form"`, `name="amount_minor"`, `name="reason"`)
+		key := formKey(t, form)
 
-		if pg := admin.Post(path+"/refunds", url.Values{"amount_minor": {"abc"}}); pg.Status != 400 {
+		if pg := admin.Post(path+"/refunds", url.Values{"amount_minor": {"abc"}, "idempotency_key": {key}}); pg.Status != 400 {
 			t.Fatalf("bad amount: %d", pg.Status)
 		} else {
 			pg.Contains(t, "amount_invalid", `id="f-amount_minor-error"`)
 		}
-		if pg := admin.Post(path+"/refunds", url.Values{"amount_minor": {"300"}, "reason": {"requested_by_customer"}}); pg.Status != 303 {
-			t.Fatalf("refund: %d %.500s", pg.Status, pg.Body)
+		if pg := admin.Post(path+"/refunds", url.Values{"amount_minor": {"300"}}); pg.Status != 400 {
+			t.Fatalf("no form key: %d", pg.Status)
+		} else {
+			pg.Contains(t, "This form is out of date")
 		}
-		admin.Get(path).Contains(t, "refund.succeeded", "requested_by_customer", `id="intent-refunded"`)
+		// The form submitted twice (a double click, a re-post) makes one
+		// refund; its key with another amount is refused.
+		for i := 0; i < 2; i++ {
+			if pg := admin.Post(path+"/refunds", url.Values{"amount_minor": {"300"}, "reason": {"requested_by_customer"}, "idempotency_key": {key}}); pg.Status != 303 {
+				t.Fatalf("refund, submission %d: %d %.500s", i+1, pg.Status, pg.Body)
+			}
+		}
+		if pg := admin.Post(path+"/refunds", url.Values{"amount_minor": {"301"}, "reason": {"requested_by_customer"}, "idempotency_key": {key}}); pg.Status != 422 {
+			t.Fatalf("the form's key with another amount: %d", pg.Status)
+		}
+		if in := e.Get("/v1/payment_intents/" + pi).Map(t); in["amount_refunded_minor"] != float64(300) {
+			t.Fatalf("after a double submission: %v", in)
+		}
+		page := admin.Get(path)
+		page.Contains(t, "refund.succeeded", "requested_by_customer", `id="intent-refunded"`)
+		if n := len(refundRE.FindAllString(page.Body, -1)); n != 1 {
+			t.Fatalf("%d refunds listed after a double submission, want 1", n)
+		}
 
-		if pg := admin.Post(path+"/refunds", url.Values{"amount_minor": {"600"}}); pg.Status != 303 {
+		if pg := admin.Post(path+"/refunds", url.Values{"amount_minor": {"600"}, "idempotency_key": {formKey(t, page)}}); pg.Status != 303 {
 			t.Fatalf("refund over the threshold: %d %.500s", pg.Status, pg.Body)
 		}
 		pg := admin.Get(path + "?done=refund_requires_approval")
@@ -60,7 +94,7 @@ func TestRefundPages(t *testing.T) {
 		}
 		viewer := newUser(t, e, "viewer-refunds@example.com", "viewer")
 		viewer.Get(path)
-		if got := viewer.Post(path+"/refunds", url.Values{"amount_minor": {"1"}}); got.Status != 403 {
+		if got := viewer.Post(path+"/refunds", url.Values{"amount_minor": {"1"}, "idempotency_key": {"pfk_viewer"}}); got.Status != 403 {
 			t.Fatalf("viewer refund: %d", got.Status)
 		}
 		approver := newUser(t, e, "approver-refunds@example.com", "approver")

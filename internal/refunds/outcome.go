@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/providers"
@@ -101,10 +103,24 @@ func sendLocal(ctx context.Context, a providers.RefundAdapter, r *Refund, t paym
 	return &res, nil
 }
 
+// pointSend is the recovery point of a request that sends a refund to a
+// remote provider (create, approve): the pending refund, its reserve and
+// its claim committed, about to be sent.
+const pointSend = "refund.send"
+
 // sendRemote sends a pending refund to a provider outside any transaction
 // and records the answer. No answer (an error or a timeout) leaves it
 // pending for reconciliation; the refund is returned as it then stands.
+//
+// Before the call it commits the request's writes with a recovery point on
+// the request's Idempotency-Key: inside a keyed request they would otherwise
+// commit only with the answer, and a crash during the call would lose a
+// refund the provider may have paid. A retry after such a crash resumes at
+// the point (resumed) instead of making a second refund.
 func (s *Service) sendRemote(ctx context.Context, a providers.RefundAdapter, r *Refund, t payments.RefundTarget) (*Refund, error) {
+	if err := idempotency.RecoveryPoint(ctx, pointSend, r.ID); err != nil {
+		return nil, err
+	}
 	res, err := a.SendRefund(ctx, request(r, t))
 	if err != nil {
 		s.log.Warn("refund sent without an answer; reconciliation will ask again", "refund", r.ID, "provider", r.Provider, "err", err)
@@ -204,4 +220,16 @@ func (s *Service) ask(ctx context.Context, r *Refund, resend bool) error {
 	}
 	_, err = s.record(ctx, r.ID, res)
 	return err
+}
+
+// resumed answers a request whose earlier run sent a refund and ended
+// without an answer (see sendRemote): the refund as it is now, which
+// reconciliation settles once the provider tells.
+func (s *Service) resumed(ctx context.Context, pr auth.Principal) (*Refund, bool, error) {
+	rp, ok := idempotency.Resuming(ctx)
+	if !ok || rp.Point != pointSend {
+		return nil, false, nil
+	}
+	r, err := s.Get(ctx, pr, rp.Ref)
+	return r, true, err
 }

@@ -82,6 +82,9 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
+	if r, ok, err := s.resumed(ctx, pr); ok {
+		return r, err
+	}
 	target, err := payments.RefundTargetOf(ctx, s.db, pr.MerchantID, pr.Livemode, in.PaymentIntent)
 	if err != nil {
 		return nil, intentError(err)
@@ -161,6 +164,9 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 // the approver must not be the refund's creator (403
 // self_approval_not_allowed); a refund in any other state is 409.
 func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*Refund, error) {
+	if r, ok, err := s.resumed(ctx, pr); ok {
+		return r, err
+	}
 	r, err := get(ctx, s.db, pr.MerchantID, pr.Livemode, id)
 	if err != nil {
 		return nil, err

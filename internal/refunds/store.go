@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/store"
@@ -147,4 +148,36 @@ func list(ctx context.Context, q store.Querier, merchantID string, livemode bool
 	}
 	out, more := pagination.Finish(page, out)
 	return out, more, nil
+}
+
+// inChunk bounds one IN (...) list.
+const inChunk = 500
+
+// IntentsOf maps refund ids of the principal's merchant and mode to the
+// payment intents they refund (for the settlement report); ids of another
+// merchant or mode, or unknown, are absent from the map.
+func (s *Service) IntentsOf(ctx context.Context, p auth.Principal, refundIDs []string) (map[string]string, error) {
+	out := make(map[string]string, len(refundIDs))
+	for start := 0; start < len(refundIDs); start += inChunk {
+		part := refundIDs[start:min(start+inChunk, len(refundIDs))]
+		rows, err := s.db.Query(ctx, "SELECT id, payment_intent FROM refunds WHERE merchant_id = ? AND livemode = ? AND id IN ("+
+			store.Placeholders(len(part))+")", append([]any{p.MerchantID, p.Livemode}, store.Args(part)...)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id, pi string
+			if err := rows.Scan(&id, &pi); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = pi
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

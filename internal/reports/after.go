@@ -16,14 +16,15 @@ import (
 // would mean updating one row per merchant and currency on every posting,
 // the very row concurrent credits must not queue on. Instead:
 //
-//	after(e) = available now − Σ amount of the account's entries newer than e
+//	after(e) = B − Σ amount of the account's entries in (e, b]
 //
-// "available now" comes from ledger.AccountBalance and the sum from the
-// (account_id, id, amount) index, read-only and in one statement per
-// account and page (one bucket per row of the page). The cost is that sum:
-// proportional to how far from the newest entry the page lies, so the first
-// pages cost the same at any size and a page a million entries deep reads a
-// million index entries (docs/performance.md has the figures).
+// where B is a balance known at entry b above e: the account's nearest
+// checkpoint above e (ledger.WriteCheckpoints keeps one every
+// ledger.CheckpointEvery entries, written by a background job well after the
+// postings), or, for rows newer than the newest checkpoint, available now.
+// The sum runs along the (account_id, id, amount) index, read-only and in one
+// statement per account and page (one bucket per row of the page), so a page
+// costs the same near the newest entry and a million entries back.
 
 // snapshotTries bounds the re-reads of an account's balance while postings
 // land between the reads.
@@ -38,7 +39,7 @@ func (s *Service) fillBalances(ctx context.Context, p auth.Principal, items []Ba
 	for acct, idx := range byAccount {
 		sort.Slice(idx, func(a, b int) bool { return items[idx[a]].entryID > items[idx[b]].entryID })
 		ref := ledger.AccountRef{MerchantID: p.MerchantID, Livemode: p.Livemode, Currency: items[idx[0]].Currency, Kind: ledger.Available}
-		bal, last, err := s.availableAt(ctx, acct, ref)
+		bal, last, err := s.balanceAbove(ctx, acct, ref, items[idx[0]].entryID)
 		if err != nil {
 			return err
 		}
@@ -62,6 +63,17 @@ func (s *Service) fillBalances(ctx context.Context, p auth.Principal, items []Ba
 		}
 	}
 	return nil
+}
+
+// balanceAbove returns a known balance of the account at or after entry, and
+// the entry it stands at: the nearest checkpoint above entry when there is
+// one (a row deep in the history), otherwise the balance now.
+func (s *Service) balanceAbove(ctx context.Context, acct string, ref ledger.AccountRef, entry int64) (int64, int64, error) {
+	c, ok, err := ledger.CheckpointAtOrAfter(ctx, s.db, acct, entry)
+	if err != nil || ok {
+		return c.Balance, c.EntryID, err
+	}
+	return s.availableAt(ctx, acct, ref)
 }
 
 // availableAt returns the account's balance and the number of its newest

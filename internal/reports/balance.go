@@ -27,8 +27,8 @@ type BalanceTransaction struct {
 	AmountMinor int64  `json:"amount_minor"`
 	Currency    string `json:"currency"`
 	// Source is the id of the object that caused the movement (pi_, po_,
-	// re_, a transfer's tr_, a batch's po_bulk_ or batch_); for a sandbox top-up, the id its
-	// answer carried.
+	// re_, a bank transfer's UETR, a batch's po_bulk_ or batch_); for a
+	// sandbox top-up, the id its answer carried.
 	Source string `json:"source"`
 	// BalanceAfterMinor is available in Currency right after this movement.
 	BalanceAfterMinor int64     `json:"balance_after_minor"`

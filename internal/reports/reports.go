@@ -12,7 +12,6 @@ package reports
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/payments"
@@ -32,8 +31,8 @@ type RefundIntents func(ctx context.Context, p auth.Principal, refundIDs []strin
 type Config struct {
 	DB       *store.DB
 	Payments Origins
-	// Refunds resolves refunds to their intents for the settlement report;
-	// nil reads the refunds table (RefundIntentsFromTable).
+	// Refunds resolves refunds to their intents for the settlement report
+	// (refunds.Service.IntentsOf).
 	Refunds RefundIntents
 }
 
@@ -46,42 +45,7 @@ type Service struct {
 
 // NewService builds the service.
 func NewService(cfg Config) *Service {
-	s := &Service{db: cfg.DB, payments: cfg.Payments, refunds: cfg.Refunds}
-	if s.refunds == nil {
-		s.refunds = RefundIntentsFromTable(cfg.DB)
-	}
-	return s
-}
-
-// RefundIntentsFromTable reads refunds(id, payment_intent). The refunds
-// capability owns that table; this is the read the report needs until it
-// exports one of its own.
-func RefundIntentsFromTable(db *store.DB) RefundIntents {
-	return func(ctx context.Context, _ auth.Principal, refundIDs []string) (map[string]string, error) {
-		out := make(map[string]string, len(refundIDs))
-		for start := 0; start < len(refundIDs); start += inChunk {
-			part := refundIDs[start:min(start+inChunk, len(refundIDs))]
-			rows, err := db.Query(ctx, "SELECT id, payment_intent FROM refunds WHERE id IN ("+store.Placeholders(len(part))+")", store.Args(part)...)
-			if err != nil {
-				return nil, err
-			}
-			for rows.Next() {
-				var id string
-				var pi sql.NullString
-				if err := rows.Scan(&id, &pi); err != nil {
-					rows.Close()
-					return nil, err
-				}
-				out[id] = pi.String
-			}
-			err = rows.Err()
-			rows.Close()
-			if err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
+	return &Service{db: cfg.DB, payments: cfg.Payments, refunds: cfg.Refunds}
 }
 
 // inChunk bounds one IN (...) list.

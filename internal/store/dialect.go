@@ -85,6 +85,16 @@ func (d Dialect) ForUpdate() string {
 	return ""
 }
 
+// ForNoKeyUpdate locks the selected rows against other writers of them
+// until the transaction ends (PostgreSQL), without blocking inserts of rows
+// that reference them; SQLite's immediate transactions need nothing.
+func (d Dialect) ForNoKeyUpdate() string {
+	if d == Postgres {
+		return " FOR NO KEY UPDATE"
+	}
+	return ""
+}
+
 // translate maps driver errors onto the shared ones.
 func translate(err error) error {
 	if err == nil {

@@ -12,25 +12,17 @@ import (
 )
 
 // payoutAdapter is one merchant's live payout rail at one provider.
-type payoutAdapter struct {
-	c          *Connections
-	merchantID string
-	provider   string
-	timeout    time.Duration
-}
+type payoutAdapter struct{ movement }
 
 // PayoutAdapter returns the live payout rail of a merchant's provider
 // (providers.PayoutRails.Live): 503 provider_unavailable when it is not
 // connected or its breaker is open.
 func (c *Connections) PayoutAdapter(ctx context.Context, merchantID, provider string) (providers.PayoutAdapter, error) {
-	if err := c.Ready(ctx, merchantID, provider); err != nil {
-		return nil, err
-	}
-	conn, err := c.connection(ctx, merchantID, provider)
+	m, err := c.movement(ctx, merchantID, provider)
 	if err != nil {
 		return nil, err
 	}
-	return &payoutAdapter{c: c, merchantID: merchantID, provider: provider, timeout: conn.Timeout}, nil
+	return &payoutAdapter{m}, nil
 }
 
 // PayoutTimeout is the connection's timeout (a call with its retries never
@@ -40,64 +32,27 @@ func (a *payoutAdapter) PayoutTimeout() time.Duration { return a.timeout }
 // SendPayout sends the payout under its idempotency key (POST /v1/payouts).
 // No answer in time is PayoutUnknown: the dispatcher asks the status later.
 func (a *payoutAdapter) SendPayout(ctx context.Context, req providers.PayoutRequest) (providers.PayoutResult, error) {
-	cl, err := a.c.client(ctx, a.merchantID, a.provider)
-	if err != nil {
-		return providers.PayoutResult{}, err
-	}
 	body := protocol.PayoutRequest{Reference: req.IdempotencyKey, AmountMinor: req.Amount, Currency: req.Currency,
 		MSISDN: req.RecipientMSISDN, Account: req.RecipientAccount, Name: req.RecipientName, Description: req.Description,
 		ComplianceCleared: req.ComplianceCleared, CallbackURL: a.c.callbackURL(a.merchantID, a.provider)}
-	resp, err := cl.do(ctx, request{op: "payout", method: http.MethodPost, path: "/v1/payouts", idemKey: req.IdempotencyKey, body: body})
-	return a.result(resp, err)
+	resp, err := a.call(ctx, request{op: "payout", method: http.MethodPost, path: "/v1/payouts", idemKey: req.IdempotencyKey, body: body})
+	return answerOf(a.movement, payoutOutcomes, resp, err, false)
 }
 
 // PayoutStatus asks what became of a payout (GET /v1/payouts?reference=).
 // A payout the provider never received is PayoutUnknown: the dispatcher
 // sends it again under the same key.
 func (a *payoutAdapter) PayoutStatus(ctx context.Context, req providers.PayoutRequest) (providers.PayoutResult, error) {
-	cl, err := a.c.client(ctx, a.merchantID, a.provider)
-	if err != nil {
-		return providers.PayoutResult{}, err
-	}
-	resp, err := cl.do(ctx, request{op: "payout_status", method: http.MethodGet, path: "/v1/payouts?reference=" + url.QueryEscape(req.IdempotencyKey)})
-	if err == nil && resp.status == http.StatusNotFound {
-		return providers.PayoutResult{Outcome: providers.PayoutUnknown}, nil
-	}
-	return a.result(resp, err)
+	resp, err := a.call(ctx, request{op: "payout_status", method: http.MethodGet, path: "/v1/payouts?reference=" + url.QueryEscape(req.IdempotencyKey)})
+	return answerOf(a.movement, payoutOutcomes, resp, err, true)
 }
 
-func (a *payoutAdapter) result(resp response, err error) (providers.PayoutResult, error) {
-	if errors.Is(err, errNoAnswer) {
-		return providers.PayoutResult{Outcome: providers.PayoutUnknown}, nil
-	}
-	if err != nil {
-		return providers.PayoutResult{}, err
-	}
-	if resp.status >= 400 {
-		if resp.status == http.StatusConflict {
-			return providers.PayoutResult{Outcome: providers.PayoutUnknown}, nil
-		}
-		return providers.PayoutResult{Outcome: providers.PayoutFailed, Failure: refusal(resp, "payout")}, nil
-	}
-	var po protocol.Payout
-	if err := resp.decode(&po); err != nil {
-		return providers.PayoutResult{}, providerError(a.provider, "the provider's answer could not be read", nil)
-	}
-	return PayoutResult(po), nil
-}
-
-// refusal is the failure a 4xx answer reports about a payout or a refund
-// (what), with a generic code and message where the provider gave none.
-func refusal(resp response, what string) *providers.Failure {
-	e := resp.errorBody()
-	if e.Code == "" {
-		e.Code = "provider_declined"
-	}
-	if e.Message == "" {
-		e.Message = "The provider refused the " + what + "."
-	}
-	return &providers.Failure{Code: clip(e.Code), Message: clip(e.Message)}
-}
+var payoutOutcomes = outcomes[protocol.Payout, providers.PayoutResult]{what: "payout",
+	unknown: providers.PayoutResult{Outcome: providers.PayoutUnknown},
+	refused: func(f *providers.Failure) providers.PayoutResult {
+		return providers.PayoutResult{Outcome: providers.PayoutFailed, Failure: f}
+	},
+	parsed: PayoutResult}
 
 // PayoutResult maps a payout as the provider reports it (in an answer or a
 // callback) to payd's PayoutResult.

@@ -20,16 +20,13 @@ func (s *Sim) createPayout(r *http.Request, a *account, body []byte) answer {
 	if ans, ok := decode(body, &req); !ok {
 		return ans
 	}
+	if ans, ok := checkMovement(req.Reference, req.AmountMinor, req.CallbackURL); !ok {
+		return ans
+	}
 	bad := func(code, msg, field string) answer { return errAnswer(http.StatusBadRequest, code, msg, field) }
 	switch {
-	case req.Reference == "" || len(req.Reference) > 255:
-		return bad("parameter_invalid", "reference is required (at most 255 characters)", "reference")
-	case req.AmountMinor <= 0:
-		return bad("parameter_invalid", "amount_minor must be a positive integer", "amount_minor")
 	case !railCurrency(a.provider, req.Currency):
 		return bad("currency_not_supported", a.provider+" does not pay out "+req.Currency, "currency")
-	case !httpURL(req.CallbackURL):
-		return bad("parameter_invalid", "callback_url must be an http(s) URL", "callback_url")
 	case req.MSISDN == "" && req.Account == "":
 		return bad("parameter_missing", "msisdn (wallets) or account (banks) names the recipient", "msisdn")
 	case req.MSISDN != "" && !e164(req.MSISDN):
@@ -69,38 +66,16 @@ func (s *Sim) createPayout(r *http.Request, a *account, body []byte) answer {
 // payoutByID handles GET /{provider}/v1/payouts/{id} (the provider's id or
 // the merchant's reference).
 func (s *Sim) payoutByID(r *http.Request, a *account, _ []byte) answer {
-	id := r.PathValue("id")
-	a.mu.Lock()
-	po := a.payouts[id]
-	if po == nil {
-		po = a.poutRefs[id]
-	}
-	var view protocol.Payout
-	if po != nil {
-		view = po.Payout
-	}
-	a.mu.Unlock()
-	if po == nil {
-		return errAnswer(http.StatusNotFound, "payout_not_found", "no such payout", "")
-	}
-	return answer{status: http.StatusOK, body: view}
+	return movementView(a, a.payouts, a.poutRefs, r.PathValue("id"), true, payoutView, "payout")
 }
 
 // payoutByReference handles GET /{provider}/v1/payouts?reference=...
 func (s *Sim) payoutByReference(r *http.Request, a *account, _ []byte) answer {
-	ref := r.URL.Query().Get("reference")
-	if ref == "" {
-		return errAnswer(http.StatusBadRequest, "parameter_missing", "reference is required", "reference")
+	ref, ans, ok := referenceParam(r)
+	if !ok {
+		return ans
 	}
-	a.mu.Lock()
-	po := a.poutRefs[ref]
-	var view protocol.Payout
-	if po != nil {
-		view = po.Payout
-	}
-	a.mu.Unlock()
-	if po == nil {
-		return errAnswer(http.StatusNotFound, "payout_not_found", "no payout with this reference", "")
-	}
-	return answer{status: http.StatusOK, body: view}
+	return movementView(a, a.payouts, a.poutRefs, ref, false, payoutView, "payout")
 }
+
+func payoutView(po *payout) protocol.Payout { return po.Payout }

@@ -29,15 +29,10 @@ func (s *Sim) createRefund(r *http.Request, a *account, body []byte) answer {
 	if ans, ok := decode(body, &req); !ok {
 		return ans
 	}
-	bad := func(code, msg, field string) answer { return errAnswer(http.StatusBadRequest, code, msg, field) }
-	switch {
-	case req.Reference == "" || len(req.Reference) > 255:
-		return bad("parameter_invalid", "reference is required (at most 255 characters)", "reference")
-	case req.AmountMinor <= 0:
-		return bad("parameter_invalid", "amount_minor must be a positive integer", "amount_minor")
-	case !httpURL(req.CallbackURL):
-		return bad("parameter_invalid", "callback_url must be an http(s) URL", "callback_url")
+	if ans, ok := checkMovement(req.Reference, req.AmountMinor, req.CallbackURL); !ok {
+		return ans
 	}
+	bad := func(code, msg, field string) answer { return errAnswer(http.StatusBadRequest, code, msg, field) }
 	now := s.cfg.Now().UTC()
 	a.mu.Lock()
 	if old := a.rfdRefs[req.Reference]; old != nil {
@@ -80,31 +75,16 @@ func (s *Sim) createRefund(r *http.Request, a *account, body []byte) answer {
 // refundByID handles GET /{provider}/v1/refunds/{id} (the provider's id or
 // the merchant's reference).
 func (s *Sim) refundByID(r *http.Request, a *account, _ []byte) answer {
-	return s.refundView(a, r.PathValue("id"), true)
+	return movementView(a, a.refunds, a.rfdRefs, r.PathValue("id"), true, refundView, "refund")
 }
 
 // refundByReference handles GET /{provider}/v1/refunds?reference=...
 func (s *Sim) refundByReference(r *http.Request, a *account, _ []byte) answer {
-	ref := r.URL.Query().Get("reference")
-	if ref == "" {
-		return errAnswer(http.StatusBadRequest, "parameter_missing", "reference is required", "reference")
+	ref, ans, ok := referenceParam(r)
+	if !ok {
+		return ans
 	}
-	return s.refundView(a, ref, false)
+	return movementView(a, a.refunds, a.rfdRefs, ref, false, refundView, "refund")
 }
 
-func (s *Sim) refundView(a *account, key string, byID bool) answer {
-	a.mu.Lock()
-	rf := a.rfdRefs[key]
-	if rf == nil && byID {
-		rf = a.refunds[key]
-	}
-	var view protocol.Refund
-	if rf != nil {
-		view = rf.Refund
-	}
-	a.mu.Unlock()
-	if rf == nil {
-		return errAnswer(http.StatusNotFound, "refund_not_found", "no such refund", "")
-	}
-	return answer{status: http.StatusOK, body: view}
-}
+func refundView(rf *refund) protocol.Refund { return rf.Refund }

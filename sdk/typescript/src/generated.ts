@@ -37,7 +37,7 @@ export interface BalanceTransaction {
   id: string;
   livemode: boolean;
   object: "balance_transaction";
-  /** The id of the object that caused the movement. */
+  /** The id of the object that caused the movement (pi_, re_, po_, a bank transfer's UETR, ...). */
   source: string;
   type: BalanceTransactionType;
 }

@@ -1,0 +1,69 @@
+package portal
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/idempotency"
+	"github.com/payd/payd/internal/ids"
+)
+
+// formKeyField is the hidden field that carries a form's idempotency key.
+const formKeyField = "idempotency_key"
+
+// newFormKey is a fresh idempotency key for a form that creates something:
+// each rendering of the form gets one, so submitting it twice (a double
+// click, a reload that re-posts, a back button) sends the same key.
+func newFormKey() string { return ids.New("pfk_") }
+
+// errFormKey refuses a create without its form's key (a page rendered
+// before forms carried one, or a hand-made post).
+var errFormKey = errs.Invalid(formKeyField, "parameter_missing", "This form is out of date: reload the page and submit it again.")
+
+// once runs a create submitted from a portal form exactly once per form key,
+// with the idempotency the API gives an Idempotency-Key: the key's claim,
+// what create writes and the page to go to commit in one transaction, and a
+// second submission of the same form goes to that page without creating
+// anything (the same key with other values is refused). fields are the
+// form values that make the request (the CSRF token is not one of them).
+//
+// create returns the path to redirect to. once returns it, or the error the
+// create (or the key) met, after which nothing of it remains.
+func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (string, error) {
+	key := strings.TrimSpace(r.PostFormValue(formKeyField))
+	if key == "" || len(key) > 255 {
+		return "", errFormKey
+	}
+	pr := c.principal()
+	body := fields.Encode()
+	req := idempotency.Request{Scope: idempotency.Scope{MerchantID: pr.MerchantID, Livemode: pr.Livemode, PrincipalID: pr.ID},
+		Key: "portal:" + key, Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, []byte(body))}
+	found, err := idempotency.Lookup(r.Context(), p.cfg.DB, req)
+	if err != nil {
+		return "", err
+	}
+	if found.Replay != nil {
+		return string(found.Replay.Body), nil
+	}
+	ctx, claim := idempotency.Start(r.Context(), p.cfg.DB, req, found.Resume)
+	path, err := create(ctx)
+	if err == nil {
+		err = claim.Finish(ctx, idempotency.Stored{Status: http.StatusSeeOther, ContentType: "text/plain", Body: []byte(path)})
+	}
+	if err != nil {
+		if abortErr := claim.Abort(r.Context()); abortErr != nil {
+			return "", abortErr
+		}
+		if rep := claim.Replayed(); rep != nil {
+			return string(rep.Body), nil // the same form, committed by a submission that raced this one
+		}
+		if refused := claim.Refused(); refused != nil {
+			return "", refused
+		}
+		return "", err
+	}
+	return path, nil
+}
