@@ -2,6 +2,7 @@ package portal
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"fmt"
 	"html/template"
@@ -89,6 +90,10 @@ type navItem struct {
 	Label   string
 	Path    string
 	MinRole role
+	// usable, when set, says whether the signed-in merchant can use the
+	// section at all (bank transfers need a participant bank); the menu
+	// hides it otherwise. The page itself still answers, saying why.
+	usable func(ctx context.Context, c *reqCtx) bool
 }
 
 var baseNav = []navItem{
@@ -116,8 +121,12 @@ func (p *Portal) render(w http.ResponseWriter, r *http.Request, c *reqCtx, statu
 			other = "test"
 		}
 		all := append(append(append([]navItem{}, baseNav...), p.capNav()...), tailNav...)
+		ctx := context.Background()
+		if r != nil {
+			ctx = r.Context()
+		}
 		for _, n := range all {
-			if roleOf(c.sess.Role) >= n.MinRole {
+			if roleOf(c.sess.Role) >= n.MinRole && (n.usable == nil || n.usable(ctx, c)) {
 				v.Nav = append(v.Nav, n)
 			}
 			if n.Section == v.Section {
