@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/providers"
 )
 
@@ -16,7 +17,7 @@ func (s *Service) HostedPage(ctx context.Context, id, token string) (providers.H
 	if err != nil {
 		return providers.HostedPage{}, err
 	}
-	return pageView(r), nil
+	return s.pageView(ctx, r), nil
 }
 
 // SubmitHostedPage records what the customer submitted on the page: the
@@ -40,7 +41,7 @@ func (s *Service) SubmitHostedPage(ctx context.Context, id, token string, sub pr
 	if err != nil && err != errNothingToDo {
 		return providers.HostedPage{}, err
 	}
-	return pageView(r), nil
+	return s.pageView(ctx, r), nil
 }
 
 func (s *Service) pageIntent(ctx context.Context, id, token string) (*record, error) {
@@ -54,7 +55,9 @@ func (s *Service) pageIntent(ctx context.Context, id, token string) (*record, er
 	return r, nil
 }
 
-func pageView(r *record) providers.HostedPage {
+// pageView is what the hosted page shows of an intent, with the merchant's
+// name (a failure to read it leaves the page without it rather than failing).
+func (s *Service) pageView(ctx context.Context, r *record) providers.HostedPage {
 	v := providers.HostedPage{IntentID: r.ID, Provider: r.Provider, Status: string(r.Status), AmountMinor: r.AmountMinor,
 		Currency: r.Currency, Method: r.Metadata[metaWalletDMethod], Methods: WalletDMethods}
 	if r.Description != nil {
@@ -68,6 +71,9 @@ func pageView(r *record) providers.HostedPage {
 	}
 	if r.LastError != nil {
 		v.Error = r.LastError.Message
+	}
+	if m, err := merchants.Get(ctx, s.db, r.MerchantID); err == nil {
+		v.MerchantName = m.Name
 	}
 	return v
 }

@@ -201,15 +201,16 @@ var ErrUnsupported = errors.New("providers: not supported by this provider")
 // HostedPage is what a payd-hosted provider page (the sandbox's) shows, and
 // where it leads once submitted.
 type HostedPage struct {
-	IntentID    string
-	Provider    string
-	Status      string
-	Step        string // the form to show; "" once the intent no longer waits for the page
-	AmountMinor int64
-	Currency    string
-	Description string
-	Method      string   // wallet_d: the method to preselect
-	Methods     []string // wallet_d: the methods offered
-	ReturnURL   string   // return_url?payment_intent=<id>
-	Error       string   // why the payment ended, when it was refused
+	IntentID     string
+	MerchantName string // who the customer is paying, shown on the page
+	Provider     string
+	Status       string
+	Step         string // the form to show; "" once the intent no longer waits for the page
+	AmountMinor  int64
+	Currency     string
+	Description  string
+	Method       string   // wallet_d: the method to preselect
+	Methods      []string // wallet_d: the methods offered
+	ReturnURL    string   // return_url?payment_intent=<id>
+	Error        string   // why the payment ended, when it was refused
 }

@@ -49,3 +49,18 @@ type Failure struct {
 }
 
 func (f *Failure) Error() string { return f.Code + ": " + f.Message }
+
+// displayNames are the rails' names as customers see them on payment pages
+// (the codes are for integrators).
+var displayNames = map[string]string{
+	BankA: "Bank A", BankB: "Bank B", WalletA: "Wallet A", WalletB: "Wallet B", WalletC: "Wallet C", WalletD: "Wallet D",
+}
+
+// DisplayName is the name a customer is shown for a rail; an unknown code
+// is returned as given.
+func DisplayName(code string) string {
+	if n, ok := displayNames[code]; ok {
+		return n
+	}
+	return code
+}
