@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/money"
+	"github.com/payd/payd/internal/webhooks"
 )
 
 //go:embed templates/*.html
@@ -220,6 +222,7 @@ var funcs = template.FuncMap{
 	"isError": func(s string) bool { return s != "" && s != "ok" },
 	"dict":    dict,
 	"objpath": objectPath,
+	"evpath":  eventObjectPath,
 }
 
 // collections maps an event's object type to its portal collection.
@@ -235,6 +238,17 @@ func objectPath(mode, objectType, id string) string {
 		return ""
 	}
 	return "/portal/" + mode + "/" + c + "/" + url.PathEscape(id)
+}
+
+// eventObjectPath is the page of an event's object, or "" when it has none:
+// a sandbox fixture (an event triggered without an object of the
+// merchant's) names an object that does not exist, so it links nowhere
+// rather than to a 404.
+func eventObjectPath(mode string, e events.Event) string {
+	if webhooks.IsFixture(e.Data) {
+		return ""
+	}
+	return objectPath(mode, e.ObjectType, e.ObjectID)
 }
 
 // dict builds a map for passing several values to a sub-template.
