@@ -9,7 +9,7 @@ import (
 )
 
 // Flow is how a payment is authorised by the customer, chosen by payd from
-// the provider and the intent's metadata (SPEC: Flow per provider).
+// the provider and the intent's metadata.
 type Flow string
 
 // The payment flows.
@@ -212,5 +212,8 @@ type HostedPage struct {
 	Method       string   // wallet_d: the method to preselect
 	Methods      []string // wallet_d: the methods offered
 	ReturnURL    string   // return_url?payment_intent=<id>
-	Error        string   // why the payment ended, when it was refused
+	Error        string   // why the payment ended, when it was refused; on a card page, why the last card was declined
+	// AttemptsLeft is, on a card page after a decline, how many more cards
+	// the customer may try.
+	AttemptsLeft int
 }

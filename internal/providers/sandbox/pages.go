@@ -227,6 +227,9 @@ func (p *Pages) data(page providers.HostedPage, id, token string) pageData {
 		d.Title = "Pay with " + providers.DisplayName(providers.WalletA)
 	case providers.StepCard:
 		d.Title = "Pay by card"
+		if page.Error != "" && page.AttemptsLeft > 0 {
+			d.Error = page.Error + " Try another card (" + strconv.Itoa(page.AttemptsLeft) + " attempts left)."
+		}
 	case providers.StepThreeDS:
 		d.Title = "3-D Secure"
 	case providers.StepMethodPicker:
