@@ -25,7 +25,7 @@ func registerPayoutBatches(s *Server, svc *payouts.Service) {
 
 type batchHandlers struct{ svc *payouts.Service }
 
-// create picks the variant by the request's shape (CONTRACT section 5):
+// create picks the variant by the request's shape:
 // JSON items or text/csv → variant A, 202; JSON rows or multipart/form-data
 // → variant B, 201.
 func (h batchHandlers) create(w http.ResponseWriter, r *http.Request) error {

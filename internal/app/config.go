@@ -13,7 +13,7 @@ import (
 	"github.com/payd/payd/internal/billing"
 )
 
-// Config is payd's configuration (CONTRACT section 1); every field has an
+// Config is payd's configuration; every field has an
 // environment variable and a default.
 type Config struct {
 	Addr                 string          // PAYD_ADDR

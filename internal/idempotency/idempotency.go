@@ -40,7 +40,7 @@ import (
 	"github.com/payd/payd/internal/store"
 )
 
-// Retention is how long stored responses are replayed (CONTRACT section 2).
+// Retention is how long stored responses are replayed.
 const Retention = 24 * time.Hour
 
 // Lease is how long a committed recovery point blocks retries while its
@@ -50,7 +50,7 @@ const Retention = 24 * time.Hour
 // its answer.
 const Lease = 2 * time.Minute
 
-// Scope is whose key it is: CONTRACT scopes keys by merchant, mode and key.
+// Scope is whose key it is: keys are scoped by merchant, mode and key.
 type Scope struct {
 	MerchantID  string
 	Livemode    bool

@@ -53,7 +53,7 @@ func insertKeyBy(ctx context.Context, tx *store.Tx, merchantID string, livemode 
 }
 
 // CreateKey makes one more key. Live keys need approved KYC and at least one
-// connected live provider (SPEC Authentication 7).
+// connected live provider.
 func (s *Service) CreateKey(ctx context.Context, merchantID string, livemode bool, kind string) (NewKey, error) {
 	return s.CreateKeyBy(ctx, merchantID, livemode, kind, "", "")
 }

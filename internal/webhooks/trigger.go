@@ -87,7 +87,7 @@ func (s *Service) Trigger(ctx context.Context, o Owner, p TriggerParams) (events
 }
 
 // fixture makes a synthetic object for an event type, shaped like the real
-// one (CONTRACT sections 3, 5, 6), marked with metadata sandbox_fixture.
+// one, marked with metadata sandbox_fixture.
 func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id string, object map[string]any) {
 	ts := now.UTC().Format(time.RFC3339)
 	meta := map[string]string{"sandbox_fixture": "true"}

@@ -2,8 +2,8 @@ package iso20022
 
 import "encoding/json"
 
-// EncodeStatusReportJSON writes report as the JSON mirror of pacs.002
-// (CONTRACT section 10): msg_id, created_at, original_msg_id, group_status
+// EncodeStatusReportJSON writes report as the JSON mirror of pacs.002:
+// msg_id, created_at, original_msg_id, group_status
 // (PART when the transactions differ) and transactions[] with uetr,
 // end_to_end_id, status and, when there is one, status_reason{code, text}.
 // status_reason also carries "detail" when payd has one, and appears at the
