@@ -17,7 +17,7 @@ import (
 // maxRuns bounds how often one idempotent request is run again because its
 // unit of work lost its connection or met a transient conflict before
 // anything of it committed.
-const maxRuns = 3
+const maxRuns = 8
 
 // idempotent runs h under an idempotency key as one unit of work: the key's
 // claim, everything h writes and the response h answers commit in one
@@ -29,20 +29,38 @@ const maxRuns = 3
 // connection (or met a deadlock) before anything committed is run again
 // here, with the same body; a commit whose outcome is unknown is settled by
 // looking the key up again (its stored answer proves the commit).
-func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, h HandlerFunc) {
+//
+// An upload route's body is spooled to a temporary file instead of memory
+// (uploads.go); each run reads it from there through BodyReader.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, upload bool, h HandlerFunc) {
 	if len(key) > 255 {
 		WriteError(w, r, errs.Invalid("Idempotency-Key", "idempotency_key_invalid", "Idempotency-Key must be at most 255 characters"))
 		return
 	}
-	body, err := ReadBody(r)
-	if err != nil {
-		WriteError(w, r, err)
-		return
+	var body []byte
+	var hash string
+	if upload {
+		sp, sum, err := spool(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		defer sp.Close()
+		hash = sum
+		r = r.WithContext(context.WithValue(r.Context(), spoolKey{}, sp))
+	} else {
+		var err error
+		if body, err = ReadBody(r); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		hash = idempotency.RequestHash(r.Method, r.URL.Path, body)
+		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
 	}
-	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
 	p := auth.Must(r.Context())
 	req := idempotency.Request{Scope: idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID},
-		Key: key, Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, body)}
+		Key: key, Method: r.Method, Path: r.URL.Path, Hash: hash,
+		Lease: s.cfg.IdempotencyLease}
 	// A duplicate arriving at this process while the first still runs is
 	// refused at once (409); one arriving at another process cannot see a
 	// claim that has not committed, so it runs until its first write, waits
@@ -65,10 +83,18 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		}
 		ctx, claim := idempotency.Start(r.Context(), s.cfg.DB, req, found.Resume)
 		rr := r.WithContext(ctx)
-		rr.Body = io.NopCloser(bytes.NewReader(body))
+		rr.Body = io.NopCloser(BodyReader(rr))
 		resp := newBufferedResponse()
-		if err := h(resp, rr); err != nil {
-			WriteError(resp, rr, err)
+		herr := h(resp, rr)
+		if herr != nil && store.IsConnLost(herr) && claim.Unit().Phases() == 0 && claim.Unit().Err() == nil && run < maxRuns {
+			// A read outside the unit met a dead connection: nothing of
+			// this run committed, so it simply runs again.
+			claim.Abort(context.WithoutCancel(r.Context()))
+			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", herr)
+			continue
+		}
+		if herr != nil {
+			WriteError(resp, rr, herr)
 		}
 		if again := s.settle(w, r, claim, resp); !again || run == maxRuns {
 			if again {

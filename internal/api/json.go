@@ -39,7 +39,49 @@ func ReadBody(r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, &errs.Error{Kind: errs.KindInvalid, Code: "body_unreadable", Message: "the request body could not be read"}
 	}
+	if IsJSON(r) {
+		if err := checkNoNUL(b); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
+}
+
+// nulEscape is how a NUL character appears in JSON text (a raw NUL is not
+// valid JSON at all).
+var nulEscape = []byte(`\u0000`)
+
+// checkNoNUL refuses a JSON body with a NUL character in any string, key or
+// value, naming the member that holds it: no field of payd's takes one, and
+// PostgreSQL cannot store one (it answered 500 before). Bodies without the
+// escape are not scanned.
+func checkNoNUL(body []byte) error {
+	if !bytes.Contains(body, nulEscape) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	key := ""
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // malformed JSON is reported by the decoding that follows
+		}
+		s, ok := tok.(string)
+		if !ok {
+			continue
+		}
+		if strings.IndexByte(s, 0) >= 0 {
+			return errs.Invalid(key, "parameter_invalid", "%s must not contain NUL characters", paramName(key))
+		}
+		key = s
+	}
+}
+
+func paramName(key string) string {
+	if key == "" {
+		return "the body"
+	}
+	return key
 }
 
 type bodyKey struct{}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"mime"
@@ -16,7 +15,7 @@ import (
 
 func registerPayoutBatches(s *Server, svc *payouts.Service) {
 	h := batchHandlers{svc: svc}
-	s.Handle("POST /v1/payouts/bulk", h.create, MaxBody(payouts.MaxBatchBytes), RequireIdempotencyKey())
+	s.Handle("POST /v1/payouts/bulk", h.create, MaxBody(payouts.MaxBatchBytes), RequireIdempotencyKey(), Upload())
 	s.Handle("GET /v1/payouts/bulk", h.list)
 	s.Handle("GET /v1/payouts/bulk/{id}", h.get)
 	s.Handle("POST /v1/payouts/bulk/{id}/approve", h.approve)
@@ -27,22 +26,25 @@ type batchHandlers struct{ svc *payouts.Service }
 
 // create picks the variant by the request's shape:
 // JSON items or text/csv → variant A, 202; JSON rows or multipart/form-data
-// → variant B, 201.
+// → variant B, 201. A CSV is parsed as it streams from the spooled upload;
+// only its parsed rows are held. A JSON body is read whole (at most 10 MB,
+// and a key has at most MaxUploadsPerKey large uploads in flight).
 func (h batchHandlers) create(w http.ResponseWriter, r *http.Request) error {
-	body, err := ReadBody(r)
-	if err != nil {
-		return err
-	}
 	pr := auth.Must(r.Context())
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var req *payouts.BatchRequest
+	var err error
 	switch {
 	case IsJSON(r):
+		var body []byte
+		if body, err = ReadBody(r); err != nil {
+			return err
+		}
 		req, err = payouts.ParseBatchJSON(body, pr.Livemode)
 	case mt == "text/csv":
-		req, err = payouts.ParseItemsCSV(body, pr.Livemode)
+		req, err = payouts.ReadItemsCSV(BodyReader(r), pr.Livemode)
 	case mt == "multipart/form-data":
-		req, err = parseRowsUpload(body, params["boundary"], pr.Livemode)
+		req, err = parseRowsUpload(BodyReader(r), params["boundary"], pr.Livemode)
 	default:
 		return &errs.Error{Kind: errs.KindUnsupportedMedia, Code: "unsupported_media_type",
 			Message: "Content-Type must be application/json (items or rows), text/csv (items) or multipart/form-data (a CSV of rows)"}
@@ -62,14 +64,16 @@ func (h batchHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// parseRowsUpload reads a multipart upload: the part file (the CSV) and the
-// fields currency and description.
-func parseRowsUpload(body []byte, boundary string, livemode bool) (*payouts.BatchRequest, error) {
+// parseRowsUpload reads a multipart upload as it streams: the part file (the
+// CSV, parsed as it is read) and the fields currency and description, in any
+// order.
+func parseRowsUpload(body io.Reader, boundary string, livemode bool) (*payouts.BatchRequest, error) {
 	if boundary == "" {
 		return nil, errs.Invalid("Content-Type", "parameter_invalid", "multipart/form-data needs a boundary")
 	}
-	mr := multipart.NewReader(bytes.NewReader(body), boundary)
-	var file []byte
+	mr := multipart.NewReader(body, boundary)
+	var file *payouts.BatchRequest
+	var fileErr error
 	var currency, description string
 	seen := map[string]bool{}
 	for {
@@ -85,32 +89,35 @@ func parseRowsUpload(body []byte, boundary string, livemode bool) (*payouts.Batc
 			return nil, errs.Invalid(name, "parameter_invalid", "%s is given twice", name)
 		}
 		seen[name] = true
-		limit := int64(4096)
-		if name == "file" {
-			limit = payouts.MaxBatchBytes
+		switch name {
+		case "file":
+			file, fileErr = payouts.ReadRowsUpload(payouts.LimitUpload(part, payouts.MaxBatchBytes), livemode)
+			if e := errs.As(fileErr); e != nil && (e.Kind == errs.KindTooLarge || e.Code == "body_unreadable") {
+				return nil, fileErr
+			}
+			continue
+		case "currency", "description":
+		default:
+			return nil, errs.Invalid(name, "parameter_unknown", "unknown form field: %s (expected file, currency, description)", name)
 		}
+		const limit = 4096
 		data, err := io.ReadAll(io.LimitReader(part, limit+1))
 		if err != nil {
 			return nil, errs.Invalid(name, "multipart_invalid", "the part %s cannot be read", name)
 		}
-		if int64(len(data)) > limit {
+		if len(data) > limit {
 			return nil, &errs.Error{Kind: errs.KindTooLarge, Code: "request_too_large", Param: name, Message: "the part " + name + " is too large"}
 		}
-		switch name {
-		case "file":
-			file = data
-		case "currency":
+		if name == "currency" {
 			currency = string(data)
-		case "description":
+		} else {
 			description = string(data)
-		default:
-			return nil, errs.Invalid(name, "parameter_unknown", "unknown form field: %s (expected file, currency, description)", name)
 		}
 	}
 	if !seen["file"] {
 		return nil, errs.Missing("file")
 	}
-	return payouts.ParseRowsCSV(file, currency, description, livemode)
+	return payouts.FinishRowsUpload(file, fileErr, currency, description)
 }
 
 func (h batchHandlers) list(w http.ResponseWriter, r *http.Request) error {

@@ -10,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -37,6 +39,7 @@ type route struct {
 	maxBody          int64
 	requireIdemKey   bool
 	skipIdempotency  bool
+	upload           bool
 }
 
 // RouteOption configures a route.
@@ -73,6 +76,9 @@ type Config struct {
 	// PublicRateLimit is requests per second per client address on public
 	// routes (burst twice that); 0 means the default, negative disables.
 	PublicRateLimit float64
+	// IdempotencyLease is how long a key whose request committed a recovery
+	// point stays locked to its run (0: idempotency.Lease).
+	IdempotencyLease time.Duration
 }
 
 // Server routes requests.
@@ -82,6 +88,7 @@ type Server struct {
 	limiter *rateLimiter
 	public  *clientLimiter
 	metrics *httpMetrics
+	uploads *uploadSlots
 	handler http.Handler
 	// running holds the idempotency keys of requests in flight in this
 	// process (see idempotent).
@@ -89,6 +96,27 @@ type Server struct {
 	// requestLog receives each finished API request of a merchant's key
 	// (SetRequestLog); nil keeps none.
 	requestLog RequestRecorder
+
+	routesMu sync.Mutex
+	routes   []Route
+}
+
+// Route describes one registered API route.
+type Route struct {
+	// Pattern is the ServeMux pattern, such as "POST /v1/payouts/{id}/approve".
+	Pattern string
+	// Public routes need no API key; TestOnly routes answer test keys only.
+	Public, TestOnly bool
+	// MaxBody is the route's body limit in bytes.
+	MaxBody int64
+}
+
+// Routes lists every route registered with Handle, in registration order
+// (the abuse suite floods each one).
+func (s *Server) Routes() []Route {
+	s.routesMu.Lock()
+	defer s.routesMu.Unlock()
+	return append([]Route(nil), s.routes...)
 }
 
 // RequestRecorder keeps finished API requests (internal/requestlog). Record
@@ -110,7 +138,8 @@ func NewServer(cfg Config) *Server {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Registry)}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Registry),
+		uploads: newUploadSlots(MaxUploadsPerKey)}
 	if cfg.RateLimit > 0 {
 		s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
@@ -142,6 +171,9 @@ func (s *Server) Handle(pattern string, h HandlerFunc, opts ...RouteOption) {
 		o(&rt)
 	}
 	s.mux.Handle(pattern, s.inner(rt, h))
+	s.routesMu.Lock()
+	s.routes = append(s.routes, Route{Pattern: pattern, Public: rt.public, TestOnly: rt.testOnly, MaxBody: rt.maxBody})
+	s.routesMu.Unlock()
 	if rt.allowPublishable {
 		s.handlePreflight(pattern)
 	}
@@ -186,6 +218,10 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		}()
 		// Inner middleware fills this slot so the access log can name the principal.
 		r = r.WithContext(context.WithValue(r.Context(), principalSlot{}, &auth.Principal{}))
+		if err := checkEncoding(r); err != nil {
+			WriteError(rec, r, err) // every surface: the API, the portal, hosted pages
+			return
+		}
 		next.ServeHTTP(rec, r)
 	})
 }
@@ -240,6 +276,13 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 					return
 				}
 			}
+			if rt.upload && (r.ContentLength > largeUpload || r.ContentLength < 0) {
+				if !s.uploads.take(p.ID) {
+					WriteError(w, r, errTooManyUploads())
+					return
+				}
+				defer s.uploads.release(p.ID)
+			}
 		}
 		key := r.Header.Get("Idempotency-Key")
 		if r.Method == http.MethodPost && !rt.public && !rt.skipIdempotency {
@@ -248,7 +291,7 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 				return
 			}
 			if key != "" {
-				s.idempotent(w, r, key, h)
+				s.idempotent(w, r, key, rt.upload, h)
 				return
 			}
 		}
@@ -310,3 +353,33 @@ func remoteHost(r *http.Request) string {
 	}
 	return host
 }
+
+// checkEncoding refuses a path or query that, once percent-decoded, is not
+// valid UTF-8 or holds a NUL: no identifier payd issues does, and PostgreSQL
+// refuses such text outright (which must not surface as a 500). A path is
+// 404, as no object has that name; a query parameter is 400 naming it.
+func checkEncoding(r *http.Request) error {
+	if !cleanText(r.URL.Path) {
+		return &errs.Error{Kind: errs.KindNotFound, Code: "resource_missing", Message: "no object has a name that is not valid UTF-8 or holds a NUL"}
+	}
+	if cleanText(r.URL.RawQuery) && !strings.Contains(r.URL.RawQuery, "%") {
+		return nil
+	}
+	for k, vs := range r.URL.Query() {
+		ok := cleanText(k)
+		for _, v := range vs {
+			ok = ok && cleanText(v)
+		}
+		if !ok {
+			name := k
+			if !utf8.ValidString(name) {
+				name = strings.ToValidUTF8(name, "\ufffd")
+			}
+			return errs.Invalid(name, "parameter_invalid", "query parameter %s must be valid UTF-8 without NUL", name)
+		}
+	}
+	return nil
+}
+
+// cleanText reports whether s is valid UTF-8 without NUL.
+func cleanText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }

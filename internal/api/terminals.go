@@ -60,10 +60,11 @@ func (h terminalHandlers) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h terminalHandlers) activate(w http.ResponseWriter, r *http.Request) error {
-	if err := DecodeOptionalJSON(r, &struct{}{}); err != nil {
+	var in terminals.ActivateParams
+	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	t, err := h.svc.Activate(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	t, err := h.svc.Activate(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,8 @@ type Config struct {
 	PublicRateLimit      float64         // PAYD_PUBLIC_RATE_LIMIT: requests/s per client address on public routes; 0 turns it off
 	ReconcileInterval    time.Duration   // PAYD_RECONCILE_INTERVAL
 	BreakerOpen          time.Duration   // PAYD_BREAKER_OPEN
+	IdempotencyLease     time.Duration   // PAYD_IDEMPOTENCY_LEASE: how long a request that called a provider holds its key
+	DBMaxConns           int             // PAYD_DB_MAX_CONNS: database pool size (0: 32 on PostgreSQL, 8 on SQLite)
 	SecretsKey           string          // PAYD_SECRETS_KEY: 64 hex chars, seals provider credentials
 	SecretsKeyFile       string          // PAYD_SECRETS_KEY_FILE: a file holding the key, read when SecretsKey is empty
 	Demo                 bool            // PAYD_DEMO: serve makes a demo merchant on an empty database (default true)
@@ -62,6 +64,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"PAYD_SANDBOX_PUSH_DELAY", "3s", &c.SandboxPushDelay},
 		{"PAYD_RECONCILE_INTERVAL", "30s", &c.ReconcileInterval},
 		{"PAYD_BREAKER_OPEN", "30s", &c.BreakerOpen},
+		{"PAYD_IDEMPOTENCY_LEASE", "2m", &c.IdempotencyLease},
 	}
 	for _, d := range durations {
 		if *d.dst, err = time.ParseDuration(or(getenv(d.name), d.def)); err != nil || *d.dst < 0 {
@@ -82,6 +85,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.PublicRateLimit, err = strconv.ParseFloat(or(getenv("PAYD_PUBLIC_RATE_LIMIT"), "100"), 64); err != nil || c.PublicRateLimit < 0 {
 		return c, fmt.Errorf("PAYD_PUBLIC_RATE_LIMIT: %q is not a non-negative number", getenv("PAYD_PUBLIC_RATE_LIMIT"))
+	}
+	if c.DBMaxConns, err = strconv.Atoi(or(getenv("PAYD_DB_MAX_CONNS"), "0")); err != nil || c.DBMaxConns < 0 {
+		return c, fmt.Errorf("PAYD_DB_MAX_CONNS: %q is not a non-negative integer", getenv("PAYD_DB_MAX_CONNS"))
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr

@@ -84,6 +84,9 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.DB = db
+	if m.Config.DBMaxConns > 0 {
+		db.SetPoolSize(m.Config.DBMaxConns)
+	}
 	if err := db.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -104,7 +107,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Jobs = jobs.NewRunner(db, m.Logger)
 	m.API = api.NewServer(api.Config{DB: db, Merchants: m.Merchants, Logger: m.Logger, Registry: m.Registry,
-		RateLimit: m.Config.RateLimit, RateBurst: m.Config.RateBurst, PublicRateLimit: publicRate(m.Config.PublicRateLimit)})
+		RateLimit: m.Config.RateLimit, RateBurst: m.Config.RateBurst, PublicRateLimit: publicRate(m.Config.PublicRateLimit),
+		IdempotencyLease: m.Config.IdempotencyLease})
 	return m.wire(ctx)
 }
 

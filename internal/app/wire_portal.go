@@ -30,6 +30,7 @@ func init() {
 		p.WithTerminals(m.Terminals)
 		p.WithWebhooks(m.Webhooks)
 		p.WithReports(m.Reports)
+		p.WithBilling(m.Billing)
 		p.Register(m.API.Mux())
 		m.Jobs.Every("portal_cleanup", time.Hour, func(ctx context.Context, _ jobs.Job) error { return p.Cleanup(ctx) })
 		return nil

@@ -2,12 +2,14 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/store"
 )
 
 // commitCounter counts the database commits made on behalf of each request,
@@ -73,6 +75,28 @@ func TestOneCommitPerRequest(t *testing.T) {
 		want("payout create", keyed("/v1/payouts", "payout", map[string]any{"amount": 700, "currency": "DJF", "provider": "wallet_b",
 			"recipient_msisdn": "+25377123456"}), 201, 1)
 
+		plain := func(path, _ string, body any) *apptest.Response {
+			return e.Do(apptest.Request{Method: "POST", Path: path, Key: e.SK, Body: body})
+		}
+		// Without a key each write is its own transaction. On SQLite the
+		// group commit may carry it in a batch another writer (a job)
+		// commits, which counts there: at most one then.
+		atMostOne := func(what string, r *apptest.Response, status, n int) {
+			t.Helper()
+			if e.Main.DB.Dialect() != store.SQLite {
+				want(what, r, status, n)
+				return
+			}
+			if r.Status != status {
+				t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+			}
+			if got := commits.of(r); got > n {
+				t.Fatalf("%s made %d commits, want at most %d", what, got, n)
+			}
+		}
+		billingWrites(t, e, "keyed", keyed, want, atMostOne)
+		billingWrites(t, e, "plain", plain, atMostOne, atMostOne)
+
 		if err := ledger.Verify(context.Background(), e.Main.DB); err != nil {
 			t.Fatal(err)
 		}
@@ -88,4 +112,64 @@ func TestOneCommitPerRequest(t *testing.T) {
 			}
 		}
 	})
+}
+
+// billingWrites makes every billing API write through post (with or
+// without an Idempotency-Key) and checks each commits once (a DELETE,
+// which takes no key, by wantDelete).
+func billingWrites(t *testing.T, e *apptest.Env, tag string, post func(path, key string, body any) *apptest.Response,
+	want, wantDelete func(string, *apptest.Response, int, int)) {
+	t.Helper()
+	id := func(r *apptest.Response) string {
+		s, _ := r.Map(t)["id"].(string)
+		return s
+	}
+	cus := post("/v1/customers", tag+"cus-create", map[string]any{"name": "Amina", "phone": "+25377123456",
+		"default_payment": map[string]any{"provider": "wallet_c", "customer_msisdn": "+25377123456"}})
+	want(tag+" customer create", cus, 201, 1)
+	cusID := id(cus)
+	want(tag+" customer update", post("/v1/customers/"+cusID, tag+"cus-update", map[string]any{"email": "amina@example.com"}), 200, 1)
+	sub := post("/v1/subscriptions", tag+"sub-create", map[string]any{"customer": cusID, "currency": "DJF", "interval": "month",
+		"items": []map[string]any{{"description": "Plan", "amount_minor": 1500}}})
+	want(tag+" subscription create", sub, 201, 1)
+	subID := id(sub)
+	want(tag+" subscription update", post("/v1/subscriptions/"+subID, tag+"sub-update", map[string]any{
+		"items": []map[string]any{{"description": "Bigger plan", "amount_minor": 2500}}}), 200, 1)
+	want(tag+" subscription cancel", post("/v1/subscriptions/"+subID+"/cancel", tag+"sub-cancel", map[string]any{"at_period_end": true}), 200, 1)
+	oneOff := func(key string) string {
+		inv := post("/v1/invoices", tag+key, map[string]any{"customer": cusID, "currency": "DJF",
+			"lines": []map[string]any{{"description": "Setup", "amount_minor": 900}}})
+		want(tag+" invoice create", inv, 201, 1)
+		want(tag+" invoice finalize", post("/v1/invoices/"+id(inv)+"/finalize", tag+key+"-fin", nil), 200, 1)
+		return id(inv)
+	}
+	want(tag+" invoice void", post("/v1/invoices/"+oneOff("in-1")+"/void", tag+"in-void", nil), 200, 1)
+	want(tag+" invoice mark_uncollectible", post("/v1/invoices/"+oneOff("in-2")+"/mark_uncollectible", tag+"in-unc", nil), 200, 1)
+	want(tag+" invoice pay", post("/v1/invoices/"+oneOff("in-3")+"/pay", tag+"in-pay", nil), 200, 1)
+	clk := post("/v1/test_helpers/test_clocks", tag+"clock-create", map[string]any{"frozen_time": 1767225600})
+	want(tag+" test clock create", clk, 201, 1)
+	want(tag+" test clock advance", post("/v1/test_helpers/test_clocks/"+id(clk)+"/advance", tag+"clock-advance",
+		map[string]any{"frozen_time": 1769904000}), 200, 1)
+	// A customer on a test clock paying by an OTP rail, with a trial and
+	// with send_invoice.
+	clkc := post("/v1/customers", tag+"cus2", map[string]any{"name": "Bilal", "test_clock": id(clk),
+		"default_payment": map[string]any{"provider": "bank_a", "customer_msisdn": "+25377123457"}})
+	want(tag+" clock customer create", clkc, 201, 1)
+	for i, extra := range []map[string]any{{}, {"trial_days": 7}, {"collection_method": "send_invoice", "days_until_due": 5}} {
+		body := map[string]any{"customer": id(clkc), "currency": "DJF", "interval": "month",
+			"items": []map[string]any{{"description": "Plan", "amount_minor": 1500}}}
+		for k, v := range extra {
+			body[k] = v
+		}
+		s := post("/v1/subscriptions", fmt.Sprintf("%ssub2-%d", tag, i), body)
+		want(fmt.Sprintf("%s subscription create %v", tag, extra), s, 201, 1)
+		want(tag+" subscription cancel now", post("/v1/subscriptions/"+id(s)+"/cancel", fmt.Sprintf("%ssub2c-%d", tag, i), nil), 200, 1)
+	}
+	inv := post("/v1/invoices", tag+"in-otp", map[string]any{"customer": id(clkc), "currency": "DJF",
+		"lines": []map[string]any{{"description": "Setup", "amount_minor": 900}}})
+	want(tag+" clock invoice create", inv, 201, 1)
+	want(tag+" clock invoice finalize", post("/v1/invoices/"+id(inv)+"/finalize", tag+"in-otp-fin", nil), 200, 1)
+	want(tag+" clock invoice pay", post("/v1/invoices/"+id(inv)+"/pay", tag+"in-otp-pay", nil), 200, 1)
+	wantDelete(tag+" clock customer delete", e.Do(apptest.Request{Method: "DELETE", Path: "/v1/customers/" + id(clkc), Key: e.SK}), 200, 1)
+	wantDelete(tag+" customer delete", e.Do(apptest.Request{Method: "DELETE", Path: "/v1/customers/" + cusID, Key: e.SK}), 200, 1)
 }

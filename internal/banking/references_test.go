@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"text/template"
+	"time"
 
 	"github.com/payd/payd/internal/app/apptest"
 )
@@ -12,6 +13,9 @@ import (
 // returns or cancels; an empty field leaves the element out.
 type refs struct {
 	MsgID, UETR, OrgnlMsgID, EndToEndID, Amount, Ccy string
+	// RtrdCcy is the currency of the amount a pacs.004 returns; DJF when
+	// empty.
+	RtrdCcy string
 }
 
 var pacs004Refs = template.Must(template.New("pacs004refs").Parse(`<?xml version="1.0" encoding="UTF-8"?>
@@ -24,7 +28,7 @@ var pacs004Refs = template.Must(template.New("pacs004refs").Parse(`<?xml version
       {{if .EndToEndID}}<OrgnlEndToEndId>{{.EndToEndID}}</OrgnlEndToEndId>{{end}}
       {{if .UETR}}<OrgnlUETR>{{.UETR}}</OrgnlUETR>{{end}}
       {{if .Amount}}<OrgnlIntrBkSttlmAmt Ccy="{{.Ccy}}">{{.Amount}}</OrgnlIntrBkSttlmAmt>{{end}}
-      <RtrdIntrBkSttlmAmt Ccy="DJF">100</RtrdIntrBkSttlmAmt>
+      <RtrdIntrBkSttlmAmt Ccy="{{if .RtrdCcy}}{{.RtrdCcy}}{{else}}DJF{{end}}">100</RtrdIntrBkSttlmAmt>
       <RtrRsnInf><Rsn><Cd>AC04</Cd></Rsn><AddtlInf>Account closed</AddtlInf></RtrRsnInf>
     </TxInf>
   </PmtRtr>
@@ -108,6 +112,10 @@ func TestReturnReferences(t *testing.T) {
 				attempt{m.kind + " naming another amount", m.key, m.action, with(func(r *refs) { r.Amount = "999" }), m.prefix + "OrgnlIntrBkSttlmAmt", "reference_mismatch"},
 				attempt{m.kind + " naming another currency", m.key, m.action, with(func(r *refs) { r.Amount, r.Ccy = "10.00", "USD" }), m.prefix + "OrgnlIntrBkSttlmAmt/@Ccy", "reference_mismatch"},
 			)
+			if m.kind == "pacs.004" {
+				attempts = append(attempts, attempt{m.kind + " returning another currency", m.key, m.action,
+					with(func(r *refs) { r.RtrdCcy = "USD" }), m.prefix + "RtrdIntrBkSttlmAmt/@Ccy", "reference_mismatch"})
+			}
 			jsonBody := func(k string, v any) map[string]any {
 				return map[string]any{"reason_code": "AC04", "reason_text": "Closed account", "amount_minor": 100, k: v}
 			}
@@ -219,5 +227,56 @@ func TestStatusReportFields(t *testing.T) {
 			t.Errorf("rejected transaction carries acceptance or settlement:\n%s", rejected)
 		}
 		docs.lint(t)
+	})
+}
+
+// TestStatusReportFieldsJSON: the JSON report answering a JSON pacs.008
+// carries what the XML one does: original_created_at echoed as received,
+// accepted_at for accepted transactions, settlement_date once settled, and
+// the instructing and instructed agents; a rejected transaction has no
+// acceptance or settlement.
+func TestStatusReportFieldsJSON(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		debtor := newBank(t, e, "Debtor bank", "DEBTDJJDXXX", false)
+		creditor := newBank(t, e, "Creditor bank", "CREDDJJDXXX", false)
+		fund(t, e, debtor, 10_000)
+		msg := message(newMsgID(), tx{DebtorAgent: debtor.BIC, CreditorAgent: creditor.BIC, Amount: 400},
+			tx{DebtorAgent: debtor.BIC, CreditorAgent: creditor.BIC, Amount: 900000})
+		msg["created_at"] = "2026-03-14T09:26:50.5Z"
+		r := postJSON(e, debtor.SK, "/banking/v1/transfers", msg)
+		if r.Status != 200 {
+			t.Fatalf("submit: %d %s", r.Status, r.Body)
+		}
+		var rep struct {
+			OriginalCreatedAt string `json:"original_created_at"`
+			Transactions      []struct {
+				Status           string `json:"status"`
+				AcceptedAt       string `json:"accepted_at"`
+				SettlementDate   string `json:"settlement_date"`
+				InstructingAgent string `json:"instructing_agent"`
+				InstructedAgent  string `json:"instructed_agent"`
+			} `json:"transactions"`
+		}
+		r.JSON(t, &rep)
+		if rep.OriginalCreatedAt != "2026-03-14T09:26:50.5Z" {
+			t.Errorf("original_created_at %q, want the pacs.008's created_at as received (not re-formatted to milliseconds)", rep.OriginalCreatedAt)
+		}
+		if len(rep.Transactions) != 2 {
+			t.Fatalf("transactions: %s", r.Body)
+		}
+		ok, rejected := rep.Transactions[0], rep.Transactions[1]
+		today := time.Now().UTC().Format("2006-01-02")
+		if ok.Status != "ACSC" || ok.AcceptedAt == "" || ok.SettlementDate == "" || ok.SettlementDate > today ||
+			ok.InstructingAgent != "DEBTDJJDXXX" || ok.InstructedAgent != "CREDDJJDXXX" {
+			t.Errorf("settled transaction: %+v\n%s", ok, r.Body)
+		}
+		if _, err := time.Parse(time.RFC3339, ok.AcceptedAt); err != nil {
+			t.Errorf("accepted_at %q: %v", ok.AcceptedAt, err)
+		}
+		if rejected.Status != "RJCT" || rejected.AcceptedAt != "" || rejected.SettlementDate != "" ||
+			rejected.InstructingAgent != "DEBTDJJDXXX" || rejected.InstructedAgent != "CREDDJJDXXX" {
+			t.Errorf("rejected transaction: %+v\n%s", rejected, r.Body)
+		}
+		verifyLedger(t, e)
 	})
 }

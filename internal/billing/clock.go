@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/payd/payd/internal/events"
@@ -66,40 +68,76 @@ func (s *Service) run(ctx context.Context, tl timeline) error {
 }
 
 // periodRound opens every period due on tl, ChunkSize subscriptions per
-// transaction, and returns how many subscriptions it moved.
+// transaction, and returns how many subscriptions it moved. On PostgreSQL
+// s.Workers chunks are claimed and written at once (FOR UPDATE SKIP LOCKED
+// gives each its own rows); SQLite has one writer, and one worker.
 func (s *Service) periodRound(ctx context.Context, tl timeline) (int, error) {
-	total := 0
-	for {
-		if s.failAfter != nil && s.failAfter() {
-			return total, errStopped
-		}
-		n := 0
-		err := s.db.InTx(ctx, func(tx *store.Tx) error {
-			subs, err := duePeriods(ctx, tx, tl, s.ChunkSize)
-			if err != nil {
-				return err
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for range max(s.Workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				n, err := s.periodChunk(ctx, tl)
+				total.Add(int64(n))
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+				if n < s.ChunkSize {
+					return
+				}
 			}
-			n = len(subs)
-			return s.openPeriods(ctx, tx, subs)
-		})
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if n < s.ChunkSize {
-			return total, nil
-		}
+		}()
 	}
+	wg.Wait()
+	return int(total.Load()), first
+}
+
+// periodChunk opens the periods of up to ChunkSize due subscriptions in
+// one transaction.
+func (s *Service) periodChunk(ctx context.Context, tl timeline) (int, error) {
+	if s.failAfter != nil && s.failAfter() {
+		return 0, errStopped
+	}
+	n := 0
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		subs, err := duePeriods(ctx, tx, tl, s.ChunkSize)
+		if err != nil {
+			return err
+		}
+		n = len(subs)
+		return s.openPeriods(ctx, tx, subs)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // duePeriods claims subscriptions on tl whose current period has ended by
-// tl.until and that have no automatic attempt due before that end.
+// tl.until and that have no automatic attempt due before that end. The
+// check is a scalar subquery on purpose: written as NOT EXISTS, PostgreSQL
+// may plan it as an anti-join over every open invoice (its statistics see
+// few while a run opens thousands), which made each chunk's claim cost
+// grow with the run; as a subquery it is one index probe per row
+// (invoices_open_by_subscription). No ORDER BY either: steps of different
+// subscriptions are independent (a subscription's own steps are ordered by
+// the rounds), and without a sort the scan stops at the limit instead of
+// probing every due row for each chunk.
 func duePeriods(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Subscription, error) {
 	c, args := tl.cond("s")
 	return scanSubs(tx.Query(ctx, "SELECT "+subColumns+` FROM subscriptions s WHERE `+c+` AND s.status <> 'canceled' AND s.current_period_end <= ?
-		AND NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = s.id AND i.status = 'open'
-			AND (i.next_payment_attempt <= s.current_period_end OR i.attempt_claimed_until IS NOT NULL))
-		ORDER BY s.current_period_end, s.id LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
+		AND (SELECT COUNT(*) FROM invoices i WHERE i.subscription_id = s.id AND i.status = 'open'
+			AND (i.next_payment_attempt <= s.current_period_end OR i.attempt_claimed_until IS NOT NULL)) = 0
+		LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
 		append(args, store.Micros(tl.until), limit)...))
 }
 
@@ -116,23 +154,35 @@ func (s *Service) openPeriods(ctx context.Context, tx *store.Tx, subs []*Subscri
 	}
 	var invs []*Invoice
 	var evs []events.Pending
+	rows := make([][]any, 0, len(subs))
+	now := store.Micros(tx.Now())
 	for _, sub := range subs {
-		from := sub.Status
+		// startPeriod and cancelSub leave from the same states.
+		if !subAllowed(startPeriod, sub.Status) {
+			return fmt.Errorf("billing: subscription %s is %s and cannot start a period", sub.ID, sub.Status)
+		}
 		if sub.CancelAtPeriodEnd {
 			end := sub.CurrentPeriodEnd
 			sub.Status, sub.CanceledAt, sub.EndedAt = Canceled, &end, &end
-			if err := moveSub(ctx, tx, sub, cancelSub, from); err != nil {
-				return skipLost(err)
-			}
+			rows = append(rows, subRow(sub, now))
 			evs = append(evs, subEvent(sub, EventSubscriptionDeleted))
 			continue
 		}
 		inv := s.nextPeriod(sub, customers[sub.Customer], ReasonSubscriptionCycle)
-		if err := moveSub(ctx, tx, sub, startPeriod, from); err != nil {
-			return skipLost(err)
-		}
+		rows = append(rows, subRow(sub, now))
 		invs = append(invs, inv)
 		evs = append(evs, subEvent(sub, EventSubscriptionUpdated))
+	}
+	ph, sargs := inList(startPeriod.from)
+	moved, err := setMany(ctx, tx, "subscriptions", subMutable, rows, "subscriptions.status IN ("+ph+")", sargs...)
+	if err != nil {
+		return err
+	}
+	if len(moved) != len(rows) {
+		return skipLost(errLostRace)
+	}
+	for _, sub := range subs {
+		sub.version++
 	}
 	if len(invs) > 0 {
 		if err := insertInvoices(ctx, tx, invs); err != nil {
@@ -225,45 +275,51 @@ func (s *Service) attemptRound(ctx context.Context, tl timeline) (int, error) {
 func (s *Service) claimAttempts(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Invoice, error) {
 	c, args := tl.cond("i")
 	now := tx.Now()
-	rows, err := tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open' AND (
-		(i.next_payment_attempt <= ? AND (i.subscription_id IS NULL OR i.next_payment_attempt <=
-			(SELECT s.current_period_end FROM subscriptions s WHERE s.id = i.subscription_id)))
-		OR (i.attempt_claimed_until IS NOT NULL AND i.attempt_claimed_until < ?))
-		ORDER BY i.next_payment_attempt, i.id LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
-		append(args, store.Micros(tl.until), store.Micros(now), limit)...)
+	// Two queries, each stopping at the limit: claims left expired by a
+	// runner that died, then attempts due by their next_payment_attempt
+	// (unsorted, as duePeriods, for the same reason).
+	invs, err := scanInvoices(tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open'
+		AND i.attempt_claimed_until IS NOT NULL AND i.attempt_claimed_until < ?
+		ORDER BY i.attempt_claimed_until LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
+		append(append([]any{}, args...), store.Micros(now), limit)...))
 	if err != nil {
 		return nil, err
 	}
-	var invs []*Invoice
-	for rows.Next() {
-		v, err := scanInvoice(rows)
+	if len(invs) < limit {
+		due, err := scanInvoices(tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open'
+			AND i.next_payment_attempt <= ? AND (i.subscription_id IS NULL OR i.next_payment_attempt <=
+				(SELECT s.current_period_end FROM subscriptions s WHERE s.id = i.subscription_id))
+			LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
+			append(append([]any{}, args...), store.Micros(tl.until), limit-len(invs))...))
 		if err != nil {
-			rows.Close()
 			return nil, err
 		}
-		invs = append(invs, v)
+		invs = append(invs, due...)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+	if len(invs) == 0 {
+		return nil, nil
 	}
 	until := now.Add(Lease)
-	out := invs[:0]
-	for _, v := range invs {
+	batch := make([][]any, len(invs))
+	for i, v := range invs {
 		if v.attemptClaimedUntil == nil { // a new attempt; else an expired claim made again
 			due := *v.NextPaymentAttempt
 			v.AttemptCount++
 			v.attemptDue, v.NextPaymentAttempt = &due, nil
 		}
 		v.attemptClaimedUntil = &until
-		err := updateInvoice(ctx, tx, v, "status = 'open'")
-		if errors.Is(err, errLostRace) {
-			continue
+		batch[i] = invRow(v, store.Micros(now))
+	}
+	claimed, err := setMany(ctx, tx, "invoices", invMutable, batch, "invoices.status = 'open'")
+	if err != nil {
+		return nil, err
+	}
+	out := invs[:0]
+	for _, v := range invs {
+		if claimed[v.ID] { // else another runner or a request moved it first
+			v.version++
+			out = append(out, v)
 		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
 	}
 	return out, nil
 }

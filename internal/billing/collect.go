@@ -62,77 +62,131 @@ func attemptParams(inv *Invoice, c *Customer, attempt string) payments.CreatePar
 	return in
 }
 
-// attemptAll makes the claimed attempts, at most s.Workers at once.
+// attemptAll makes the claimed attempts. Their customers are read in one
+// query, and the payment intents are created with payments.CreateMany, in
+// up to s.Workers batches at once: each batch writes its intents, their
+// ledger credits, invoice.paid and the other consequences in one
+// transaction. An attempt that cannot be made (the default payment went
+// away or is no longer a push rail) drops its claim: the invoice waits for
+// its hosted page. An attempt payments refuses before any intent exists
+// (the default payment no longer fits the currency, say) fails here. Other
+// errors leave the claim to expire; the attempt is made again then.
 func (s *Service) attemptAll(ctx context.Context, invs []*Invoice) error {
+	if len(invs) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(invs))
+	seen := map[string]bool{}
+	for _, v := range invs {
+		if !seen[v.Customer] {
+			seen[v.Customer] = true
+			ids = append(ids, v.Customer)
+		}
+	}
+	customers, err := customersByID(ctx, s.db, ids)
+	if err != nil {
+		return err
+	}
+	var drop, charge []*Invoice
+	for _, v := range invs {
+		c := customers[v.Customer]
+		if c == nil || c.MerchantID != v.MerchantID || c.Livemode != v.Livemode || !pushRail(c) {
+			drop = append(drop, v)
+		} else {
+			charge = append(charge, v)
+		}
+	}
+	if err := s.dropClaims(ctx, drop); err != nil {
+		return err
+	}
+	workers := max(s.Workers, 1)
+	size := (len(charge) + workers - 1) / workers
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
-	sem := make(chan struct{}, max(s.Workers, 1))
-	for _, inv := range invs {
-		sem <- struct{}{}
+	for start := 0; start < len(charge); start += size {
+		part := charge[start:min(start+size, len(charge))]
 		wg.Add(1)
-		go func(inv *Invoice) {
-			defer func() { <-sem; wg.Done() }()
-			if err := s.attempt(ctx, inv); err != nil {
+		go func() {
+			defer wg.Done()
+			if err := s.attemptBatch(ctx, part, customers); err != nil {
 				mu.Lock()
 				if first == nil {
 					first = err
 				}
 				mu.Unlock()
 			}
-		}(inv)
+		}()
 	}
 	wg.Wait()
 	return first
 }
 
-// attempt creates the payment intent of a claimed automatic attempt. The
-// intent's outcome reaches the invoice through onIntentStatus, in the
-// intent's own transaction. An attempt payments refuses before any intent
-// exists (the default payment no longer fits the currency, say) fails the
-// attempt here. Other errors leave the claim to expire; the attempt is
-// made again then.
-func (s *Service) attempt(ctx context.Context, inv *Invoice) error {
-	c, err := loadCustomer(ctx, s.db, inv.MerchantID, inv.Livemode, inv.Customer)
-	if err != nil && !isNotFound(err) {
+// attemptBatch creates the intents of claimed attempts together and
+// handles each answer as attempt did alone.
+func (s *Service) attemptBatch(ctx context.Context, invs []*Invoice, customers map[string]*Customer) error {
+	in := make([]payments.NewIntent, len(invs))
+	for i, v := range invs {
+		in[i] = payments.NewIntent{Principal: principal(v.MerchantID, v.Livemode),
+			Params: attemptParams(v, customers[v.Customer], strconv.Itoa(v.AttemptCount))}
+	}
+	created, err := s.pay.CreateMany(ctx, in)
+	if err != nil {
 		return err
 	}
-	n := strconv.Itoa(inv.AttemptCount)
-	if c == nil || !pushRail(c) {
-		// The default payment went away or is no longer a push rail: the
-		// invoice waits for its hosted page.
-		return s.dropClaim(ctx, inv)
-	}
-	_, err = s.pay.Create(ctx, principal(inv.MerchantID, inv.Livemode), attemptParams(inv, c, n))
-	if err == nil {
-		return nil
-	}
-	if e := errs.As(err); e != nil && e.Extra["payment_intent"] != nil {
-		return nil // an intent exists and its outcome was recorded
-	}
-	if e := errs.As(err); e != nil && e.Kind == errs.KindInvalid {
-		return s.db.InTx(ctx, func(tx *store.Tx) error {
-			v, err := loadInvoice(ctx, tx, inv.MerchantID, inv.Livemode, inv.ID)
-			if err != nil {
-				return err
+	var first error
+	for i, c := range created {
+		if c.Err == nil {
+			continue
+		}
+		e := errs.As(c.Err)
+		switch {
+		case e != nil && e.Extra["payment_intent"] != nil:
+			// an intent exists and its outcome was recorded
+		case e != nil && e.Kind == errs.KindInvalid:
+			if err := s.refuseAttempt(ctx, invs[i]); err != nil && first == nil {
+				first = err
 			}
-			err = s.failAttempt(ctx, tx, v, nil, n)
-			if errors.Is(err, errLostRace) {
-				return nil
+		default:
+			s.log.Warn("billing attempt", "invoice", invs[i].ID, "err", c.Err)
+			if first == nil {
+				first = c.Err
 			}
-			return err
-		})
+		}
 	}
-	s.log.Warn("billing attempt", "invoice", inv.ID, "err", err)
-	return err
+	return first
 }
 
-// dropClaim ends a claimed attempt that cannot be made.
-func (s *Service) dropClaim(ctx context.Context, inv *Invoice) error {
+// refuseAttempt fails an attempt payments refused before any intent
+// existed.
+func (s *Service) refuseAttempt(ctx context.Context, inv *Invoice) error {
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE invoices SET attempt_claimed_until = NULL, updated_at = ? WHERE id = ? AND status = 'open' AND attempt_count = ?",
-			store.Micros(tx.Now()), inv.ID, inv.AttemptCount)
+		v, err := loadInvoice(ctx, tx, inv.MerchantID, inv.Livemode, inv.ID)
+		if err != nil {
+			return err
+		}
+		err = s.failAttempt(ctx, tx, v, nil, strconv.Itoa(inv.AttemptCount))
+		if errors.Is(err, errLostRace) {
+			return nil
+		}
 		return err
+	})
+}
+
+// dropClaims ends claimed attempts that cannot be made, in one
+// transaction.
+func (s *Service) dropClaims(ctx context.Context, invs []*Invoice) error {
+	if len(invs) == 0 {
+		return nil
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		for _, inv := range invs {
+			if _, err := tx.Exec(ctx, "UPDATE invoices SET attempt_claimed_until = NULL, updated_at = ? WHERE id = ? AND status = 'open' AND attempt_count = ?",
+				store.Micros(tx.Now()), inv.ID, inv.AttemptCount); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -244,20 +244,31 @@ func (s *Service) MarkUncollectible(ctx context.Context, p auth.Principal, id st
 func (s *Service) change(ctx context.Context, p auth.Principal, id string, step func(tx *store.Tx, v *Invoice, now time.Time) (string, error)) (Invoice, error) {
 	var out Invoice
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		v, err := loadInvoice(ctx, tx, p.MerchantID, p.Livemode, id)
-		if err != nil {
-			return err
-		}
-		now, err := nowFor(ctx, tx, v.MerchantID, v.Livemode, v.TestClock, tx.Now())
-		if err != nil {
-			return err
-		}
-		event, err := step(tx, v, now.Truncate(time.Second))
-		if err == errLostRace {
-			return errs.InvalidState("invoice %s changed while this request ran; retrieve it and try again", id)
-		}
-		if err != nil {
-			return err
+		// A background step (the claim of an automatic attempt, a payment
+		// linked) may change the invoice between the read and the
+		// compare-and-set: read it again and decide again, a few times.
+		var v *Invoice
+		var event string
+		for try := 0; ; try++ {
+			var err error
+			if v, err = loadInvoice(ctx, tx, p.MerchantID, p.Livemode, id); err != nil {
+				return err
+			}
+			now, err := nowFor(ctx, tx, v.MerchantID, v.Livemode, v.TestClock, tx.Now())
+			if err != nil {
+				return err
+			}
+			event, err = step(tx, v, now.Truncate(time.Second))
+			if err == errLostRace && try < 4 {
+				continue
+			}
+			if err == errLostRace {
+				return errs.InvalidState("invoice %s changed while this request ran; retrieve it and try again", id)
+			}
+			if err != nil {
+				return err
+			}
+			break
 		}
 		out = s.view(v)
 		if event == "" {

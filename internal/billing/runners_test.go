@@ -2,7 +2,6 @@ package billing
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"sync"
@@ -18,16 +17,59 @@ import (
 	"github.com/payd/payd/internal/store/storetest"
 )
 
-var fullRunners = flag.Bool("billing.full", false, "TestThreeRunners with 1,000 subscriptions (12,000 invoices)")
+// runnerSubs is how many subscriptions the multi-process tests bill for a
+// year: 1,000 (12,000 invoices), or 40 with -short and under -race (whose
+// slowdown would make the year take minutes).
+func runnerSubs() int {
+	if raceDetector || testing.Short() {
+		return 40
+	}
+	return 1000
+}
 
 // populate creates n monthly subscriptions on one clock, each with its own
-// customer paying by wallet_c push.
+// customer paying by wallet_c push, through the service (on PostgreSQL
+// eight at a time).
 func (e *env) populate(clock string, n int, amount int64) []string {
 	e.t.Helper()
 	out := make([]string, n)
-	for i := range n {
-		c := e.customer(&clock, "wallet_c", goodWallet, nil)
-		out[i] = e.subscribe(c.ID, amount, nil).ID
+	workers := 8
+	if e.db.Dialect() == store.SQLite {
+		workers = 1
+	}
+	errc := make(chan error, workers)
+	next := make(chan int)
+	go func() {
+		for i := range n {
+			next <- i
+		}
+		close(next)
+	}()
+	for range workers {
+		go func() {
+			var err error
+			for i := range next {
+				if err != nil {
+					continue
+				}
+				c, cerr := e.svc.CreateCustomer(context.Background(), e.p, CustomerParams{Name: ptr("Amina Said"), TestClock: &clock,
+					DefaultPayment: &DefaultPayment{Provider: "wallet_c", CustomerMSISDN: ptr(goodWallet)}})
+				if err = cerr; err != nil {
+					continue
+				}
+				s, serr := e.svc.CreateSubscription(context.Background(), e.p, SubscriptionParams{Customer: c.ID, Currency: "DJF", Interval: "month",
+					Items: []ItemParams{{Description: "Fibre 100", AmountMinor: ptr(amount)}}})
+				if err = serr; err == nil {
+					out[i] = s.ID
+				}
+			}
+			errc <- err
+		}()
+	}
+	for range workers {
+		if err := <-errc; err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	return out
 }
@@ -100,17 +142,9 @@ func TestInterruptedAdvance(t *testing.T) {
 // TestThreeRunners: three job runners (three payd processes, each with its
 // own connection pool, payment and billing services) share one database
 // and the advance jobs of one test clock moved through 12 periods: every
-// period is billed and paid exactly once. 1,000 subscriptions (12,000
-// invoices) with -billing.full; 100 by default and 40 under -race, to keep
-// CI fast (the full run takes minutes on a busy 2-core machine).
+// period is billed and paid exactly once, for runnerSubs subscriptions.
 func TestThreeRunners(t *testing.T) {
-	n := 100
-	switch {
-	case *fullRunners:
-		n = 1000
-	case raceDetector || testing.Short():
-		n = 40
-	}
+	n := runnerSubs()
 	url := storetest.URL(t, storetest.Postgres)
 	ctx := context.Background()
 	var procs []*env

@@ -71,7 +71,7 @@ func NewService(cfg Config) *Service {
 	if cfg.DB != nil && cfg.DB.Dialect() == store.SQLite {
 		s.Workers = 1 // one writer: parallel attempts only queue
 	}
-	cfg.Payments.OnStatus(s.onIntentStatus)
+	cfg.Payments.OnStatusBatch(s.onIntentStatus, s.onIntentStatusMany)
 	return s
 }
 

@@ -33,6 +33,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"net/http"
 	"time"
 
@@ -40,17 +41,17 @@ import (
 	"github.com/payd/payd/internal/store"
 )
 
-// Retention is how long stored responses are replayed.
+// Retention is how long stored responses are replayed: 24 hours.
 const Retention = 24 * time.Hour
 
 // Lease is how long a committed recovery point blocks retries while its
-// request may still be running. It exceeds every provider timeout payd has.
-// Only requests that commit a recovery point (live provider calls) ever
-// leave a claim visible to others; a one-commit request's claim commits with
-// its answer.
+// request may still be running, unless the Request says otherwise. It
+// exceeds every provider timeout payd has. Only requests that commit a
+// recovery point (live provider calls) ever leave a claim visible to others;
+// a one-commit request's claim commits with its answer.
 const Lease = 2 * time.Minute
 
-// Scope is whose key it is: keys are scoped by merchant, mode and key.
+// Scope is whose key it is: keys are scoped by merchant, mode and principal.
 type Scope struct {
 	MerchantID  string
 	Livemode    bool
@@ -61,6 +62,15 @@ type Scope struct {
 type Request struct {
 	Scope
 	Key, Method, Path, Hash string
+	// Lease overrides the default Lease when positive (PAYD_IDEMPOTENCY_LEASE).
+	Lease time.Duration
+}
+
+func (r Request) lease() time.Duration {
+	if r.Lease > 0 {
+		return r.Lease
+	}
+	return Lease
 }
 
 // Stored is a recorded response.
@@ -90,14 +100,24 @@ type Found struct {
 
 // RequestHash fingerprints a request: method, path and body.
 func RequestHash(method, path string, body []byte) string {
+	h := NewRequestHash(method, path)
+	h.Write(body)
+	return SumRequestHash(h)
+}
+
+// NewRequestHash starts RequestHash for a body that streams in: write the
+// body to it, then SumRequestHash gives what RequestHash would.
+func NewRequestHash(method, path string) hash.Hash {
 	h := sha256.New()
 	h.Write([]byte(method))
 	h.Write([]byte{0})
 	h.Write([]byte(path))
 	h.Write([]byte{0})
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
+	return h
 }
+
+// SumRequestHash finishes a NewRequestHash.
+func SumRequestHash(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
 var (
 	errReused = &errs.Error{Kind: errs.KindIdempotency, Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",
@@ -207,8 +227,8 @@ var errClaimed = errors.New("idempotency: the key was claimed by another request
 // open is the unit's first statement in each of its transactions.
 func (c *Claim) open(ctx context.Context, tx *store.Tx, first bool) error {
 	now := tx.Now()
-	lease := store.Micros(now.Add(Lease))
 	r := c.req
+	lease := store.Micros(now.Add(r.lease()))
 	if !first || c.resume != nil {
 		// Ours already (after a recovery point) or taken over from a run
 		// that ended: renew the lease, on the lease we saw when resuming so
@@ -316,6 +336,42 @@ func RecoveryPoint(ctx context.Context, point, ref string) error {
 		return err
 	})
 	return err
+}
+
+// ResumeGrace is how long after its lease ran out a request's recovery
+// point still holds what it references against reconciliation: a client
+// retrying with backoff comes back within it and resumes (and sends what the
+// crashed run had not sent yet). Once it has passed, reconciliation may
+// decide that a payment the provider never saw was never taken; a later
+// retry then answers that outcome.
+const ResumeGrace = 15 * time.Minute
+
+// Holds reports whether an idempotent request in flight holds ref at a
+// recovery point: its lease has not run out more than ResumeGrace before
+// now. Run it in the transaction that would decide about ref: on PostgreSQL
+// it locks the key's row, so a retry taking the key over concurrently (its
+// first write renews the lease) is either seen or sees that decision.
+func Holds(ctx context.Context, tx *store.Tx, ref string, now time.Time) (bool, error) {
+	q := `SELECT locked_until FROM idempotency_keys WHERE recovery_ref = ? AND state = 'in_flight'`
+	if tx.Dialect() == store.Postgres {
+		q += " FOR UPDATE"
+	}
+	rows, err := tx.Query(ctx, q, ref)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	held := false
+	for rows.Next() {
+		var until int64
+		if err := rows.Scan(&until); err != nil {
+			return false, err
+		}
+		if store.FromMicros(until).Add(ResumeGrace).After(now) {
+			held = true
+		}
+	}
+	return held, rows.Err()
 }
 
 // Purge deletes keys older than the retention period.

@@ -230,7 +230,13 @@ func (r *Runner) execute(ctx context.Context, j Job) {
 		}()
 	}
 	if ctx.Err() != nil && err != nil {
-		return // shutting down: the lease expires and another runner retries
+		// Shutting down cut the job short: give it back at once, due now,
+		// so another runner (or this process after a restart) runs it
+		// without waiting for the lease to run out.
+		if err := r.release(context.WithoutCancel(ctx), j); err != nil {
+			r.log.Error("release job", "job_id", j.ID, "err", err)
+		}
+		return
 	}
 	if err != nil {
 		r.log.Warn("job failed", "job_id", j.ID, "kind", j.Kind, "attempt", j.Attempts, "err", err)
@@ -238,6 +244,16 @@ func (r *Runner) execute(ctx context.Context, j Job) {
 	if err := r.finish(context.WithoutCancel(ctx), j, err); err != nil {
 		r.log.Error("finish job", "job_id", j.ID, "err", err)
 	}
+}
+
+// release hands a claimed job back unfinished, without counting the attempt.
+func (r *Runner) release(ctx context.Context, j Job) error {
+	return r.db.InTx(ctx, func(tx *store.Tx) error {
+		now := store.Micros(tx.Now())
+		_, err := tx.Exec(ctx, `UPDATE jobs SET status = 'queued', run_at = ?, attempts = attempts - 1, locked_by = NULL, locked_until = NULL,
+			updated_at = ? WHERE id = ? AND locked_by = ? AND status = 'running'`, now, now, j.ID, r.workerID)
+		return err
+	})
 }
 
 // finish records the outcome, but only while this runner still holds the lease.

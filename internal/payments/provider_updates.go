@@ -65,11 +65,18 @@ func (s *Service) ReconcileIntent(ctx context.Context, id string) (Status, error
 		return r.Status, err
 	}
 	out, err := s.recordLatest(ctx, id, res)
+	if errors.Is(err, errHeldByRequest) {
+		return r.Status, nil // its request resumes it; asked again next time
+	}
 	if err != nil {
 		return r.Status, err
 	}
 	return out.Status, nil
 }
+
+// errHeldByRequest refuses to record that the provider never saw an intent
+// while the request that creates it may still resume and send it.
+var errHeldByRequest = errors.New("payments: the intent is held by a request at its recovery point")
 
 // recordLatest writes a remote provider's answer on the intent as it is
 // now, unless there is nothing left for it to change.

@@ -37,7 +37,13 @@ type Service struct {
 	wake func()
 	// hooks are told every status an intent is given, inside the
 	// transaction that records it (see OnStatus).
-	hooks []StatusHook
+	hooks []statusHooks
+}
+
+// statusHooks is one registered hook, with its batch form if it has one.
+type statusHooks struct {
+	one  StatusHook
+	many BatchStatusHook
 }
 
 // StatusHook is told, inside the database transaction that records it, the
@@ -52,7 +58,18 @@ type StatusHook func(ctx context.Context, tx *store.Tx, pi Intent) error
 
 // OnStatus registers h. It must be called while wiring, before the service
 // handles requests.
-func (s *Service) OnStatus(h StatusHook) { s.hooks = append(s.hooks, h) }
+func (s *Service) OnStatus(h StatusHook) { s.hooks = append(s.hooks, statusHooks{one: h}) }
+
+// BatchStatusHook is a StatusHook told of many intents given their status
+// in one transaction (CreateMany), so it can write its consequences with
+// set-based statements. The same rules hold: write only through tx.
+type BatchStatusHook func(ctx context.Context, tx *store.Tx, pis []Intent) error
+
+// OnStatusBatch registers one, and many as its batch form: CreateMany calls
+// many once with all its intents instead of one for each.
+func (s *Service) OnStatusBatch(one StatusHook, many BatchStatusHook) {
+	s.hooks = append(s.hooks, statusHooks{one: one, many: many})
+}
 
 // NewService makes the service.
 func NewService(cfg Config) *Service {
@@ -69,21 +86,16 @@ func NewService(cfg Config) *Service {
 // moved meanwhile before giving up with 409.
 const maxRaces = 5
 
-// Create validates the request, asks the provider (the sandbox in test mode)
-// to start the payment, and records the intent in the state the provider's
-// answer leaves it: requires_action with its next_action, or at once
-// succeeded (with the ledger credit), canceled (the caller answers 402) or
-// compliance_review. A sandbox network_timeout returns the canceled intent
-// with a 504 provider_timeout error. Bad input is a 400 naming the field,
-// and then nothing is written.
-func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams) (Intent, error) {
+// prepare validates a new intent and picks its adapter and sandbox
+// scenario: everything Create does before the provider is involved.
+func (s *Service) prepare(ctx context.Context, p auth.Principal, in CreateParams) (*record, providers.PaymentAdapter, error) {
 	n, err := validate(in)
 	if err != nil {
-		return Intent{}, err
+		return nil, nil, err
 	}
 	adapter, err := s.reg.PaymentAdapter(ctx, p.MerchantID, p.Livemode, n.provider)
 	if err != nil {
-		return Intent{}, err
+		return nil, nil, err
 	}
 	scenario := ""
 	if sel, ok := adapter.(providers.ScenarioSelector); ok {
@@ -92,7 +104,7 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams)
 			sent = *n.msisdn
 		}
 		if scenario, err = sel.SelectScenario(n.rail, in.Scenario, sent); err != nil {
-			return Intent{}, err
+			return nil, nil, err
 		}
 	}
 	now := s.db.Now()
@@ -102,8 +114,23 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams)
 		flow: n.flow, scenario: scenario, updatedAt: now}
 	if c, ok := adapter.(providers.PaymentChecker); ok {
 		if err := c.CheckPayment(r.payment()); err != nil {
-			return Intent{}, err
+			return nil, nil, err
 		}
+	}
+	return r, adapter, nil
+}
+
+// Create validates the request, asks the provider (the sandbox in test mode)
+// to start the payment, and records the intent in the state the provider's
+// answer leaves it: requires_action with its next_action, or at once
+// succeeded (with the ledger credit), canceled (the caller answers 402) or
+// compliance_review. A sandbox network_timeout returns the canceled intent
+// with a 504 provider_timeout error. Bad input is a 400 naming the field,
+// and then nothing is written.
+func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams) (Intent, error) {
+	r, adapter, err := s.prepare(ctx, p, in)
+	if err != nil {
+		return Intent{}, err
 	}
 	// From here the provider is involved: finish recording its answer even
 	// if the client goes away.
@@ -113,10 +140,16 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams)
 	}
 	res, err := adapter.Initiate(ctx, r.payment())
 	if err != nil {
-		return Intent{}, fmt.Errorf("initiate %s payment: %w", n.provider, err)
+		return Intent{}, fmt.Errorf("initiate %s payment: %w", r.Provider, err)
 	}
+	return s.recordNew(ctx, r, res)
+}
+
+// recordNew writes a new intent in the state a local provider's answer
+// leaves it, with its events, hooks and ledger credit, in one transaction.
+func (s *Service) recordNew(ctx context.Context, r *record, res providers.Result) (Intent, error) {
 	var out record
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		out = *r
 		t, err := applyResult(&out, res, tx.Now())
 		if err != nil {
@@ -144,6 +177,12 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams)
 // without initiating twice.
 func (s *Service) createRemote(ctx context.Context, p auth.Principal, adapter providers.PaymentAdapter, r *record) (Intent, error) {
 	if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointInitiate {
+		// Take the key over (a fresh lease) before anything else, so
+		// reconciliation leaves the intent to this run; then read where
+		// it stands.
+		if err := idempotency.RecoveryPoint(ctx, pointInitiate, rp.Ref); err != nil {
+			return Intent{}, err
+		}
 		cur, err := load(ctx, s.db, p.MerchantID, p.Livemode, rp.Ref)
 		if err != nil {
 			return Intent{}, err
@@ -205,6 +244,17 @@ func unknownOutcome(r *record, err error) (Intent, error) {
 func (s *Service) record(ctx context.Context, r *record, res providers.Result) (*record, error) {
 	var out record
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		if res.NotFound && r.Status == Processing && store.UnitFrom(ctx) == nil {
+			// The provider never saw it; but a request that crashed
+			// before sending it may still resume and send it.
+			held, err := idempotency.Holds(ctx, tx, r.ID, tx.Now())
+			if err != nil {
+				return err
+			}
+			if held {
+				return errHeldByRequest
+			}
+		}
 		out = *r
 		t, err := applyResult(&out, res, tx.Now())
 		if err != nil {
@@ -300,7 +350,7 @@ func (s *Service) effects(ctx context.Context, tx *store.Tx, r *record, t transi
 		}
 	}
 	for _, h := range s.hooks {
-		if err := h(ctx, tx, r.view()); err != nil {
+		if err := h.one(ctx, tx, r.view()); err != nil {
 			return err
 		}
 	}
@@ -321,22 +371,27 @@ func emitCreated(ctx context.Context, tx *store.Tx, r *record) (events.Event, er
 // creditMerchant books a captured payment: the provider owes it (clearing)
 // and the merchant can spend it (available). Only the captured amount moves.
 func creditMerchant(ctx context.Context, tx *store.Tx, r *record) error {
-	acct := func(kind ledger.AccountKind, provider string) ledger.AccountRef {
-		return ledger.AccountRef{MerchantID: r.MerchantID, Livemode: r.Livemode, Currency: r.Currency, Kind: kind, Provider: provider}
-	}
-	_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: r.MerchantID, Livemode: r.Livemode, Kind: "payment_succeeded", Reference: r.ID,
-		Entries: []ledger.Entry{
-			{Account: acct(ledger.Available, ""), Amount: r.AmountCapturedMinor},
-			{Account: acct(ledger.ProviderClearing, r.Provider), Amount: -r.AmountCapturedMinor},
-		}})
+	_, err := ledger.Post(ctx, tx, creditTransaction(r))
 	if errors.Is(err, ledger.ErrInvalidEntry) {
 		return errs.Invalid("amount", "amount_too_large", "crediting this payment would overflow the merchant's balance")
 	}
 	return err
 }
 
+// creditTransaction is the ledger transaction of a captured payment.
+func creditTransaction(r *record) ledger.Transaction {
+	acct := func(kind ledger.AccountKind, provider string) ledger.AccountRef {
+		return ledger.AccountRef{MerchantID: r.MerchantID, Livemode: r.Livemode, Currency: r.Currency, Kind: kind, Provider: provider}
+	}
+	return ledger.Transaction{MerchantID: r.MerchantID, Livemode: r.Livemode, Kind: "payment_succeeded", Reference: r.ID,
+		Entries: []ledger.Entry{
+			{Account: acct(ledger.Available, ""), Amount: r.AmountCapturedMinor},
+			{Account: acct(ledger.ProviderClearing, r.Provider), Amount: -r.AmountCapturedMinor},
+		}}
+}
+
 // answer turns a recorded outcome into the service's reply. The refusals
-// that have their own error (wrong or expired code, the sandbox
+// that have an error of their own (wrong or expired code, the sandbox
 // timeout) come back as errors carrying the intent's id; other refusals
 // return the canceled intent, which the API answers with 402.
 func answer(r *record, res providers.Result) (Intent, error) {

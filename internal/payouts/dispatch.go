@@ -50,6 +50,9 @@ type result struct {
 	outcome providers.PayoutOutcome
 	failure *providers.Failure
 	retryIn time.Duration // for PayoutUnknown
+	// unsent: the process is shutting down and never sent this payout;
+	// its claim is handed back, due at once.
+	unsent bool
 }
 
 // Run dispatches due payouts until ctx ends: Workers goroutines, each
@@ -228,15 +231,30 @@ const flushWait = 10 * time.Millisecond
 
 // process calls the rail for each claimed payout (at most Calls at once) and
 // records the answers in few transactions.
+//
+// When ctx ends (the process shuts down), calls already made run to their
+// answer (bounded by the rail's timeout) and the answers are recorded; the
+// payouts not yet sent are handed back at once, due now, so another process
+// sends them without waiting for the claim's lease to run out.
 func (s *Service) process(ctx context.Context, c *claim) {
 	results := make(chan result, len(c.payouts))
 	sem := make(chan struct{}, s.cfg.Calls)
+	calls := context.WithoutCancel(ctx)
 	go func() {
 		for _, p := range c.payouts {
-			sem <- struct{}{}
+			if ctx.Err() == nil {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+				}
+			}
+			if ctx.Err() != nil {
+				results <- result{p: p, unsent: true}
+				continue
+			}
 			go func(p *Payout) {
 				defer func() { <-sem }()
-				results <- s.call(ctx, p)
+				results <- s.call(calls, p)
 			}(p)
 		}
 	}()
@@ -256,10 +274,7 @@ func (s *Service) process(ctx context.Context, c *claim) {
 			}
 		}
 		deadline.Stop()
-		if ctx.Err() != nil {
-			continue // shutting down: the lease runs out and another process takes over
-		}
-		if err := s.record(ctx, c, buf); err != nil {
+		if err := s.record(calls, c, buf); err != nil {
 			s.log.Error("record payout outcomes", "claim", c.id, "payouts", len(buf), "err", err)
 		}
 	}
@@ -330,6 +345,16 @@ func (s *Service) record(ctx context.Context, c *claim, rs []result) error {
 		groups := map[string][]result{}
 		var order []string
 		for _, r := range rs {
+			if r.unsent {
+				// Handed back: due now, and the claim's attempt uncounted
+				// (it was never sent, so the next claim need not ask the
+				// rail about it first).
+				if _, err := tx.Exec(ctx, `UPDATE payouts SET dispatch_at = ?, dispatch_attempts = dispatch_attempts - 1, updated_at = ?
+					WHERE id = ? AND claim_id = ? AND status = 'processing'`, micros(now), micros(now), r.p.ID, c.id); err != nil {
+					return err
+				}
+				continue
+			}
 			k := string(r.outcome)
 			if r.failure != nil {
 				k += "\x00" + r.failure.Code + "\x00" + r.failure.Message

@@ -2,7 +2,6 @@ package portal
 
 import (
 	"encoding/csv"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -225,14 +224,8 @@ func (p *Portal) uploadBatch(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 		return fail(errs.Invalid("file", "parameter_missing", "choose a CSV file to upload"))
 	}
 	defer f.Close()
-	body, err := io.ReadAll(io.LimitReader(f, 10<<20+1))
-	if err != nil {
-		return err
-	}
-	if len(body) > 10<<20 {
-		return fail(&errs.Error{Kind: errs.KindTooLarge, Code: "request_too_large", Param: "file", Message: "the CSV is larger than 10 MB"})
-	}
-	req, err := payouts.ParseRowsCSV(body, currency, desc, c.live)
+	// Parsed as it is read from the form's spooled file: only the rows are held.
+	req, err := payouts.ReadRowsCSV(payouts.LimitUpload(f, payouts.MaxBatchBytes), currency, desc, c.live)
 	if err != nil {
 		p.audit(r.Context(), c, "batch.create", "", err, "upload refused")
 		return fail(err)

@@ -18,10 +18,12 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/banking"
+	"github.com/payd/payd/internal/billing"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/pagination"
@@ -65,6 +67,7 @@ type Portal struct {
 	webhooks  func() *webhooks.Service
 	payouts   func() *payouts.Service
 	refunds   func() *refunds.Service
+	billing   func() *billing.Service
 
 	complianceOn bool
 	// heldPayouts lists payouts held by screening (set with payouts).
@@ -112,6 +115,9 @@ func (p *Portal) Register(mux *http.ServeMux) {
 	m.Handle("POST /portal/{mode}/users", p.page(roleAdmin, p.createUser))
 	m.Handle("POST /portal/{mode}/users/{id}/disable", p.page(roleAdmin, p.disableUser))
 	m.Handle("GET /portal/{mode}/audit", p.page(roleAdmin, p.auditPage))
+	m.Handle("GET /portal/{mode}/settings", p.page(roleViewer, p.settingsPage))
+	m.Handle("POST /portal/{mode}/settings", p.page(roleAdmin, p.updateSettings))
+	m.Handle("POST /portal/{mode}/settings/changes/{id}/approve", p.page(roleAdmin, p.approveSettingsChange))
 	m.Handle("GET /portal/{mode}/account", p.page(roleViewer, p.accountPage))
 	m.Handle("POST /portal/{mode}/account/totp", p.page(roleViewer, p.totpStart))
 	m.Handle("POST /portal/{mode}/account/totp/confirm", p.page(roleViewer, p.totpConfirm))
@@ -257,11 +263,24 @@ func parseForm(w http.ResponseWriter, r *http.Request) error {
 		if err := r.ParseMultipartForm(1 << 20); err != nil {
 			return tooLargeOrInvalid(err)
 		}
-		return nil
+		return checkFormText(r)
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
 		return tooLargeOrInvalid(err)
+	}
+	return checkFormText(r)
+}
+
+// checkFormText refuses a form field that is not valid UTF-8 or holds a NUL:
+// no field takes one, and PostgreSQL cannot store one.
+func checkFormText(r *http.Request) error {
+	for k, vs := range r.PostForm {
+		for _, v := range vs {
+			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+				return errs.Invalid(k, "invalid_form", "the field %s must be text (valid UTF-8, no NUL)", strings.ToValidUTF8(k, "?"))
+			}
+		}
 	}
 	return nil
 }

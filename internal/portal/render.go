@@ -107,6 +107,7 @@ var tailNav = []navItem{
 	{Section: "api_keys", Label: "API keys", Path: "api_keys"},
 	{Section: "users", Label: "Users", Path: "users", MinRole: roleAdmin},
 	{Section: "audit", Label: "Audit log", Path: "audit", MinRole: roleAdmin},
+	{Section: "settings", Label: "Settings", Path: "settings"},
 	{Section: "account", Label: "Account", Path: "account"},
 }
 
@@ -199,12 +200,14 @@ var notices = map[string]string{
 	"endpoint_deleted":         "The webhook endpoint was deleted.",
 	"redelivered":              "The event was queued for delivery again.",
 	"threshold_saved":          "The approval threshold was saved.",
+	"settings_change_approved": "The change was approved and applies now.",
 }
 
 var funcs = template.FuncMap{
 	"money": formatMoney,
 	"when":  formatTime,
 	"whenp": formatTimePtr,
+	"date":  formatDate,
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
@@ -229,6 +232,7 @@ var funcs = template.FuncMap{
 var collections = map[string]string{
 	"payment_intent": "payment_intents", "payout": "payouts", "payout_batch": "batches",
 	"transfer": "transfers", "terminal": "terminals", "webhook_endpoint": "webhook_endpoints",
+	"customer": "customers", "subscription": "subscriptions", "invoice": "invoices",
 }
 
 // objectPath is the page of an event's object, or "" when it has none.

@@ -102,7 +102,11 @@ func (p *Portal) renderTerminal(w http.ResponseWriter, r *http.Request, c *reqCt
 
 func (p *Portal) activateTerminal(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id := r.PathValue("id")
-	_, err := p.terminals().Activate(r.Context(), c.principal(), id)
+	var in terminals.ActivateParams
+	if ksn := strings.TrimSpace(r.PostFormValue("ksn")); ksn != "" {
+		in.KSN = &ksn
+	}
+	_, err := p.terminals().Activate(r.Context(), c.principal(), id, in)
 	p.audit(r.Context(), c, "terminal.activate", id, err, "")
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderTerminal(w, r, c, statusOf(err), v) })

@@ -108,6 +108,10 @@ type Result struct {
 	CapturedMinor int64
 	// Failure, when Failed.
 	Failure *Failure
+	// NotFound, with Failed, says the failure is the provider having no
+	// record of the payment (a status query): it was never taken, unless a
+	// request that is still to resume sends it yet.
+	NotFound bool
 	// MethodDetails is the payment_method_details to record (card brand and
 	// last4, a wallet_d method); never a full card number.
 	MethodDetails json.RawMessage

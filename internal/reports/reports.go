@@ -53,7 +53,7 @@ func NewService(cfg Config) *Service {
 	return s
 }
 
-// RefundIntentsFromTable reads refunds(id, payment_intent_id). The refunds
+// RefundIntentsFromTable reads refunds(id, payment_intent). The refunds
 // capability owns that table; this is the read the report needs until it
 // exports one of its own.
 func RefundIntentsFromTable(db *store.DB) RefundIntents {
@@ -61,7 +61,7 @@ func RefundIntentsFromTable(db *store.DB) RefundIntents {
 		out := make(map[string]string, len(refundIDs))
 		for start := 0; start < len(refundIDs); start += inChunk {
 			part := refundIDs[start:min(start+inChunk, len(refundIDs))]
-			rows, err := db.Query(ctx, "SELECT id, payment_intent_id FROM refunds WHERE id IN ("+store.Placeholders(len(part))+")", store.Args(part)...)
+			rows, err := db.Query(ctx, "SELECT id, payment_intent FROM refunds WHERE id IN ("+store.Placeholders(len(part))+")", store.Args(part)...)
 			if err != nil {
 				return nil, err
 			}

@@ -56,3 +56,19 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScreenVaried screens the 10,000 varied names of the latency
+// helper (listed names with typos, dropped and swapped words; invented names
+// of the region) in turn, with the word cache emptied before each: the cost
+// of a name whose words were never seen.
+func BenchmarkScreenVaried(b *testing.B) {
+	l := fullList(b)
+	names := latencyNames(l, 10_000)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		l.words.reset()
+		l.Screen(names[i%len(names)], Options{})
+		i++
+	}
+}

@@ -21,10 +21,18 @@ type index struct {
 	// terms that have them, so that a word read from a script that writes
 	// no short vowels (Arabic, Hebrew) finds the spellings with vowels.
 	skeletons map[string][]int32
+	// frames maps the vowel frame of a term (see vowelFrame), when at
+	// least minFrame runes, to the terms that have it.
+	frames map[string][]int32
 	// gramBits has, per term, one bit per bigram of its folded spelling (see
 	// gramBit): a quick, inexact membership test, kept apart from terms so
 	// that scanning it stays in cache.
 	gramBits []uint64
+	// foldedRunes holds every term's folded spelling end to end, term t at
+	// foldedRunes[foldedAt[t]:foldedAt[t+1]]: the candidates of a search are
+	// compared from one contiguous block rather than from a slice each.
+	foldedRunes []rune
+	foldedAt    []int32
 	// Terms are numbered by increasing length, so every list of term ids is
 	// also ordered by length; lenStart[n] is the first term id of n or more
 	// runes, which bounds a search to terms of about the query word's length.
@@ -47,6 +55,7 @@ type listedName struct {
 type term struct {
 	word     []rune
 	folded   []rune  // word with vowels folded (see vowelFolded)
+	frame    []rune  // word with every run of vowels one mark (see vowelFrame)
 	postings []int32 // names containing the term, ascending
 }
 
@@ -93,15 +102,19 @@ func termWeight(word []rune) float64 { return float64(len(word)) }
 // Vsevolodovich" is usually written.
 const middleNameWeight = 0.25
 
+// maxJoinedShort is the longest a word may be, in bytes, for the listed
+// word pair it is part of to be indexed joined too.
+const maxJoinedShort = 3
+
 func buildIndex(entries []Entry) index {
-	idx := index{vocab: make(map[string]int32), grams: make(map[bigram][]int32), skeletons: make(map[string][]int32)}
+	idx := index{vocab: make(map[string]int32), grams: make(map[bigram][]int32), skeletons: make(map[string][]int32), frames: make(map[string][]int32)}
 	termOf := func(text string) int32 {
 		t, ok := idx.vocab[text]
 		if !ok {
 			t = int32(len(idx.terms))
 			idx.vocab[text] = t
 			word := []rune(text)
-			idx.terms = append(idx.terms, term{word: word, folded: vowelFolded(word)})
+			idx.terms = append(idx.terms, term{word: word, folded: vowelFolded(word), frame: vowelFrame(word)})
 		}
 		return t
 	}
@@ -137,6 +150,18 @@ func buildIndex(entries []Entry) index {
 				addWords(entry, alias, joined, false)
 			}
 		}
+		// Two neighbouring words of a longer name, one of them short, are
+		// also indexed joined: given names of two syllables ("JONG UN",
+		// written "Jongun") and names with a split-off suffix ("HAYAT ULA",
+		// written "Hayatullah").
+		for i := 0; len(words) >= 3 && i+1 < len(words); i++ {
+			a, b := words[i], words[i+1]
+			if min(len(a.text), len(b.text)) > maxJoinedShort {
+				continue
+			}
+			joined := slices.Concat(words[:i], []nameWord{{text: canonicalWord(a.text + b.text), middle: a.middle && b.middle}}, words[i+2:])
+			addWords(entry, alias, joined, false)
+		}
 		if len(words) >= 2 {
 			var b strings.Builder
 			for _, w := range words {
@@ -156,11 +181,20 @@ func buildIndex(entries []Entry) index {
 	idx.orderByLength()
 	var gs []bigram
 	idx.gramBits = make([]uint64, len(idx.terms))
+	idx.foldedAt = make([]int32, 0, len(idx.terms)+1)
+	for t := range idx.terms {
+		idx.foldedAt = append(idx.foldedAt, int32(len(idx.foldedRunes)))
+		idx.foldedRunes = append(idx.foldedRunes, idx.terms[t].folded...)
+	}
+	idx.foldedAt = append(idx.foldedAt, int32(len(idx.foldedRunes)))
 	for t := range idx.terms {
 		for _, k := range skeletonKeys(idx.terms[t].word) {
 			if ts := idx.skeletons[k]; !slices.Contains(ts, int32(t)) {
 				idx.skeletons[k] = append(ts, int32(t))
 			}
+		}
+		if f := idx.terms[t].frame; len(f) >= minFrame {
+			idx.frames[string(f)] = append(idx.frames[string(f)], int32(t))
 		}
 		gs = wordBigrams(gs[:0], idx.terms[t].folded)
 		for _, g := range gs {
@@ -209,11 +243,16 @@ func (idx *index) orderByLength() {
 	}
 }
 
-// termsOfLength returns the range [lo, hi) of term ids whose length is within
-// slack runes of n.
-func (idx *index) termsOfLength(n, slack int) (lo, hi int32) {
+// foldedOf returns the folded spelling of term t.
+func (idx *index) foldedOf(t int32) []rune {
+	return idx.foldedRunes[idx.foldedAt[t]:idx.foldedAt[t+1]:idx.foldedAt[t+1]]
+}
+
+// termsOfLengths returns the range [lo, hi) of term ids whose length is
+// from shortest to longest runes.
+func (idx *index) termsOfLengths(shortest, longest int) (lo, hi int32) {
 	last := len(idx.lenStart) - 1
-	return idx.lenStart[min(last, max(0, n-slack))], idx.lenStart[min(last, n+slack+1)]
+	return idx.lenStart[min(last, max(0, shortest))], idx.lenStart[min(last, max(0, longest+1))]
 }
 
 func sameWords(a, b []nameWord) bool {
@@ -224,38 +263,15 @@ func sameWords(a, b []nameWord) bool {
 const minSkeleton = 2
 
 // skeletonKeys returns the consonant skeletons of a Latin word: its letters
-// without A, E, I, O, U, and a final H, C read as K, doubled consonants single ("MUHAMAD"
+// without A, E, I, O, U, and a final H, C read as K, Z as D (Arabic ظ is
+// written Z, D or DH: "Zahir", "Dahir", "Dhahir"), doubled consonants single ("MUHAMAD"
 // and the Arabic-script reading "MHMD" both give MHMD); and, when they
 // differ, the same also without W and Y, which Arabic and Hebrew script use
 // for long vowels ("MAHMUD", "MHMWD": MHMD). Skeletons shorter than
 // minSkeleton, and words with other runes than A to Z, have none.
 func skeletonKeys(word []rune) []string {
-	strict := make([]rune, 0, len(word))
-	loose := make([]rune, 0, len(word))
-	for i, r := range word {
-		if r < 'A' || r > 'Z' {
-			return nil
-		}
-		switch r {
-		case 'A', 'E', 'I', 'O', 'U':
-			continue
-		}
-		if r == 'H' && i == len(word)-1 && i > 0 {
-			continue
-		}
-		if r == 'C' {
-			r = 'K' // Latin spellings write C where Arabic and Hebrew have k or q
-		}
-		if n := len(strict); n == 0 || strict[n-1] != r {
-			strict = append(strict, r)
-		}
-		if r == 'W' || r == 'Y' {
-			continue
-		}
-		if n := len(loose); n == 0 || loose[n-1] != r {
-			loose = append(loose, r)
-		}
-	}
+	strict, _ := skeletonOf(word, false, false)
+	loose, _ := skeletonOf(word, true, false)
 	var keys []string
 	if len(strict) >= minSkeleton {
 		keys = append(keys, string(strict))
@@ -264,4 +280,77 @@ func skeletonKeys(word []rune) []string {
 		keys = append(keys, string(loose))
 	}
 	return keys
+}
+
+// skeletonOf returns the skeleton of word (see skeletonKeys), without W and
+// Y when loose, and per consonant the vowels and (when loose) W and Y that
+// follow it before the next consonant; slots[0] holds those before the
+// first consonant, so len(slots) is len(skel)+1 (nil unless withSlots). It
+// returns nil for a word with runes other than A to Z.
+func skeletonOf(word []rune, loose, withSlots bool) (skel []rune, slots [][]rune) {
+	skel = make([]rune, 0, len(word))
+	if withSlots {
+		slots = make([][]rune, 1, len(word)+1)
+	}
+	for i, r := range word {
+		if r < 'A' || r > 'Z' {
+			return nil, nil
+		}
+		vowel := false
+		switch r {
+		case 'A', 'E', 'I', 'O', 'U':
+			vowel = true
+		case 'W', 'Y':
+			vowel = loose
+		}
+		if vowel {
+			if withSlots {
+				slots[len(slots)-1] = append(slots[len(slots)-1], r)
+			}
+			continue
+		}
+		if r == 'H' && i == len(word)-1 && i > 0 {
+			continue
+		}
+		switch r {
+		case 'C':
+			r = 'K' // Latin spellings write C where Arabic and Hebrew have k or q
+		case 'Z':
+			r = 'D'
+		}
+		if n := len(skel); n > 0 && skel[n-1] == r {
+			continue
+		}
+		skel = append(skel, r)
+		if withSlots {
+			slots = append(slots, nil)
+		}
+	}
+	return skel, slots
+}
+
+// longVowelsAgree reports whether a word read from Arabic or Hebrew script
+// (q, with no vowels but the long ones written W and Y) can be the Latin
+// word t that has the same loose skeleton: wherever q writes a W after a
+// consonant, t has U, O or W there, and wherever q writes a Y, t has I, E or
+// Y. So "MHMWD" (محمود) is "MAHMUD" but not "MOHAMED", while "MHMD" (محمد),
+// which writes no vowel, may be either.
+func longVowelsAgree(q, t []rune) bool {
+	qs, qslots := skeletonOf(q, true, true)
+	ts, tslots := skeletonOf(t, true, true)
+	if len(qs) != len(ts) || len(qslots) != len(tslots) {
+		return false
+	}
+	for i, slot := range qslots {
+		for _, v := range slot {
+			want := "UOW"
+			if v == 'Y' {
+				want = "IEY"
+			}
+			if !slices.ContainsFunc(tslots[i], func(r rune) bool { return strings.ContainsRune(want, r) }) {
+				return false
+			}
+		}
+	}
+	return true
 }

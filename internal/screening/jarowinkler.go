@@ -13,7 +13,20 @@ const (
 // jaroWinkler returns the Jaro-Winkler similarity of two rune strings, from 0
 // (nothing in common) to 1 (equal). Words of up to 64 runes, which is every
 // word of the list, are compared with bit sets and no allocation.
-func jaroWinkler(a, b []rune) float64 {
+func jaroWinkler(a, b []rune) float64 { return jaroSim(a, b, true) }
+
+// wordSimilarity is the similarity of two words as screening counts it:
+// Jaro-Winkler, but without the common-prefix bonus when the words differ
+// in length by two runes or more. The bonus rewards a shared beginning,
+// which for words of about the same length means the same name spelt
+// differently; for a short word and a longer one it mostly means that the
+// longer one is another name built on it ("ASAD" and "ASADULA", "NASER" and
+// "NASRALA").
+func wordSimilarity(a, b []rune) float64 {
+	return jaroSim(a, b, abs(len(a)-len(b)) < 2)
+}
+
+func jaroSim(a, b []rune, winkler bool) float64 {
 	if len(a) == 0 || len(b) == 0 {
 		if len(a) == len(b) {
 			return 1
@@ -34,7 +47,7 @@ func jaroWinkler(a, b []rune) float64 {
 	}
 	m := float64(matches)
 	jaro := (m/float64(len(a)) + m/float64(len(b)) + (m-float64(transposed/2))/m) / 3
-	if jaro <= winklerThreshold {
+	if jaro <= winklerThreshold || !winkler {
 		return jaro
 	}
 	prefix := 0

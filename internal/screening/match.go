@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 )
 
 // scoring holds the constants of the name score. A screened name and a listed
@@ -17,13 +18,14 @@ type scoring struct {
 	wordFloor   float64 // Jaro-Winkler below which two words do not pair
 	offsetFloor float64 // the floor for words with different first letters
 	vowelFactor float64 // discount of the similarity of vowel-folded spellings
+	frameFactor float64 // discount of the similarity of vowel frames (see vowelFrame)
 	wordPenalty float64 // a pair of words at similarity jw counts 1 - wordPenalty*(1-jw)
 	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
 	minShared   float64 // share of a word's bigrams a term must have to be compared
 	contained   float64 // nameCoverage at which a listed name inside the screened name is a hit
 }
 
-var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, wordPenalty: 1, queryShare: 0.6, minShared: 0.5, contained: 0.95}
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, frameFactor: 0.9, wordPenalty: 1, queryShare: 0.6, minShared: 0.55, contained: 0.95}
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
@@ -54,6 +56,11 @@ func (l *List) screen(name string, floor float64, sc scoring) (found []Match, ok
 	found = l.search(q, floor, sc)
 	if hyphenHidesWord(name) {
 		found = mergeMatches(found, l.search(newQuery(name, true), floor, sc))
+	}
+	if alt, ok := liquidReading(name); ok {
+		if aq := newQuery(alt, false); len(aq.words) > 0 {
+			found = mergeMatches(found, l.search(aq, floor, sc))
+		}
 	}
 	return found, true
 }
@@ -155,11 +162,21 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 		s.near = append(s.near, closeTerm{term: t, sim: form.factor})
 	}
 	if form.skeleton {
-		for _, k := range skeletonKeys(word) {
+		for i, k := range skeletonKeys(word) {
 			for _, t := range l.idx.skeletons[k] {
-				if t != exact {
+				// The loose key (second) drops W and Y: they must then
+				// stand where the listed word has long vowels.
+				if t != exact && (i == 0 || longVowelsAgree(word, l.idx.terms[t].word)) {
 					s.near = append(s.near, closeTerm{term: t, sim: form.factor * skeletonFactor})
 				}
+			}
+		}
+	}
+	if len(form.frame) >= minFrame && !form.exactOnly {
+		// The same consonants in the same places, vowels aside.
+		for _, t := range l.idx.frames[string(form.frame)] {
+			if t != exact {
+				s.near = append(s.near, closeTerm{term: t, sim: form.factor * float32(sc.frameFactor)})
 			}
 		}
 	}
@@ -179,7 +196,7 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 	// Jaro-Winkler comparison more.
 	slices.SortFunc(s.qgrams, func(a, b bigram) int { return len(l.idx.grams[a]) - len(l.idx.grams[b]) })
 	rare, common := s.qgrams[:len(s.qgrams)-need+1], s.qgrams[len(s.qgrams)-need+1:]
-	lo, hi := l.idx.termsOfLength(len(word), lengthSlack(len(word)))
+	lo, hi := l.idx.termsOfLengths(len(word)-shorterSlack(len(word)), len(word)+longerSlack(len(word)))
 	for _, g := range rare {
 		ts := l.idx.grams[g]
 		from, _ := slices.BinarySearch(ts, lo)
@@ -195,48 +212,64 @@ func (l *List) closeTermsOf(s *scratch, form wordForm, sc scoring) {
 			s.gramCount[t]++
 		}
 	}
+	// The common bigrams' bits, as one mask when no two share a bit (then a
+	// population count is their number present), else one by one.
 	var commonBits [16]uint64
+	var commonMask uint64
+	distinct := true
 	for k, g := range common[:min(len(common), len(commonBits))] {
 		commonBits[k] = gramBit(g)
+		distinct = distinct && commonMask&commonBits[k] == 0
+		commonMask |= commonBits[k]
 	}
 	for _, t := range s.gramSeen {
-		bits := l.idx.gramBits[t]
-		for _, b := range commonBits[:min(len(common), len(commonBits))] {
-			if bits&b != 0 {
-				s.gramCount[t]++
+		if t == exact {
+			continue
+		}
+		count := int(s.gramCount[t])
+		if gb := l.idx.gramBits[t]; distinct {
+			count += bits.OnesCount64(gb & commonMask)
+		} else {
+			for _, b := range commonBits[:min(len(common), len(commonBits))] {
+				if gb&b != 0 {
+					count++
+				}
 			}
 		}
-	}
-	for _, t := range s.gramSeen {
-		if int(s.gramCount[t]) < need || t == exact {
+		if count < need {
 			continue
 		}
 		// Folding only merges letters, so the folded spellings are at least
 		// as similar as the plain ones; a pair whose folded spellings fall
 		// short of the floor is not compared further.
-		tm := &l.idx.terms[t]
-		folded := jaroWinkler(form.folded, tm.folded)
+		folded := wordSimilarity(form.folded, l.idx.foldedOf(t))
 		if folded < sc.wordFloor {
 			continue
 		}
+		tm := &l.idx.terms[t]
 		floor := sc.wordFloor
-		if word[0] != tm.word[0] {
+		if !soundAlike(word[0], tm.word[0]) {
 			// Without a common first letter Jaro-Winkler gives no prefix
 			// bonus, yet a short word inside a longer one ("ALI" in
 			// "SALIM") still scores high: such pairs must be closer.
+			// First letters that transliteration swaps for one sound
+			// ("Tahir"/"Dahir", "Viktor"/"Wiktor", "Kaddafi"/"Gaddafi")
+			// count as common.
 			floor = sc.offsetFloor
 		}
-		if jw := max(jaroWinkler(word, tm.word), sc.vowelFactor*folded); jw >= floor {
+		if jw := max(wordSimilarity(word, tm.word), sc.vowelFactor*folded); jw >= floor {
 			s.near = append(s.near, closeTerm{term: t, sim: form.factor * float32(1-sc.wordPenalty*(1-jw))})
 		}
 	}
 }
 
-// lengthSlack is how many runes longer or shorter than a screened word of n
-// runes a listed word may be and still be compared. Words differing more
-// than this do not reach the similarity floor in practice; the bound keeps
-// the comparisons few.
-func lengthSlack(n int) int { return 2 + n/6 }
+// A fuzzy pair needs words of about the same length: a word more than a
+// third longer than the other, by three runes or more, is another name built
+// on it ("ASAD", "ASADULA"). longerSlack and shorterSlack are how many runes
+// longer or shorter than a screened word of n runes a listed word may be to
+// be compared at all: two, or up to a third of the shorter word.
+func longerSlack(n int) int  { return max(2, n/3) }
+func shorterSlack(n int) int { return max(2, n/4) }
 
 // recordTerm notes that query unit u is sim close to term t.
 func (l *List) recordTerm(s *scratch, q query, u int, t int32, sim float64) {
@@ -379,4 +412,24 @@ func (l *List) nameText(name *listedName) (string, bool) {
 		return entry.Name, false
 	}
 	return entry.Aliases[name.alias].Name, true
+}
+
+// soundGroups are letters that different transliterations of one name put
+// at its start: labials (Thai and German W for V, B for P, F for
+// V); K, C, Q, G (Qaddafi, Kaddafi, Gaddafi); D and T (Arabic emphatics);
+// S, Z and C; J, G and Y (Jamal, Gamal; Yusuf, Jusuf).
+var soundGroups = []string{"BPVFW", "CKQG", "DT", "SZC", "JGY"}
+
+// soundAlike reports whether two first letters are equal or in one of the
+// soundGroups.
+func soundAlike(a, b rune) bool {
+	if a == b {
+		return true
+	}
+	for _, g := range soundGroups {
+		if strings.ContainsRune(g, a) && strings.ContainsRune(g, b) {
+			return true
+		}
+	}
+	return false
 }

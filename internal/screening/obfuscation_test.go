@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -75,6 +76,35 @@ func TestObfuscationsHit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestObfuscationsCoverEveryKind: the file the screening, payout and
+// transfer tests share holds every disguise payd must catch, each written
+// with the characters it names, so that removing one from the file fails
+// here rather than silently narrowing all three tests.
+func TestObfuscationsCoverEveryKind(t *testing.T) {
+	obs := readObfuscations(t)
+	has := func(kind string, test func(rune) bool) {
+		t.Helper()
+		for _, o := range obs {
+			if strings.Contains(o.kind, kind) {
+				for _, r := range o.name {
+					if test(r) {
+						return
+					}
+				}
+			}
+		}
+		t.Errorf("obfuscations.csv has no %q row written with those characters", kind)
+	}
+	in := func(lo, hi rune) func(rune) bool { return func(r rune) bool { return r >= lo && r <= hi } }
+	has("soft hyphen", in('\u00AD', '\u00AD'))
+	has("zero-width space", in('\u200B', '\u200B'))
+	has("zero-width joiner and non-joiner", in('\u200C', '\u200D'))
+	has("hyphens inside words", in('-', '-'))
+	has("full-width", in('\uFF01', '\uFF5E'))
+	has("Cyrillic homoglyph", in('\u0400', '\u04FF'))
+	has("Greek homoglyph", in('\u0370', '\u03FF'))
 }
 
 func TestNormalizeRemovesInvisibleAndFolds(t *testing.T) {

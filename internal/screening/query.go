@@ -96,6 +96,7 @@ func newQuery(name string, joinHyphens bool) query {
 // a guess, such as a given-name variant).
 type wordForm struct {
 	word, folded []rune
+	frame        []rune // see vowelFrame
 	factor       float32
 	skeleton     bool // the word has no vowels (read from Arabic or Hebrew script): also compared by consonants
 	// exactOnly limits the comparison to equal words and skeletons: joined
@@ -106,7 +107,7 @@ type wordForm struct {
 
 func newWordForm(w string, factor float32) wordForm {
 	r := []rune(w)
-	return wordForm{word: r, folded: vowelFolded(r), factor: factor, skeleton: len(r) >= 2 && !hasVowel(r)}
+	return wordForm{word: r, folded: vowelFolded(r), frame: vowelFrame(r), factor: factor, skeleton: len(r) >= 2 && !hasVowel(r)}
 }
 
 // givenNameFactor scales the similarity of a given-name variant.

@@ -84,11 +84,12 @@ var cyrillicLatin = map[rune]string{
 // scriptOverrides replaces Unidecode readings that spell names poorly: the
 // Thai letters for s and ch, the silent Thai vowel carrier, the Hebrew
 // letters that mostly write vowels (so that they fold like the Arabic ones),
-// and Arabic letters whose reading is a symbol.
+// Arabic letters whose reading is a symbol, and ghayn, which Unidecode reads
+// G where Latin spellings write GH (Baghdadi).
 var scriptOverrides = map[rune]string{
 	'ซ': "s", 'จ': "ch", 'อ': "", 'ฤ': "ri", 'ッ': "", 'っ': "",
 	'ו': "w", 'י': "y", 'א': "", 'ע': "", 'ח': "h",
-	'ى': "a", 'ة': "", 'ع': "", 'ء': "", 'أ': "", 'إ': "", 'ؤ': "", 'ئ': "",
+	'غ': "gh", 'ى': "a", 'ة': "", 'ع': "", 'ء': "", 'أ': "", 'إ': "", 'ؤ': "", 'ئ': "",
 }
 
 // prepare returns name with invisible characters removed, compatibility
@@ -213,6 +214,11 @@ func transliterate(b *strings.Builder, word string) {
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
 		switch {
+		case unicode.Is(unicode.Thai, r) && unicode.In(r, unicode.Mn):
+			// Thai writes most vowels as combining signs above or below
+			// the consonant (นิ, บู): they are letters here, not accents
+			// for NFKD to strip. Tone marks and the silencer ์ read "".
+			writeScriptRune(b, r)
 		case r < 0x80 || unicode.Is(unicode.Latin, r) || unicode.In(r, unicode.Mn, unicode.Me):
 			b.WriteRune(r)
 		case unicode.Is(unicode.Cyrillic, r):
@@ -238,7 +244,15 @@ func transliterate(b *strings.Builder, word string) {
 				i++
 				continue
 			}
+			if unicode.ToLower(r) == 'β' {
+				b.WriteByte('v') // beta is v in modern Greek (Βίκτορ, Viktor)
+				continue
+			}
 			b.WriteString(unidecode.Unidecode(string(r)))
+		case r == 'อ' && i > 0 && rs[i-1] >= 0x0E01 && rs[i-1] <= 0x0E2E:
+			// อ after a consonant is the vowel o (ตอ is to); elsewhere it
+			// only carries a vowel and is silent.
+			b.WriteByte('o')
 		case r >= 0x0E40 && r <= 0x0E44 && i+1 < len(rs):
 			// A Thai vowel written before the consonant it follows in
 			// speech: read the consonant first.
@@ -255,9 +269,16 @@ func transliterate(b *strings.Builder, word string) {
 			b.WriteByte(' ')
 		case isSmallKana(r):
 			// A small kana replaces the vowel of the syllable before it:
-			// ディ is di, ファ is fa.
+			// ディ is di, ファ is fa; after ji, shi and chi a small ya, yu,
+			// yo is the vowel alone (ジョ is jo, as Hepburn writes it).
 			trimLastVowel(b)
-			writeScriptRune(b, r)
+			t := kanaReading(r)
+			if s := b.String(); len(t) == 2 && t[0] == 'y' && (strings.HasSuffix(s, "j") || strings.HasSuffix(s, "sh") || strings.HasSuffix(s, "ch")) {
+				t = t[1:]
+			}
+			b.WriteString(t)
+		case isKana(r):
+			b.WriteString(kanaReading(r))
 		default:
 			writeScriptRune(b, r)
 		}
@@ -331,4 +352,73 @@ func trimLastVowel(b *strings.Builder) {
 		b.Reset()
 		b.WriteString(s)
 	}
+}
+
+// hepburn corrects the kana that Unidecode reads in the Kunrei system
+// (si, zi, ti, tu, hu) to the Hepburn spelling that Latin renderings of names
+// use (shi, ji, chi, tsu, fu): ジョセフ is Joseph, not Zyosehu.
+var hepburn = map[rune]string{
+	'シ': "shi", 'し': "shi", 'ジ': "ji", 'じ': "ji", 'チ': "chi", 'ち': "chi", 'ヂ': "ji", 'ぢ': "ji",
+	'ツ': "tsu", 'つ': "tsu", 'ヅ': "zu", 'づ': "zu", 'フ': "fu", 'ふ': "fu",
+}
+
+func isKana(r rune) bool { return unicode.In(r, unicode.Katakana, unicode.Hiragana) }
+
+// kanaReading is the Hepburn reading of a kana.
+func kanaReading(r rune) string {
+	if t, ok := hepburn[r]; ok {
+		return t
+	}
+	if t, ok := scriptOverrides[r]; ok {
+		return t
+	}
+	return cleanLatin(unidecode.Unidecode(string(r)))
+}
+
+// liquidReading returns name with its Kana and Hangul read the second way a
+// foreign name written in them can be meant, and ok when it has any.
+// Japanese and Korean have one liquid, which the romanisations write R
+// (ラディン, 라덴) and which stands for the L of most foreign names (Ladin,
+// Laden); they add a vowel after a final consonant (ニコラス Nikorasu for
+// Nicolas); and a Hangul name is one word, not the syllables the first
+// reading splits it into. The alternative reading writes L, drops that
+// final U, and keeps Hangul words whole: ニコラス is NIKOLAS, 오사마 빈 라덴
+// OSAMA PIN LADEN. Screening reads such a name both ways and keeps the
+// better score of each entry.
+func liquidReading(name string) (string, bool) {
+	found := false
+	for _, r := range name {
+		if isKana(r) || unicode.Is(unicode.Hangul, r) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return "", false
+	}
+	var out, run strings.Builder
+	flush := func() {
+		if run.Len() == 0 {
+			return
+		}
+		var t strings.Builder
+		transliterate(&t, run.String())
+		run.Reset()
+		word := strings.ToLower(strings.ReplaceAll(t.String(), " ", ""))
+		word = strings.ReplaceAll(word, "r", "l")
+		if n := len(word); n > 2 && word[n-1] == 'u' && !strings.ContainsRune("aeiouy", rune(word[n-2])) {
+			word = word[:n-1]
+		}
+		out.WriteString(word)
+	}
+	for _, r := range name {
+		if isKana(r) && !isWordSeparator(r) || unicode.Is(unicode.Hangul, r) || r == 'ー' {
+			run.WriteRune(r)
+			continue
+		}
+		flush()
+		out.WriteRune(r)
+	}
+	flush()
+	return out.String(), true
 }

@@ -3,7 +3,8 @@ package screening
 // canonicalWord folds spelling variants that transliteration produces for the
 // same sound, so that they compare equal or nearly so:
 //
-//   - PH→F, DJ→J (French "Djama" and English "Jama"), TCH→CH, SCH→SH, CK→K,
+//   - PH→F, DJ→J (French "Djama" and English "Jama"), DZH→J (Russian
+//     "Dzhozef" for "Joseph"), TCH→CH, SCH→SH, CK→K,
 //     Q→K ("Qadir", "Kadir");
 //   - OU→U ("Moussa", "Musa"), EE→I, OO→U;
 //   - X between vowels→H (Somali "Maxamed" for "Mohamed");
@@ -27,6 +28,8 @@ func canonicalWord(w string) string {
 			c, i = 'F', i+1
 		case c == 'D' && next == 'J':
 			c, i = 'J', i+1
+		case c == 'D' && next == 'Z' && i+2 < len(r) && r[i+2] == 'H':
+			c, i = 'J', i+2 // Russian Дж: DZHOZEF is Joseph, DZHOKHAR Jokhar
 		case c == 'T' && next == 'C' && i+2 < len(r) && r[i+2] == 'H':
 			i++ // TCH -> CH
 			continue
@@ -88,3 +91,34 @@ func vowelFolded(w []rune) []rune {
 	}
 	return out
 }
+
+// vowelFrame returns w with every run of vowels (A, E, I, O, U) replaced by
+// one mark, keeping the consonants: "MAHAMAD", "MOHAMED" and "MUHAMAD" all
+// give M*H*M*D, "HEZBOLA" and "HIZBALA" H*ZB*L*; a final W or Y after a
+// vowel is part of the vowel. Names transliterated from
+// scripts whose vowels Latin renders in many ways (Ge'ez, whose first and
+// sixth orders are written a, e, i or nothing; Arabic's three short vowels)
+// differ mostly in their vowels, so equal frames are a third, more
+// discounted comparison (frameFactor), for frames of at least minFrame runes.
+// Only equal frames count: a consonant more or less is another name.
+func vowelFrame(w []rune) []rune {
+	out := make([]rune, 0, len(w))
+	for i, r := range w {
+		if (r == 'W' || r == 'Y') && i == len(w)-1 && i > 0 && isVowel(w[i-1]) {
+			r = 'U' // a final diphthong: "SHEKAU", "SHIKAW"
+		}
+		switch r {
+		case 'A', 'E', 'I', 'O', 'U':
+			if n := len(out); n > 0 && out[n-1] == '*' {
+				continue
+			}
+			r = '*'
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// minFrame is the shortest vowel frame compared: shorter ones ("*L*",
+// "*M*R") are shared by too many different names.
+const minFrame = 4

@@ -141,7 +141,8 @@ func IsConnLost(err error) bool {
 	if errors.As(err, &pg) {
 		// Class 08: connection exception; 57P01-57P03: the server is
 		// shutting down, crashed or not yet accepting connections.
-		return strings.HasPrefix(pg.Code, "08") || pg.Code == "57P01" || pg.Code == "57P02" || pg.Code == "57P03"
+		// 53300: too many connections, refused at connect (nothing ran).
+		return strings.HasPrefix(pg.Code, "08") || pg.Code == "57P01" || pg.Code == "57P02" || pg.Code == "57P03" || pg.Code == "53300"
 	}
 	var op *net.OpError
 	return errors.As(err, &op)

@@ -56,7 +56,10 @@ func (d Dialect) Migrations() ([]Migration, error) {
 }
 
 // migrationLockID is the PostgreSQL advisory lock that keeps several payd
-// processes starting at once from migrating concurrently.
+// processes starting at once from migrating concurrently. The lock's second
+// key is the hash of the schema being migrated, so databases in different
+// schemas of one cluster (several environments, or parallel tests) migrate
+// without waiting for each other.
 const migrationLockID = 7261736 // "payd"
 
 // Migrate applies every migration not yet recorded, each in its own
@@ -72,10 +75,10 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	defer conn.Close()
 	if db.dialect == Postgres {
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLockID); err != nil {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1, hashtext(coalesce(current_schema(), '')))", migrationLockID); err != nil {
 			return fmt.Errorf("migration lock: %w", err)
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockID)
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1, hashtext(coalesce(current_schema(), '')))", migrationLockID)
 	} else {
 		if err := db.lockWrite(ctx); err != nil {
 			return err

@@ -57,6 +57,24 @@ type DB struct {
 	// onCommit, when set (tests), is told of every commit with the context
 	// that made it.
 	onCommit atomic.Pointer[func(context.Context)]
+	// maxIdle is the pool's idle connection limit; lastDrop is when the
+	// idle connections were last dropped (see connLost), in Unix nanoseconds.
+	maxIdle  int
+	lastDrop atomic.Int64
+}
+
+// connLost is told that a pooled connection turned out dead. The server
+// closes all of a pool's connections at once when it restarts or an
+// operator terminates them, so the other idle ones are dropped too (at most
+// every 50 ms), rather than each failing one request in turn.
+func (db *DB) connLost() {
+	now := time.Now().UnixNano()
+	last := db.lastDrop.Load()
+	if now-last < int64(50*time.Millisecond) || !db.lastDrop.CompareAndSwap(last, now) {
+		return
+	}
+	db.sql.SetMaxIdleConns(0) // closes the idle connections
+	db.sql.SetMaxIdleConns(db.maxIdle)
 }
 
 // OnCommit makes fn hear of every commit this DB makes (a transaction's, a
@@ -90,7 +108,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		s.SetMaxOpenConns(32)
 		s.SetMaxIdleConns(32)
 		s.SetConnMaxIdleTime(5 * time.Minute)
-		db = &DB{sql: s, dialect: Postgres}
+		db = &DB{sql: s, dialect: Postgres, maxIdle: 32}
 	case strings.HasPrefix(url, "sqlite:"), strings.HasSuffix(url, ".db"):
 		path := strings.TrimPrefix(url, "sqlite:")
 		path = strings.TrimPrefix(path, "//")
@@ -112,7 +130,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		}
 		s.SetMaxOpenConns(8)
 		s.SetMaxIdleConns(8)
-		db = &DB{sql: s, dialect: SQLite, writeLock: make(chan struct{}, 1), group: &groupCommit{}}
+		db = &DB{sql: s, dialect: SQLite, writeLock: make(chan struct{}, 1), group: &groupCommit{}, maxIdle: 8}
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite:PATH or postgres://", redactURL(url))
 	}
@@ -173,6 +191,14 @@ func redactURL(u string) string {
 }
 
 // Close closes the connection pool.
+// SetPoolSize bounds the pool at n open (and idle) connections, instead of
+// the engine's default (32 on PostgreSQL, 8 on SQLite).
+func (db *DB) SetPoolSize(n int) {
+	db.maxIdle = n
+	db.sql.SetMaxOpenConns(n)
+	db.sql.SetMaxIdleConns(n)
+}
+
 func (db *DB) Close() error { return db.sql.Close() }
 
 // SQL exposes the pool for the few places that need it (migrations, stats).
@@ -216,9 +242,22 @@ func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 	if tx := db.unitTx(ctx); tx != nil {
 		return tx.Query(ctx, q, args...)
 	}
-	r, err := db.sql.QueryContext(ctx, db.dialect.Rebind(q), args...)
-	return r, translate(err)
+	q = db.dialect.Rebind(q)
+	for attempt := 1; ; attempt++ {
+		r, err := db.sql.QueryContext(ctx, q, args...)
+		if attempt < maxConnTries && IsConnLost(err) && ctx.Err() == nil {
+			db.connLost()
+			continue // a read on a connection the server had closed: on another
+		}
+		return r, translate(err)
+	}
 }
+
+// maxConnTries bounds how often a read outside a transaction, or the BEGIN
+// of a unit of work, is tried again on another pooled connection after the
+// one it got turned out dead (the server restarted or terminated it while it
+// sat idle in the pool). Neither can have changed anything.
+const maxConnTries = 5
 
 // QueryRow runs a single-row query outside a transaction (or in the open
 // transaction of ctx's unit of work, as Query).
@@ -226,7 +265,15 @@ func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	if tx := db.unitTx(ctx); tx != nil {
 		return tx.QueryRow(ctx, q, args...)
 	}
-	return db.sql.QueryRowContext(ctx, db.dialect.Rebind(q), args...)
+	q = db.dialect.Rebind(q)
+	for attempt := 1; ; attempt++ {
+		row := db.sql.QueryRowContext(ctx, q, args...)
+		if attempt < maxConnTries && IsConnLost(row.Err()) && ctx.Err() == nil {
+			db.connLost()
+			continue
+		}
+		return row
+	}
 }
 
 // unitTx is the open transaction of ctx's unit of work on db, if any.
@@ -335,6 +382,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		err = db.inTxOnce(ctx, fn)
 		if err == nil || !(isTransient(err) || (IsConnLost(err) && !errors.Is(err, ErrCommitUnknown))) {
 			return err
+		}
+		if IsConnLost(err) {
+			db.connLost()
 		}
 		select {
 		case <-ctx.Done():

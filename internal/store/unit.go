@@ -148,7 +148,16 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 		}
 		u.locked = true
 	}
-	stx, err := db.sql.BeginTx(bg, nil)
+	var stx *sql.Tx
+	var err error
+	for attempt := 1; ; attempt++ {
+		// A BEGIN that meets a dead pooled connection changed nothing:
+		// another connection.
+		if stx, err = db.sql.BeginTx(bg, nil); err == nil || attempt == maxConnTries || !IsConnLost(err) {
+			break
+		}
+		db.connLost()
+	}
 	if err != nil {
 		u.unlock()
 		return nil, translate(err)
@@ -177,6 +186,9 @@ func (u *Unit) unlock() {
 
 // fail poisons the unit with err (the transaction can no longer be used).
 func (u *Unit) fail(err error) {
+	if IsConnLost(err) {
+		u.db.connLost()
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.broken == nil {
@@ -228,14 +240,33 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		tx.after = tx.after[:after]
 		return err
 	}
-	if _, err := tx.tx.ExecContext(bg, "RELEASE SAVEPOINT "+sp); err != nil {
-		err = translate(err)
-		u.fail(err)
-		return err
-	}
+	// The savepoint is not released: a later ROLLBACK TO an earlier one, or
+	// the commit, ends it anyway, and a RELEASE would cost a round trip to
+	// the database per joined InTx for nothing.
 	u.mu.Lock()
 	u.wrote = true
 	u.mu.Unlock()
+	return nil
+}
+
+// runLast runs fn in the unit's transaction (opening one if needed) without
+// a savepoint: it is the last statement before the unit's final commit, and
+// if it fails the whole unit rolls back anyway.
+func (u *Unit) runLast(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := u.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			u.fail(errors.New("store: panic inside a unit of work"))
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		u.fail(err)
+		return err
+	}
 	return nil
 }
 
@@ -262,7 +293,11 @@ func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) er
 		return u.Err()
 	}
 	if last != nil {
-		if err := u.run(ctx, last); err != nil {
+		run := u.run
+		if end {
+			run = u.runLast
+		}
+		if err := run(ctx, last); err != nil {
 			if end {
 				u.Rollback()
 			}

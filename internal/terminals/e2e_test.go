@@ -523,7 +523,12 @@ func testLiveMode(t *testing.T, h *harness) {
 		t.Fatalf("live register: %d %s", r.Status, r.Body)
 	}
 	liveID := r.Map(t)["id"].(string)
-	if r := h.do(t, apptest.Request{Method: "POST", Path: "/v1/terminals/" + liveID + "/activate", Key: live.Secret}); r.Status != 200 {
+	initial, err := simulator.InitialKSN(terminals.Countertop, liveID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h.do(t, apptest.Request{Method: "POST", Path: "/v1/terminals/" + liveID + "/activate", Key: live.Secret,
+		Body: map[string]any{"ksn": initial.String()}}); r.Status != 200 {
 		t.Fatalf("live activate: %d %s", r.Status, r.Body)
 	}
 	body := h.payment(t, h.device(t, terminals.Countertop, liveID, 1), cardgateway.CardApproved, 500, readOpts{})

@@ -51,7 +51,14 @@ func TestLiveKeyFile(t *testing.T) {
 	}
 	for _, model := range terminals.Models {
 		id := do("POST", "/v1/terminals", map[string]any{"serial_number": "LIVE-" + string(model), "model": string(model)}, 201)["id"].(string)
-		do("POST", "/v1/terminals/"+id+"/activate", nil, 200)
+		// A live terminal is activated with its device's KSN, never without.
+		r := h.do(t, apptest.Request{Method: "POST", Path: "/v1/terminals/" + id + "/activate", Key: live.Secret})
+		requireError(t, r, 400, "parameter_missing", "ksn")
+		initial, err := simulator.InitialKSN(model, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		do("POST", "/v1/terminals/"+id+"/activate", map[string]any{"ksn": initial.String()}, 200)
 		dev, err := simulator.NewDevice(model, id, 1)
 		if err != nil {
 			t.Fatal(err)

@@ -215,8 +215,12 @@ func decryptionFailed(param, msg string, cause error) error {
 // acceptKSN is the replay check: in one transaction it moves the terminal's
 // highest accepted counter to the KSN's with a compare-and-set (the terminal
 // still active, the counter strictly greater, the KSN of the terminal's
-// device key) and records the terminal payment. Of two requests racing with
-// one KSN exactly one wins. A KSN already accepted under the same
+// device key) and records the terminal payment. Two unique indexes make the
+// check hold across the whole system: a device key is bound to one terminal
+// that is not deregistered (an unbound terminal cannot adopt a device another
+// holds), and a KSN is recorded once, whichever terminal, merchant or mode
+// submits it. Of two requests racing with one KSN, on one terminal or two,
+// exactly one wins. A KSN already accepted under the same
 // Idempotency-Key by the same principal, for the same amount, is a retry of a
 // request that failed later: its payment id is returned so it resumes.
 func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, ksn dukpt.KSN, idemKey string, cp payments.CardPresent) (string, error) {
@@ -227,6 +231,10 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 		res, err := tx.Exec(ctx, `UPDATE terminals SET ksn_counter = ?, ksn_key_id = ?
 			WHERE id = ? AND merchant_id = ? AND livemode = ? AND status = ? AND ksn_counter < ? AND (ksn_key_id IS NULL OR ksn_key_id = ?)`,
 			int64(counter), keyID, t.ID, p.MerchantID, p.Livemode, string(Active), int64(counter), keyID)
+		if store.IsConflict(err) {
+			// The device is bound to another terminal (terminals_device).
+			return decryptionFailed("ksn", "ksn belongs to a device bound to another terminal", nil)
+		}
 		if err != nil {
 			return err
 		}
@@ -237,6 +245,10 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'authorizing', ?, ?)`,
 				payID, t.ID, p.MerchantID, p.Livemode, p.ID, idemKey, ksn.String(), int64(counter), cp.AmountMinor, cp.Currency,
 				cp.Brand, cp.Last4, cp.EntryMode, now, now)
+			if store.IsConflict(err) {
+				// Accepted before, by another terminal (terminal_payments_ksn).
+				return errKSNReplayed(counter)
+			}
 			return err
 		}
 		// Refused: say why, from the terminal as it is now.
@@ -254,12 +266,18 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 			AND idempotency_key = ? AND amount_minor = ? AND currency = ?`,
 			t.ID, int64(counter), p.ID, idemKey, cp.AmountMinor, cp.Currency).Scan(&payID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return &errs.Error{Kind: errs.KindInvalid, Code: "ksn_replayed", Param: "ksn",
-				Message: fmt.Sprintf("the KSN's transaction counter (%d) does not advance past the last one this terminal used; a device never reuses a KSN", counter)}
+			return errKSNReplayed(counter)
 		}
 		return err
 	})
 	return payID, err
+}
+
+// errKSNReplayed is the refusal of a KSN already used, on this terminal or
+// any other.
+func errKSNReplayed(counter uint32) error {
+	return &errs.Error{Kind: errs.KindInvalid, Code: "ksn_replayed", Param: "ksn",
+		Message: fmt.Sprintf("the KSN (counter %d) was already used or does not advance past the last one this terminal used; a device never reuses a KSN", counter)}
 }
 
 // finishPayment links the terminal payment to its intent.

@@ -14,6 +14,7 @@ import (
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/terminals/dukpt"
 )
 
 // Limits on registration fields. The label limit is the documented 60 characters; the others follow
@@ -190,15 +191,60 @@ func (s *Service) List(ctx context.Context, p auth.Principal, in ListParams) ([]
 	return out, more, nil
 }
 
-// Activate enables transaction processing on an inactive terminal.
-func (s *Service) Activate(ctx context.Context, p auth.Principal, id string) (Terminal, error) {
-	return s.apply(ctx, p, id, activateTransition)
+// ActivateParams is the optional body of POST /v1/terminals/{id}/activate.
+type ActivateParams struct {
+	// KSN is a key serial number the device shows at activation (its initial
+	// KSN, counter 0, or any later one). It binds the terminal to that device
+	// at once: only reads whose KSN names the same device key are accepted.
+	// Required in live mode; in test mode, without it the terminal is bound
+	// by its first accepted read.
+	KSN *string `json:"ksn"`
+}
+
+// Activate enables transaction processing on an inactive terminal and, when
+// the device's KSN is given, binds the terminal to that device. A device is
+// bound to one terminal (that is not deregistered) in the whole system: a KSN
+// of a device another terminal holds is a 409 device_in_use.
+func (s *Service) Activate(ctx context.Context, p auth.Principal, id string, in ActivateParams) (Terminal, error) {
+	if in.KSN == nil && p.Livemode {
+		// A live terminal never learns its device from whatever read
+		// reaches it first.
+		return Terminal{}, &errs.Error{Kind: errs.KindInvalid, Code: "parameter_missing", Param: "ksn",
+			Message: "a live terminal is activated with its device's KSN (the initial KSN the device shows), which binds the terminal to that device"}
+	}
+	if in.KSN == nil {
+		return s.apply(ctx, p, id, activateTransition, "", nil)
+	}
+	t, err := getTerminal(ctx, s.db, p, id)
+	if err != nil {
+		return Terminal{}, err
+	}
+	alg, ok := t.Model.Algorithm()
+	if !ok {
+		return Terminal{}, fmt.Errorf("terminal %s has unknown model %q", t.ID, t.Model)
+	}
+	ksn, err := dukpt.ParseKSN(alg, *in.KSN)
+	if err != nil {
+		return Terminal{}, errs.Invalid("ksn", "parameter_invalid", "ksn must be a KSN of a %s terminal (%d hex digits)", t.Model, 2*alg.KSNLength())
+	}
+	keyID := ksn.InitialKeyID()
+	out, err := s.apply(ctx, p, id, activateTransition, "ksn_key_id = ?", []any{keyID})
+	if store.IsConflict(err) {
+		return Terminal{}, errDeviceInUse()
+	}
+	return out, err
+}
+
+// errDeviceInUse is the refusal of a device already bound to another terminal.
+func errDeviceInUse() error {
+	return &errs.Error{Kind: errs.KindConflict, Code: "device_in_use", Param: "ksn",
+		Message: "the device of this KSN is bound to another terminal; deregister that terminal first"}
 }
 
 // Deregister blocks all future transactions of a terminal; the terminal can
 // still be read.
 func (s *Service) Deregister(ctx context.Context, p auth.Principal, id string) (Deleted, error) {
-	t, err := s.apply(ctx, p, id, deregisterTransition)
+	t, err := s.apply(ctx, p, id, deregisterTransition, "", nil)
 	if err != nil {
 		return Deleted{}, err
 	}
@@ -206,17 +252,22 @@ func (s *Service) Deregister(ctx context.Context, p auth.Principal, id string) (
 }
 
 // apply runs one transition as a compare-and-set: of two racing requests
-// only one finds the terminal in a from-state, the other gets 409.
-func (s *Service) apply(ctx context.Context, p auth.Principal, id string, tr transition) (Terminal, error) {
+// only one finds the terminal in a from-state, the other gets 409. set and
+// setArgs add columns the transition writes with the status ("" for none).
+func (s *Service) apply(ctx context.Context, p auth.Principal, id string, tr transition, set string, setArgs []any) (Terminal, error) {
 	var out Terminal
+	if set != "" {
+		set = ", " + set
+	}
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		in := make([]string, len(tr.from))
-		args := []any{string(tr.to), store.Micros(tx.Now()), id, p.MerchantID, p.Livemode}
+		args := append([]any{string(tr.to), store.Micros(tx.Now())}, setArgs...)
+		args = append(args, id, p.MerchantID, p.Livemode)
 		for i, f := range tr.from {
 			in[i] = "?"
 			args = append(args, string(f))
 		}
-		res, err := tx.Exec(ctx, "UPDATE terminals SET status = ?, "+tr.stampCol+" = ? WHERE id = ? AND merchant_id = ? AND livemode = ? AND status IN ("+
+		res, err := tx.Exec(ctx, "UPDATE terminals SET status = ?, "+tr.stampCol+" = ?"+set+" WHERE id = ? AND merchant_id = ? AND livemode = ? AND status IN ("+
 			strings.Join(in, ", ")+")", args...)
 		if err != nil {
 			return err

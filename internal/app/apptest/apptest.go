@@ -58,7 +58,7 @@ func Start(t testing.TB, engine storetest.Engine, opts ...Option) *Env {
 	}
 	cfg.Addr = "127.0.0.1:0"
 	cfg.PublicURL = "http://127.0.0.1:0"
-	cfg.DatabaseURL = storetest.URL(t, engine)
+	cfg.DatabaseURL = storetest.MigratedURL(t, engine)
 	cfg.RateLimit = 0
 	cfg.PublicRateLimit = 0
 	cfg.SandboxTimeoutDelay = 50 * time.Millisecond

@@ -171,12 +171,7 @@ func EncodeStatusReport(report StatusReport) ([]byte, error) {
 		g.OrgnlMsgID = report.OriginalMsgID
 	}
 	g.OrgnlMsgNmID = OriginalMessageName
-	switch {
-	case validDateTimeText(report.OriginalCreatedAtText):
-		g.OrgnlCreDtTm = report.OriginalCreatedAtText
-	case representableTime(report.OriginalCreatedAt):
-		g.OrgnlCreDtTm = formatTimestamp(report.OriginalCreatedAt)
-	}
+	g.OrgnlCreDtTm = report.originalCreatedText()
 	g.GrpSts = report.GroupStatus()
 	if !report.GroupReason.IsZero() {
 		g.StsRsnInf = []xmlStatusReason{xmlReason(report.GroupReason)}
@@ -195,11 +190,9 @@ func EncodeStatusReport(report StatusReport) ([]byte, error) {
 		if !tx.Reason.IsZero() {
 			x.StsRsnInf = []xmlStatusReason{xmlReason(tx.Reason)}
 		}
-		if tx.Status != StatusRJCT && representableTime(tx.AcceptedAt) {
-			x.AccptncDtTm = formatTimestamp(tx.AcceptedAt)
-		}
-		if tx.Status == StatusACSC && representableTime(tx.SettledAt) {
-			x.FctvIntrBkSttlmDt = &xmlDateChoice{Dt: tx.SettledAt.UTC().Format("2006-01-02")}
+		x.AccptncDtTm = tx.acceptedText()
+		if d := tx.settledDateText(); d != "" {
+			x.FctvIntrBkSttlmDt = &xmlDateChoice{Dt: d}
 		}
 		x.InstgAgt, x.InstdAgt = agentByBIC(tx.InstructingAgent), agentByBIC(tx.InstructedAgent)
 		doc.Report.Txs = append(doc.Report.Txs, x)
@@ -209,6 +202,46 @@ func EncodeStatusReport(report StatusReport) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte(xml.Header), append(out, '\n')...), nil
+}
+
+// originalCreatedText is the OrgnlCreDtTm both encodings carry: the text as
+// received when it is a valid date-time, else OriginalCreatedAt formatted,
+// else "" (left out).
+func (r StatusReport) originalCreatedText() string {
+	switch {
+	case validDateTimeText(r.OriginalCreatedAtText):
+		return r.OriginalCreatedAtText
+	case representableTime(r.OriginalCreatedAt):
+		return formatTimestamp(r.OriginalCreatedAt)
+	}
+	return ""
+}
+
+// acceptedText is the AccptncDtTm of a transaction that was not rejected,
+// "" otherwise.
+func (tx TxStatus) acceptedText() string {
+	if tx.Status != StatusRJCT && representableTime(tx.AcceptedAt) {
+		return formatTimestamp(tx.AcceptedAt)
+	}
+	return ""
+}
+
+// settledDateText is the FctvIntrBkSttlmDt (YYYY-MM-DD, UTC) of a settled
+// transaction, "" until it settles.
+func (tx TxStatus) settledDateText() string {
+	if tx.Status == StatusACSC && representableTime(tx.SettledAt) {
+		return tx.SettledAt.UTC().Format("2006-01-02")
+	}
+	return ""
+}
+
+// agentBIC is the BIC an agent element carries, upper case; "" when bic is
+// not a BIC (the element is left out).
+func agentBIC(bic string) string {
+	if !ValidBIC(bic) {
+		return ""
+	}
+	return strings.ToUpper(bic)
 }
 
 func countPerStatus(txs []TxStatus) []xmlStatusCount {

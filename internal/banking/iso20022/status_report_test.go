@@ -3,6 +3,7 @@ package iso20022
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"flag"
 	"fmt"
 	"os"
@@ -299,5 +300,76 @@ func TestSplitText(t *testing.T) {
 	}
 	if got := splitText(strings.Repeat("é", 230), 105); len(got) != 3 {
 		t.Fatalf("unbroken text: %d pieces", len(got))
+	}
+}
+
+// TestStatusReportJSONMirrorsXML checks that the JSON report carries the
+// same original creation time, acceptance time, settlement date and agents
+// as the XML report of the same StatusReport, and leaves them out where the
+// XML does.
+func TestStatusReportJSONMirrorsXML(t *testing.T) {
+	type xmlTx struct {
+		UETR       string `xml:"OrgnlUETR"`
+		Accepted   string `xml:"AccptncDtTm"`
+		Settled    string `xml:"FctvIntrBkSttlmDt>Dt"`
+		Instructor string `xml:"InstgAgt>FinInstnId>BICFI"`
+		Instructed string `xml:"InstdAgt>FinInstnId>BICFI"`
+	}
+	type xmlDoc struct {
+		Created string  `xml:"FIToFIPmtStsRpt>OrgnlGrpInfAndSts>OrgnlCreDtTm"`
+		Txs     []xmlTx `xml:"FIToFIPmtStsRpt>TxInfAndSts"`
+	}
+	type jsonDoc struct {
+		Created string `json:"original_created_at"`
+		Txs     []struct {
+			UETR       string `json:"uetr"`
+			Accepted   string `json:"accepted_at"`
+			Settled    string `json:"settlement_date"`
+			Instructor string `json:"instructing_agent"`
+			Instructed string `json:"instructed_agent"`
+		} `json:"transactions"`
+	}
+	cases := statusReportCases()
+	sawAll := false
+	for _, name := range sortedNames(cases) {
+		x, err := EncodeStatusReport(cases[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := EncodeStatusReportJSON(cases[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var xd xmlDoc
+		if err := xml.Unmarshal(x, &xd); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var jd jsonDoc
+		if err := json.Unmarshal(j, &jd); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if xd.Created != jd.Created {
+			t.Errorf("%s: OrgnlCreDtTm %q, original_created_at %q", name, xd.Created, jd.Created)
+		}
+		if len(xd.Txs) != len(jd.Txs) {
+			t.Fatalf("%s: %d XML transactions, %d JSON", name, len(xd.Txs), len(jd.Txs))
+		}
+		for i, xt := range xd.Txs {
+			jt := jd.Txs[i]
+			got := xmlTx{UETR: xt.UETR, Accepted: jt.Accepted, Settled: jt.Settled, Instructor: jt.Instructor, Instructed: jt.Instructed}
+			if got != xt {
+				t.Errorf("%s transaction %d: JSON %+v, XML %+v", name, i+1, got, xt)
+			}
+			if xt.Accepted != "" && xt.Settled != "" && xt.Instructor != "" && xt.Instructed != "" {
+				sawAll = true
+			}
+		}
+	}
+	if !sawAll {
+		t.Fatal("no case carries every field: the comparison proves nothing")
+	}
+	full, _ := EncodeStatusReportJSON(cases["part_accepted_settled_agents"])
+	if !bytes.Contains(full, []byte(`"original_created_at": "2026-03-14T12:26:50.5+03:00"`)) {
+		t.Errorf("original_created_at not echoed as received:\n%s", full)
 	}
 }

@@ -133,7 +133,7 @@ func (a *paymentAdapter) Status(ctx context.Context, p providers.Payment) (provi
 	}
 	resp, err := cl.do(ctx, request{op: "status", method: http.MethodGet, path: path})
 	if err == nil && resp.status == http.StatusNotFound {
-		return providers.Result{Outcome: providers.Failed, Failure: &providers.Failure{Code: "provider_error",
+		return providers.Result{Outcome: providers.Failed, NotFound: true, Failure: &providers.Failure{Code: "provider_error",
 			Message: "The provider has no record of this payment: it was never taken."}}, nil
 	}
 	return a.result(resp, err)

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -46,13 +47,7 @@ func URL(tb testing.TB, e Engine) string {
 	case SQLite:
 		return "sqlite:" + filepath.Join(tb.TempDir(), "payd.db")
 	case Postgres:
-		base := os.Getenv("PAYD_TEST_DATABASE_URL")
-		if base == "" {
-			if os.Getenv("CI") == "true" {
-				tb.Fatal("PAYD_TEST_DATABASE_URL is not set and CI=true: the PostgreSQL run is mandatory in CI")
-			}
-			tb.Skip("PostgreSQL tests skipped: set PAYD_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/payd_test?sslmode=disable to run them")
-		}
+		base := postgresBase(tb)
 		schema := "t_" + randomHex(8)
 		admin, err := sql.Open("pgx", base)
 		if err != nil {
@@ -78,6 +73,12 @@ func URL(tb testing.TB, e Engine) string {
 		}
 		q := u.Query()
 		q.Set("search_path", schema)
+		// A test's database is thrown away: it need not wait for each commit's
+		// WAL flush (commits stay atomic and ordered; only a PostgreSQL crash
+		// could lose the last few, which no test does).
+		if q.Get("synchronous_commit") == "" {
+			q.Set("synchronous_commit", "off")
+		}
 		u.RawQuery = q.Encode()
 		return u.String()
 	}
@@ -88,7 +89,7 @@ func URL(tb testing.TB, e Engine) string {
 // Open returns a fresh, migrated database on engine e, closed when the test ends.
 func Open(tb testing.TB, e Engine) *store.DB {
 	tb.Helper()
-	db, err := store.Open(context.Background(), URL(tb, e))
+	db, err := store.Open(context.Background(), MigratedURL(tb, e))
 	if err != nil {
 		tb.Fatalf("open %s: %v", e, err)
 	}
@@ -97,6 +98,75 @@ func Open(tb testing.TB, e Engine) *store.DB {
 		tb.Fatalf("migrate %s: %v", e, err)
 	}
 	return db
+}
+
+// MigratedURL returns a database URL for a fresh database on engine e that
+// already holds every migration (and nothing else). It is a copy of a
+// template migrated once: a SQLite file copied, or on PostgreSQL a database
+// created from a template database named after the migrations' hash. A test
+// that needs an empty database (to watch migrations run) uses URL.
+func MigratedURL(tb testing.TB, e Engine) string {
+	tb.Helper()
+	switch e {
+	case SQLite:
+		src, err := sqliteTemplate()
+		if err != nil {
+			tb.Fatalf("sqlite template: %v", err)
+		}
+		dst := filepath.Join(tb.TempDir(), "payd.db")
+		if err := copyFile(src, dst); err != nil {
+			tb.Fatalf("copy sqlite template: %v", err)
+		}
+		return "sqlite:" + dst
+	case Postgres:
+		base := postgresBase(tb)
+		tmpl, err := postgresTemplate(base)
+		if err != nil {
+			if os.Getenv("CI") != "true" {
+				tb.Skipf("PostgreSQL at PAYD_TEST_DATABASE_URL unusable (%v): tests skipped", err)
+			}
+			tb.Fatalf("postgres template: %v", err)
+		}
+		name := fmt.Sprintf("payd_t_%d_%s", os.Getpid(), randomHex(6))
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			tb.Fatalf("open postgres: %v", err)
+		}
+		defer admin.Close()
+		if err := createFromTemplate(admin, name, tmpl); err != nil {
+			tb.Fatalf("create database from template: %v", err)
+		}
+		// Dropping a database takes PostgreSQL a while; the test need not
+		// wait for it. A drop cut short by the process ending is finished by
+		// the next test process (dropOrphans).
+		tb.Cleanup(func() { go dropDatabase(base, name) })
+		u, err := url.Parse(base)
+		if err != nil {
+			tb.Fatalf("parse PAYD_TEST_DATABASE_URL: %v", err)
+		}
+		u.Path = "/" + name
+		q := u.Query()
+		if q.Get("synchronous_commit") == "" {
+			q.Set("synchronous_commit", "off")
+		}
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	tb.Fatalf("unknown engine %q", e)
+	return ""
+}
+
+// postgresBase is PAYD_TEST_DATABASE_URL, or a skip (a failure under CI=true).
+func postgresBase(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv("PAYD_TEST_DATABASE_URL")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			tb.Fatal("PAYD_TEST_DATABASE_URL is not set and CI=true: the PostgreSQL run is mandatory in CI")
+		}
+		tb.Skip("PostgreSQL tests skipped: set PAYD_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/payd_test?sslmode=disable to run them")
+	}
+	return base
 }
 
 func randomHex(n int) string {

@@ -1,0 +1,293 @@
+package billing
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store"
+)
+
+// A billing run moves thousands of rows; it writes them set-based: one
+// UPDATE ... FROM (VALUES ...) for a chunk of subscriptions or invoices,
+// each row still a compare-and-set on the version it was read at. The
+// statement answers the ids it wrote, so a row another writer moved
+// meanwhile is known and handled alone.
+
+// column is one column a batch update writes, with the SQL type its
+// values are cast to (PostgreSQL types a VALUES list from its first row).
+type column struct {
+	name, sqlType string
+}
+
+// setChunk bounds the rows of one batch UPDATE.
+const setChunk = 250
+
+// setMany writes rows into table: each row is the id, the version it was
+// read at, then one value per column of cols. A row is written only if it
+// is still at that version and cond (on the table's own columns, table
+// qualified) holds; its version goes up by one. It returns the ids written.
+func setMany(ctx context.Context, tx *store.Tx, table string, cols []column, rows [][]any, cond string, condArgs ...any) (map[string]bool, error) {
+	done := make(map[string]bool, len(rows))
+	for start := 0; start < len(rows); start += setChunk {
+		end := min(start+setChunk, len(rows))
+		var q strings.Builder
+		q.WriteString("UPDATE " + table + " SET ")
+		for i, c := range cols {
+			fmt.Fprintf(&q, "%s = v.column%d, ", c.name, i+3)
+		}
+		q.WriteString("version = " + table + ".version + 1 FROM (VALUES ")
+		args := make([]any, 0, (end-start)*(len(cols)+2)+len(condArgs))
+		for i := start; i < end; i++ {
+			if i > start {
+				q.WriteString(", ")
+			}
+			if i == start {
+				q.WriteString("(CAST(? AS TEXT), CAST(? AS BIGINT)")
+				for _, c := range cols {
+					q.WriteString(", CAST(? AS " + c.sqlType + ")")
+				}
+			} else {
+				q.WriteString("(?, ?" + strings.Repeat(", ?", len(cols)))
+			}
+			q.WriteString(")")
+			if len(rows[i]) != len(cols)+2 {
+				return nil, fmt.Errorf("billing: a batch row of %s has %d values, want %d", table, len(rows[i]), len(cols)+2)
+			}
+			args = append(args, rows[i]...)
+		}
+		q.WriteString(") AS v WHERE " + table + ".id = v.column1 AND " + table + ".version = v.column2")
+		if cond != "" {
+			q.WriteString(" AND " + cond)
+		}
+		q.WriteString(" RETURNING " + table + ".id")
+		r, err := tx.Query(ctx, q.String(), append(args, condArgs...)...)
+		if err != nil {
+			return nil, err
+		}
+		for r.Next() {
+			var id string
+			if err := r.Scan(&id); err != nil {
+				r.Close()
+				return nil, err
+			}
+			done[id] = true
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return done, nil
+}
+
+// subMutable are a subscription's columns a period start or an end
+// writes.
+var subMutable = []column{{"status", "TEXT"}, {"items", "TEXT"}, {"pending_lines", "TEXT"}, {"metadata", "TEXT"},
+	{"period_number", "BIGINT"}, {"current_period_start", "BIGINT"}, {"current_period_end", "BIGINT"},
+	{"cancel_at_period_end", "BOOLEAN"}, {"canceled_at", "BIGINT"}, {"ended_at", "BIGINT"}, {"latest_invoice", "TEXT"},
+	{"updated_at", "BIGINT"}}
+
+// subRow is s's batch row for subMutable, at the version read.
+func subRow(s *Subscription, now int64) []any {
+	return []any{s.ID, s.version, string(s.Status), jsonText(s.Items), jsonText(orEmpty(s.pending)), jsonText(s.Metadata), s.periodNumber,
+		store.Micros(s.CurrentPeriodStart), store.Micros(s.CurrentPeriodEnd), s.CancelAtPeriodEnd, store.MicrosPtr(s.CanceledAt),
+		store.MicrosPtr(s.EndedAt), s.LatestInvoice, now}
+}
+
+// invMutable are an invoice's columns a billing step writes.
+var invMutable = []column{{"status", "TEXT"}, {"amount_paid", "BIGINT"}, {"payment_intent", "TEXT"}, {"attempt_count", "BIGINT"},
+	{"next_payment_attempt", "BIGINT"}, {"attempt_due", "BIGINT"}, {"attempt_claimed_until", "BIGINT"}, {"paid_at", "BIGINT"},
+	{"updated_at", "BIGINT"}}
+
+// invRow is v's batch row for invMutable, at the version read.
+func invRow(v *Invoice, now int64) []any {
+	return []any{v.ID, v.version, string(v.Status), v.AmountPaid, v.PaymentIntent, v.AttemptCount, store.MicrosPtr(v.NextPaymentAttempt),
+		store.MicrosPtr(v.attemptDue), store.MicrosPtr(v.attemptClaimedUntil), store.MicrosPtr(v.PaidAt), now}
+}
+
+// customersByID loads the customers with ids that are not deleted.
+func customersByID(ctx context.Context, q store.Querier, ids []string) (map[string]*Customer, error) {
+	out := make(map[string]*Customer, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, "SELECT "+customerColumns+" FROM customers WHERE deleted_at IS NULL AND id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanCustomer(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[c.ID] = c
+	}
+	return out, rows.Err()
+}
+
+// scanInvoices reads the rows of an invoices query.
+func scanInvoices(rows *sql.Rows, err error) ([]*Invoice, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Invoice
+	for rows.Next() {
+		v, err := scanInvoice(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// invoicesByID loads the invoices with ids.
+func invoicesByID(ctx context.Context, q store.Querier, ids []string) (map[string]*Invoice, error) {
+	out := make(map[string]*Invoice, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, "SELECT "+invColumns+" FROM invoices WHERE id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scanInvoice(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[v.ID] = v
+	}
+	return out, rows.Err()
+}
+
+// onIntentStatusMany is the batch form of onIntentStatus, for the intents
+// of a billing run's attempts created together: the successes of the
+// attempts in flight pay their invoices with one UPDATE, one insert of
+// their invoice.paid events and one UPDATE of the subscriptions they bring
+// back to active. Everything else (refusals, pending intents, a payment
+// that is not the attempt in flight, a row another writer moved) goes
+// through onIntentStatus one by one.
+func (s *Service) onIntentStatusMany(ctx context.Context, tx *store.Tx, pis []payments.Intent) error {
+	var paid []payments.Intent
+	var ids []string
+	for _, pi := range pis {
+		switch {
+		case pi.Metadata[MetaInvoice] == "":
+		case pi.Status == payments.Succeeded:
+			paid, ids = append(paid, pi), append(ids, pi.Metadata[MetaInvoice])
+		default:
+			if err := s.onIntentStatus(ctx, tx, pi); err != nil {
+				return err
+			}
+		}
+	}
+	if len(paid) == 0 {
+		return nil
+	}
+	invs, err := invoicesByID(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	now := store.Micros(tx.Now())
+	var fast []*Invoice
+	var fastPI []payments.Intent
+	var rows [][]any
+	for _, pi := range paid {
+		v := invs[pi.Metadata[MetaInvoice]]
+		if v == nil || v.MerchantID != pi.MerchantID || v.Livemode != pi.Livemode {
+			continue // not this merchant's invoice: as onIntentStatus, nothing to do
+		}
+		if !invAllowed(payInvoice, v.Status) || !isCurrentAttempt(v, pi.Metadata[MetaAttempt]) {
+			if err := s.onIntentStatus(ctx, tx, pi); err != nil {
+				return err
+			}
+			continue
+		}
+		at := *v.attemptDue
+		id := pi.ID
+		v.Status, v.AmountPaid, v.PaidAt, v.PaymentIntent, v.NextPaymentAttempt, v.attemptClaimedUntil = Paid, pi.AmountCapturedMinor, &at, &id, nil, nil
+		fast, fastPI, rows = append(fast, v), append(fastPI, pi), append(rows, invRow(v, now))
+	}
+	ph, sargs := inList(payInvoice.from)
+	done, err := setMany(ctx, tx, "invoices", invMutable, rows, "invoices.status IN ("+ph+")", sargs...)
+	if err != nil {
+		return err
+	}
+	var evs []events.Pending
+	var latest []*Invoice
+	for i, v := range fast {
+		if !done[v.ID] {
+			if err := s.onIntentStatus(ctx, tx, fastPI[i]); err != nil {
+				return err
+			}
+			continue
+		}
+		v.version++
+		evs = append(evs, ev(v, EventInvoicePaid, s.view(v)))
+		if v.Subscription != nil {
+			latest = append(latest, v)
+		}
+	}
+	if _, err := events.EmitMany(ctx, tx, evs); err != nil {
+		return err
+	}
+	return s.recoverMany(ctx, tx, latest)
+}
+
+// recoverMany brings back to active the past_due or unpaid subscriptions
+// whose latest invoice is one of paid (the recover transition), with their
+// events. The usual case, every subscription active already, costs one
+// UPDATE (by primary key) that changes nothing.
+func (s *Service) recoverMany(ctx context.Context, tx *store.Tx, paid []*Invoice) error {
+	if len(paid) == 0 {
+		return nil
+	}
+	subs, invs := make([]string, len(paid)), make([]string, len(paid))
+	for i, v := range paid {
+		subs[i], invs[i] = *v.Subscription, v.ID
+	}
+	ph, sargs := inList(recoverPaid.from)
+	args := append([]any{string(recoverPaid.to), store.Micros(tx.Now())}, store.Args(subs)...)
+	args = append(append(args, store.Args(invs)...), sargs...)
+	rows, err := tx.Query(ctx, "UPDATE subscriptions SET status = ?, version = version + 1, updated_at = ? WHERE id IN ("+
+		store.Placeholders(len(subs))+") AND latest_invoice IN ("+store.Placeholders(len(invs))+") AND status IN ("+ph+") RETURNING id, merchant_id, livemode",
+		args...)
+	if err != nil {
+		return err
+	}
+	type ref struct {
+		id, merchant string
+		live         bool
+	}
+	var moved []ref
+	for rows.Next() {
+		var r ref
+		if err := rows.Scan(&r.id, &r.merchant, &r.live); err != nil {
+			rows.Close()
+			return err
+		}
+		moved = append(moved, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range moved {
+		sub, err := loadSub(ctx, tx, r.merchant, r.live, r.id)
+		if err != nil {
+			return err
+		}
+		if err := emit(ctx, tx, sub.MerchantID, sub.Livemode, EventSubscriptionUpdated, "subscription", sub.ID, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}

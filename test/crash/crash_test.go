@@ -1,0 +1,252 @@
+// Package crash drives the real payd binary through crashes: several `payd
+// serve` processes on one database, idempotent requests retried with their
+// keys on another process until answered, processes killed with SIGKILL and
+// database connections terminated while the requests run. Afterwards every
+// key must have exactly one effect, every answer must be the stored one byte
+// for byte, each event must be recorded once and the ledger must balance.
+//
+// By default each test runs a small load, so the package fits in about a
+// minute in CI; with -crash.full (go test ./test/crash -args -crash.full)
+// it sends 1,000 keyed requests per engine (docs/performance.md records such
+// runs).
+package crash
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+// full asks for the full-size runs.
+var full = flag.Bool("crash.full", false, "run the crash tests at full size (1,000 keyed requests per engine)")
+
+// size is the workload of a run: 1,000 keyed requests (350 intents created
+// and confirmed, 300 payouts) with -crash.full, else 150.
+func size() workload {
+	if !*full {
+		return workload{intents: 50, payouts: 50}
+	}
+	return workload{intents: 350, payouts: 300}
+}
+
+const secretsKey = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
+
+// cluster is n payd processes on one fresh database and a merchant with a
+// funded sandbox balance.
+type cluster struct {
+	dbURL string
+	f     *fleet
+	c     *client
+	mid   string
+	keys  []string
+}
+
+func startCluster(t *testing.T, engine storetest.Engine, n int, extraEnv ...string) *cluster {
+	t.Helper()
+	return startClusterOn(t, engine, n, &fleet{}, extraEnv...)
+}
+
+// startClusterOn is startCluster filling the fleet f.
+func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *fleet, extraEnv ...string) *cluster {
+	t.Helper()
+	bin := binary(t)
+	dbURL := storetest.URL(t, engine)
+	if engine == storetest.Postgres {
+		// The processes' connections carry a name of their own, so the
+		// test can terminate exactly theirs on a shared server.
+		dbURL += "&application_name=" + appName(t)
+	}
+	env := append(os.Environ(), "PAYD_DATABASE_URL="+dbURL, "PAYD_SECRETS_KEY="+secretsKey, "PAYD_RATE_LIMIT=0",
+		"PAYD_PUBLIC_RATE_LIMIT=0", "PAYD_DB_MAX_CONNS=12", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_DEMO=false", "PAYD_SANDBOX_TIMEOUT_DELAY=50ms")
+	env = append(env, extraEnv...)
+	cl := &cluster{dbURL: dbURL, f: f}
+	for i := range n {
+		cl.f.procs = append(cl.f.procs, newProc(t, bin, "payd"+string(rune('a'+i)), env))
+	}
+	var m struct {
+		MerchantID string   `json:"merchant_id"`
+		SecretKeys []string `json:"secret_keys"`
+	}
+	if err := json.Unmarshal(cl.f.procs[0].cli("merchant", "create", "--name", "Crash test", "--json"), &m); err != nil || len(m.SecretKeys) == 0 {
+		t.Fatalf("merchant create: %v", err)
+	}
+	cl.mid, cl.keys = m.MerchantID, m.SecretKeys
+	errc := make(chan error, n)
+	for _, p := range cl.f.procs {
+		go func() { errc <- p.start() }()
+	}
+	for range n {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, p := range cl.f.procs {
+			p.kill()
+		}
+		if t.Failed() {
+			t.Logf("logs:\n%s", sumLogs(cl.f))
+		}
+	})
+	cl.c = newClient(t, cl.f, m.SecretKeys[0])
+	return cl
+}
+
+func (cl *cluster) fund(t *testing.T) {
+	t.Helper()
+	if a, ok := cl.c.post("topup", "/v1/sandbox/topups", map[string]any{"currency": "DJF", "amount_minor": 10_000_000}); !ok || a.status != 201 {
+		t.Fatalf("top-up: %d %s", a.status, a.body)
+	}
+}
+
+func (cl *cluster) db(t *testing.T) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), cl.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func appName(t *testing.T) string {
+	return "payd_crash_" + strings.ToLower(strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+}
+
+// TestKillDuringKeyedRequests: payment intents created and confirmed and
+// payouts created, each request retried with its key on another process
+// until answered, while payd processes are killed with SIGKILL and started
+// again: three processes on PostgreSQL, one on SQLite (whose retries wait
+// for the restart).
+func TestKillDuringKeyedRequests(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			n := 3
+			if engine == storetest.SQLite {
+				n = 1
+			}
+			cl := startCluster(t, engine, n)
+			cl.fund(t)
+			w, kills := size(), 8
+			if !*full {
+				kills = 3
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			killed := chaos(ctx, t, cl.f, cl.c, w.requests(), kills)
+			start := time.Now()
+			res := drive(t, cl.c, w, 12)
+			elapsed := time.Since(start)
+			stop()
+			k := killed()
+			for _, p := range cl.f.procs {
+				if !p.up.Load() {
+					if err := p.start(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			t.Logf("%d keyed requests in %v: %d kills, %d sends, %d lost to a kill, %d answered 5xx, %d 409 in use, %d replayed",
+				w.requests(), elapsed.Round(time.Millisecond), k, cl.c.tries.Load(), cl.c.dropped.Load(), cl.c.fives.Load(),
+				cl.c.inUse.Load(), cl.c.replays.Load())
+			if s := cl.c.fiveSample.Load(); s != nil {
+				t.Logf("a 5xx answer (retried): %v%s", s, logLines(cl.f, s.(string)))
+			}
+			if k != kills {
+				t.Errorf("%d kills during the run, want %d", k, kills)
+			}
+			db := cl.db(t)
+			waitSettled(t, db, 30*time.Second)
+			checkAnswers(t, db, cl.c)
+			checkEffects(t, db, w, res)
+		})
+	}
+}
+
+// TestBackendsTerminated: three processes on PostgreSQL while the test
+// terminates their database connections (pg_terminate_backend) every few
+// hundred milliseconds. payd runs again whatever a dead connection broke
+// before anything of it committed, so no request answers 5xx and no key
+// stays locked (no 409).
+func TestBackendsTerminated(t *testing.T) {
+	cl := startCluster(t, storetest.Postgres, 3)
+	cl.fund(t)
+	admin, err := sql.Open("pgx", os.Getenv("PAYD_TEST_DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	w := size()
+	ctx, stop := context.WithCancel(context.Background())
+	terminated := make(chan int)
+	go func() {
+		total := 0
+		defer func() { terminated <- total }()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			var n int
+			if err := admin.QueryRow(`SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`,
+				appName(t)).Scan(&n); err != nil {
+				t.Errorf("terminate: %v", err)
+				return
+			}
+			total += n
+		}
+	}()
+	start := time.Now()
+	res := drive(t, cl.c, w, 12)
+	stop()
+	total := <-terminated
+	t.Logf("%d keyed requests in %v: %d backends terminated, %d sends, %d answered 5xx, %d 409 in use",
+		w.requests(), time.Since(start).Round(time.Millisecond), total, cl.c.tries.Load(), cl.c.fives.Load(), cl.c.inUse.Load())
+	if total == 0 {
+		t.Error("no backend was terminated")
+	}
+	if n := cl.c.fives.Load(); n > 0 {
+		t.Errorf("%d answers were 5xx (e.g. %v)", n, cl.c.fiveSample.Load())
+	}
+	if n := cl.c.inUse.Load(); n > 0 {
+		t.Errorf("%d answers were 409 idempotency_key_in_use", n)
+	}
+	if n := cl.c.dropped.Load(); n > 0 {
+		t.Errorf("%d requests got no answer at all", n)
+	}
+	db := cl.db(t)
+	waitSettled(t, db, 30*time.Second)
+	checkAnswers(t, db, cl.c)
+	checkEffects(t, db, w, res)
+}
+
+// logLines returns the processes' log lines about the request whose answer
+// is body (by its request id), for a failure message.
+func logLines(f *fleet, body string) string {
+	var e struct {
+		Error struct {
+			RequestID string `json:"request_id"`
+		} `json:"error"`
+	}
+	if i := strings.Index(body, "{"); i < 0 || json.Unmarshal([]byte(body[i:]), &e) != nil || e.Error.RequestID == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range f.procs {
+		raw, _ := os.ReadFile(p.log)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.Contains(line, e.Error.RequestID) {
+				b.WriteString("\n  " + p.name + ": " + line)
+			}
+		}
+	}
+	return b.String()
+}
