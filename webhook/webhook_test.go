@@ -82,7 +82,7 @@ func TestVerify(t *testing.T) {
 }
 
 // TestSignatureMatchesSpec checks the algorithm against a value computed
-// independently (Python's hmac module) from SPEC's description.
+// independently (Python's hmac module) from the documented scheme (docs/webhooks.md).
 func TestSignatureMatchesSpec(t *testing.T) {
 	got := ComputeSignature("whsec_test", time.Unix(1700000000, 0), "evt_123", []byte(`{"id":"evt_123"}`))
 	if len(got) != 64 || strings.ToLower(got) != got {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/payd/payd/bench/harness"
 	"github.com/payd/payd/bench/loadgen"
+	"github.com/payd/payd/internal/app"
 )
 
 func main() {
@@ -41,6 +42,7 @@ func main() {
 	logLevel := flag.String("log-level", "warn", "payd's log level when started here (info logs every request)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (payd included when started here)")
 	nMerchants := flag.Int("merchants", 1, "spread the clients over this many merchants (each merchant's balance rows are a hot spot)")
+	requestLog := flag.Bool("request-log", true, "keep the request log (false: PAYD_REQUEST_LOG=false) when payd is started here")
 	flag.Parse()
 	levels, err := harness.Levels("clients", *clients)
 	if err != nil {
@@ -60,7 +62,8 @@ func main() {
 	base, keys, engine := *target, []string{*key}, db.Engine
 	if base == "" {
 		ctx := context.Background()
-		m, cleanup, err := db.Start(ctx, harness.Logs(os.Stderr, *logLevel))
+		m, cleanup, err := db.Start(ctx, harness.Logs(os.Stderr, *logLevel),
+			harness.Configure(func(c *app.Config) { c.RequestLog = *requestLog }))
 		if err != nil {
 			harness.Fatal(err)
 		}

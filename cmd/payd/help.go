@@ -35,6 +35,7 @@ var variables = map[string]string{
 	"PAYD_PUBLIC_URL":             "base of the redirect_urls payd hands out (default http:// + PAYD_ADDR)",
 	"PAYD_DEMO":                   "false: no demo merchant on a new database (default true)",
 	"PAYD_WORKERS":                "false: run only the HTTP API in this process (default true)",
+	"PAYD_REQUEST_LOG":            "false: keep no request log in this process (payd logs tail, GET /v1/request_logs; default true)",
 	"PAYD_SANDBOX_TIMEOUT_DELAY":  "delay of the sandbox network_timeout scenario (default 30s)",
 	"PAYD_SANDBOX_PUSH_DELAY":     "when sandbox push approvals arrive (default 3s)",
 	"PAYD_WEBHOOK_RETRY_SCHEDULE": "waits before each webhook retry (default 1m,5m,30m,2h,6h,12h,24h)",

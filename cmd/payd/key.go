@@ -63,7 +63,7 @@ func runKey(ctx context.Context, e *env, args []string) error {
 	defer m.Close()
 	switch args[0] {
 	case "create":
-		k, err := m.Merchants.CreateKey(ctx, *id, *mode == "live", *kind)
+		k, err := m.Merchants.CreateKeyByOperator(ctx, *id, *mode == "live", *kind)
 		if err != nil {
 			return err
 		}
@@ -73,7 +73,7 @@ func runKey(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s  %s (shown once)\n", k.ID, k.Secret)
 		return nil
 	case "revoke":
-		if err := m.Merchants.RevokeKey(ctx, *id, *keyID); err != nil {
+		if err := m.Merchants.RevokeKeyByOperator(ctx, *id, *keyID); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "key %s revoked\n", *keyID)

@@ -37,7 +37,7 @@ func (s *syncBuffer) String() string {
 }
 
 // TestProviderSimCommand runs `payd provider-sim` with every flag of
-// CONTRACT section 11 and checks it serves until interrupted.
+// docs/providers.md and checks it serves until interrupted.
 func TestProviderSimCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}

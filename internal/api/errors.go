@@ -47,7 +47,7 @@ func statusAndType(e *errs.Error) (int, string) {
 	return status, typ
 }
 
-// ErrorBody is the JSON error envelope of CONTRACT section 2.
+// ErrorBody is the JSON error envelope.
 type ErrorBody struct {
 	Error ErrorObject `json:"error"`
 }

@@ -75,7 +75,7 @@ func (h paymentIntents) confirm(w http.ResponseWriter, r *http.Request) error {
 }
 
 // writeIntent answers an intent a create or confirm left; one the provider
-// refused is 402 with the intent as the body (CONTRACT section 10).
+// refused is 402 with the intent as the body.
 func writeIntent(w http.ResponseWriter, status int, pi payments.Intent) {
 	if pi.Status == payments.Canceled {
 		status = http.StatusPaymentRequired

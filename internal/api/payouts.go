@@ -12,7 +12,7 @@ import (
 	"github.com/payd/payd/internal/providers"
 )
 
-// RegisterPayouts mounts the payout endpoints (SPEC: Endpoints → Payouts).
+// RegisterPayouts mounts the payout endpoints.
 func RegisterPayouts(s *Server, svc *payouts.Service) {
 	h := payoutHandlers{svc: svc}
 	s.Handle("POST /v1/payouts", h.create)
@@ -26,9 +26,9 @@ func RegisterPayouts(s *Server, svc *payouts.Service) {
 
 type payoutHandlers struct{ svc *payouts.Service }
 
-// create answers 201 with the payout (CONTRACT section 10: "single payout
-// create 201"), whatever its rail answered: a rail that refused it at once
-// shows as status failed with failure_code (CONTRACT section 4). A short
+// create answers 201 with the payout, whatever its rail answered (the payout
+// exists and its outcome is a status): a rail that refused it at once
+// shows as status failed with failure_code. A short
 // available balance is the error 402 insufficient_balance, and nothing is
 // created.
 func (h payoutHandlers) create(w http.ResponseWriter, r *http.Request) error {

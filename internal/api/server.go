@@ -28,7 +28,7 @@ import (
 // HandlerFunc is a handler that returns its error for WriteError to answer.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// DefaultMaxBody is the JSON body limit (CONTRACT: 1 MiB).
+// DefaultMaxBody is the JSON body limit (1 MiB).
 const DefaultMaxBody = 1 << 20
 
 // Options of one route.

@@ -82,7 +82,7 @@ func (h terminalHandlers) deregister(w http.ResponseWriter, r *http.Request) err
 }
 
 // pay answers 201 with the succeeded intent, or 402 with the canceled intent
-// of a declined card (as the sandbox failures of CONTRACT section 10).
+// of a declined card (as the sandbox failures).
 func (h terminalHandlers) pay(w http.ResponseWriter, r *http.Request) error {
 	var in terminals.PaymentParams
 	if err := DecodeJSON(r, &in); err != nil {

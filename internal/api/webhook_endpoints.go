@@ -14,7 +14,7 @@ import (
 )
 
 // RegisterWebhooks adds the webhook endpoints, events, event stream and
-// sandbox trigger routes (CONTRACT section 8).
+// sandbox trigger routes.
 func RegisterWebhooks(s *Server, svc *webhooks.Service) {
 	h := webhookHandlers{svc: svc}
 	// Creation handles its Idempotency-Key itself (see createEndpoint).

@@ -36,6 +36,7 @@ type Config struct {
 	Demo                 bool            // PAYD_DEMO: serve makes a demo merchant on an empty database (default true)
 	LogLevel             string          // PAYD_LOG_LEVEL: debug, info, warn, error
 	Workers              bool            // PAYD_WORKERS: run background workers in this process (default true)
+	RequestLog           bool            // PAYD_REQUEST_LOG: keep recent API requests for `payd logs tail` (default true)
 	BillingRetrySchedule []time.Duration // PAYD_BILLING_RETRY_SCHEDULE: waits after each failed invoice attempt
 }
 
@@ -52,6 +53,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		Demo:           getenv("PAYD_DEMO") != "false",
 		LogLevel:       or(getenv("PAYD_LOG_LEVEL"), "info"),
 		Workers:        getenv("PAYD_WORKERS") != "false",
+		RequestLog:     getenv("PAYD_REQUEST_LOG") != "false",
 	}
 	var err error
 	durations := []struct {

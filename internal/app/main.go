@@ -141,7 +141,7 @@ func (m *Main) Run(ctx context.Context) error {
 			m.Logger.Error("http server", "err", err)
 		}
 	}()
-	if m.requestLog != nil {
+	if m.requestLog != nil && m.Config.RequestLog {
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()

@@ -11,12 +11,15 @@ import (
 // in-memory buffer, and a worker writes the buffer in batches, outside any
 // request's transaction. Every serving process runs its own flusher (Run
 // starts it, workers or not), so API-only processes keep their requests too.
+// PAYD_REQUEST_LOG=false keeps none (the list then answers what is stored).
 func init() {
 	wirers = append(wirers, func(ctx context.Context, m *Main) error {
 		log := requestlog.New(m.DB, requestlog.Config{Registry: m.Registry})
 		m.requestLog = log
 		api.RegisterRequestLogs(m.API, log)
-		m.API.SetRequestLog(log)
+		if m.Config.RequestLog {
+			m.API.SetRequestLog(log)
+		}
 		return nil
 	})
 }

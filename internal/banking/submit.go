@@ -28,8 +28,7 @@ type Submission struct {
 	Replayed bool
 }
 
-// HTTPStatus is 202 when any transaction is held (ACWP), 200 otherwise
-// (CONTRACT section 6).
+// HTTPStatus is 202 when any transaction is held (ACWP), 200 otherwise.
 func (s Submission) HTTPStatus() int {
 	for _, tx := range s.Report.Transactions {
 		if tx.Status == StatusACWP {

@@ -83,7 +83,7 @@ func (r *ScreeningRecord) Hit() bool {
 	return r != nil && (r.Debtor.Status == ScreenHit || r.Creditor.Status == ScreenHit)
 }
 
-// TransferRow is the JSON transfer row of CONTRACT section 6, exactly its
+// TransferRow is the JSON transfer row, exactly its
 // fields.
 type TransferRow struct {
 	UETR                string       `json:"uetr"`

@@ -27,7 +27,7 @@ type Event struct {
 }
 
 // Envelope is the JSON form of an event that receivers get: both consumer
-// forms of SPEC.md work, data.id and data.object.
+// forms work, data.id and data.object.
 type Envelope struct {
 	ID        string       `json:"id"`
 	Object    string       `json:"object"`

@@ -3,6 +3,7 @@ package merchants
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
 	"time"
 
@@ -52,7 +53,7 @@ func insertKeyBy(ctx context.Context, tx *store.Tx, merchantID string, livemode 
 }
 
 // CreateKey makes one more key. Live keys need approved KYC and at least one
-// connected live provider (SPEC Authentication 7).
+// connected live provider.
 func (s *Service) CreateKey(ctx context.Context, merchantID string, livemode bool, kind string) (NewKey, error) {
 	return s.CreateKeyBy(ctx, merchantID, livemode, kind, "", "")
 }
@@ -62,6 +63,12 @@ func (s *Service) CreateKey(ctx context.Context, merchantID string, livemode boo
 // rolls set (a key of the merchant in the same mode) the new key continues
 // that key's identity and the old one is revoked in the same transaction.
 func (s *Service) CreateKeyBy(ctx context.Context, merchantID string, livemode bool, kind, userID, rolls string) (NewKey, error) {
+	return s.createKey(ctx, merchantID, livemode, kind, userID, rolls, "")
+}
+
+// createKey is CreateKeyBy; with auditAs set it also writes the merchant's
+// audit row naming that principal, in the key's transaction.
+func (s *Service) createKey(ctx context.Context, merchantID string, livemode bool, kind, userID, rolls, auditAs string) (NewKey, error) {
 	if kind != auth.KindSecret && kind != auth.KindPublishable {
 		return NewKey{}, errs.Invalid("kind", "parameter_invalid", "kind must be secret or publishable")
 	}
@@ -104,6 +111,9 @@ func (s *Service) CreateKeyBy(ctx context.Context, merchantID string, livemode b
 		}
 		out = NewKey{Key: Key{ID: id, Object: "api_key", Kind: kind, Livemode: livemode, CreatedAt: tx.Now(),
 			Display: secret[:len(auth.KeyPrefix(kind, livemode))] + "…" + secret[len(secret)-4:]}, Secret: secret}
+		if auditAs != "" {
+			return auditSettings(ctx, tx, merchantID, livemode, auditAs, "api_key.create", id, kind+" key "+out.Display)
+		}
 		return nil
 	})
 	return out, err
@@ -222,4 +232,35 @@ func (c *keyCache) purgeKeyID(id string) {
 			delete(c.m, h)
 		}
 	}
+}
+
+// OperatorPrincipal is the principal an operator's command-line key actions
+// are recorded under in the merchant's audit log.
+const OperatorPrincipal = "operator"
+
+// CreateKeyByOperator is CreateKey for `payd key create`: the key and the
+// audit row naming the operator commit together.
+func (s *Service) CreateKeyByOperator(ctx context.Context, merchantID string, livemode bool, kind string) (NewKey, error) {
+	return s.createKey(ctx, merchantID, livemode, kind, "", "", OperatorPrincipal)
+}
+
+// RevokeKeyByOperator is RevokeKey for `payd key revoke`: the revocation
+// and the audit row naming the operator commit together.
+func (s *Service) RevokeKeyByOperator(ctx context.Context, merchantID, keyID string) error {
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var live bool
+		err := tx.QueryRow(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND merchant_id = ? AND revoked_at IS NULL RETURNING livemode",
+			store.Micros(tx.Now()), keyID, merchantID).Scan(&live)
+		if errors.Is(err, sql.ErrNoRows) || store.IsNotFound(err) {
+			return errs.NotFound("api_key", keyID)
+		}
+		if err != nil {
+			return err
+		}
+		return auditSettings(ctx, tx, merchantID, live, OperatorPrincipal, "api_key.revoke", keyID, "")
+	})
+	if err == nil {
+		s.cache.purgeKeyID(keyID)
+	}
+	return err
 }

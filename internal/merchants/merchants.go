@@ -244,10 +244,10 @@ func (s *Service) SetKYC(ctx context.Context, merchantID, status string) error {
 	return nil
 }
 
-// Providers payd knows (SPEC's provider codes).
+// Providers payd knows.
 var Providers = []string{"bank_a", "bank_b", "wallet_a", "wallet_b", "wallet_c", "wallet_d"}
 
-// ProviderConfig is a live provider connection (CONTRACT section 11).
+// ProviderConfig is a live provider connection.
 type ProviderConfig struct {
 	BaseURL        string `json:"base_url"`
 	APIKey         string `json:"api_key"`

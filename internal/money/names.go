@@ -3,7 +3,7 @@ package money
 import "github.com/payd/payd/internal/errs"
 
 // OneAmount picks the amount of a request that accepts it under two names:
-// SPEC's "amount" where SPEC has it, and "amount_minor", the name payd uses
+// "amount" where the established request field has it, and "amount_minor", the name payd uses
 // for minor units everywhere else. Giving both is a 400 naming amount_minor,
 // even when they agree, so a request never carries two readings of one
 // value. It returns the value given (nil when neither) and its field name

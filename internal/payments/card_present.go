@@ -17,12 +17,12 @@ import (
 const flowCardPresent providers.Flow = "card_present"
 
 // CardPresentProvider is the provider code of card-present intents: the
-// card gateway sits behind wallet_a (SPEC: wallet_a "also acquires
-// Visa/Mastercard cards").
+// card gateway sits behind wallet_a, which also acquires Visa and
+// Mastercard cards.
 const CardPresentProvider = providers.WalletA
 
-// cardPresentDetails is payment_method_details of a card-present intent
-// (SPEC: PaymentIntent). It holds no PAN, track data or cryptogram.
+// cardPresentDetails is payment_method_details of a card-present intent.
+// It holds no PAN, track data or cryptogram.
 type cardPresentDetails struct {
 	Type        string `json:"type"`
 	CardPresent struct {

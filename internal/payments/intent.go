@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Status is a payment intent's state (CONTRACT section 3).
+// Status is a payment intent's state.
 type Status string
 
 // The states of a payment intent. Succeeded and canceled are terminal.

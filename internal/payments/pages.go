@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/providers"
 )
 
@@ -16,7 +17,7 @@ func (s *Service) HostedPage(ctx context.Context, id, token string) (providers.H
 	if err != nil {
 		return providers.HostedPage{}, err
 	}
-	return pageView(r), nil
+	return s.pageView(ctx, r), nil
 }
 
 // SubmitHostedPage records what the customer submitted on the page: the
@@ -26,21 +27,32 @@ func (s *Service) HostedPage(ctx context.Context, id, token string) (providers.H
 // Secure) or to return_url once the intent no longer waits for the page.
 func (s *Service) SubmitHostedPage(ctx context.Context, id, token string, sub providers.PageSubmission) (providers.HostedPage, error) {
 	ctx = context.WithoutCancel(ctx)
+	declines := 0
 	r, _, err := s.step(ctx,
 		func() (*record, error) { return s.pageIntent(ctx, id, token) },
 		func(r *record) error {
 			if r.Status != RequiresAction || r.pageStep != sub.Step {
 				return errNothingToDo
 			}
-			return nil
+			var err error
+			declines, err = s.pageDeclines(ctx, r.ID)
+			return err
 		},
 		func(a providers.PaymentAdapter, pay providers.Payment) (providers.Result, error) {
-			return a.CompletePage(ctx, pay, sub)
+			res, err := a.CompletePage(ctx, pay, sub)
+			if err == nil && sub.Step == providers.StepCard && res.Outcome == providers.Failed && res.Failure != nil &&
+				res.Failure.Code == "card_declined" && declines+1 < MaxCardAttempts {
+				// Another card may be tried: the intent keeps waiting on
+				// its card page, with the decline as its last_error.
+				res = providers.Result{Outcome: providers.Pending, PageStep: providers.StepCard, Failure: res.Failure,
+					MethodDetails: res.MethodDetails, FailFirstWebhook: res.FailFirstWebhook}
+			}
+			return res, err
 		})
 	if err != nil && err != errNothingToDo {
 		return providers.HostedPage{}, err
 	}
-	return pageView(r), nil
+	return s.pageView(ctx, r), nil
 }
 
 func (s *Service) pageIntent(ctx context.Context, id, token string) (*record, error) {
@@ -54,7 +66,9 @@ func (s *Service) pageIntent(ctx context.Context, id, token string) (*record, er
 	return r, nil
 }
 
-func pageView(r *record) providers.HostedPage {
+// pageView is what the hosted page shows of an intent, with the merchant's
+// name (a failure to read it leaves the page without it rather than failing).
+func (s *Service) pageView(ctx context.Context, r *record) providers.HostedPage {
 	v := providers.HostedPage{IntentID: r.ID, Provider: r.Provider, Status: string(r.Status), AmountMinor: r.AmountMinor,
 		Currency: r.Currency, Method: r.Metadata[metaWalletDMethod], Methods: WalletDMethods}
 	if r.Description != nil {
@@ -69,7 +83,27 @@ func pageView(r *record) providers.HostedPage {
 	if r.LastError != nil {
 		v.Error = r.LastError.Message
 	}
+	if m, err := merchants.Get(ctx, s.db, r.MerchantID); err == nil {
+		v.MerchantName = m.Name
+	}
+	if v.Step == providers.StepCard && r.LastError != nil {
+		if n, err := s.pageDeclines(ctx, r.ID); err == nil {
+			v.AttemptsLeft = max(MaxCardAttempts-n, 0)
+		}
+	}
 	return v
+}
+
+// MaxCardAttempts is how many cards a customer may try on an intent's hosted
+// card page: a declined card leaves the page open for another until this
+// many have been declined, and the last decline cancels the intent.
+const MaxCardAttempts = 3
+
+// pageDeclines is how many cards were declined on the intent's card page.
+func (s *Service) pageDeclines(ctx context.Context, id string) (int, error) {
+	var n int
+	err := s.db.QueryRow(ctx, "SELECT page_attempts FROM payment_intents WHERE id = ?", id).Scan(&n)
+	return n, err
 }
 
 // ReturnURL is where a redirect flow sends the customer back:

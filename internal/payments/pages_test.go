@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/payments"
 )
 
 func cardIntent(t *testing.T, e *apptest.Env) intent {
@@ -48,7 +49,19 @@ func testHostedPages(t *testing.T, e *apptest.Env) {
 	})
 	t.Run("declined card", func(t *testing.T) {
 		in := cardIntent(t, e)
-		status, loc, _ := submitPage(t, in.NextAction.RedirectURL, url.Values{"card_number": {"4000 0000 0000 0002"}, "exp_month": {"12"}, "exp_year": {"40"}, "cvc": {"123"}})
+		declined := url.Values{"card_number": {"4000 0000 0000 0002"}, "exp_month": {"12"}, "exp_year": {"40"}, "cvc": {"123"}}
+		// The customer may try other cards: each decline but the last
+		// sends them back to the card page, the intent still waiting.
+		for i := 1; i < payments.MaxCardAttempts; i++ {
+			status, loc, _ := submitPage(t, in.NextAction.RedirectURL, declined)
+			if status != 303 || !strings.HasPrefix(loc, "/sandbox/pay/"+in.ID) {
+				t.Fatalf("decline %d: %d to %s, want the card page again", i, status, loc)
+			}
+			if got := get(t, e, in.ID); got.Status != "requires_action" || got.LastError == nil || got.LastError.Code != "card_declined" {
+				t.Fatalf("after decline %d: %+v", i, got)
+			}
+		}
+		status, loc, _ := submitPage(t, in.NextAction.RedirectURL, declined)
 		wantReturn(t, status, loc, in.ID)
 		got := get(t, e, in.ID)
 		if got.Status != "canceled" || got.LastError.Code != "card_declined" || got.LastError.DeclineCode != "generic_decline" {

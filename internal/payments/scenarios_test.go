@@ -44,7 +44,7 @@ func modes() []flowMode {
 	}
 }
 
-// offered is SPEC's applicability table written out per mode (card
+// offered is the scenarios' applicability table written out per mode (card
 // payments are the card_gateway_cnp rail; wallet_b takes no payments).
 var offered = map[string][]string{
 	"success":              {"*"},

@@ -263,6 +263,12 @@ func (s *Service) record(ctx context.Context, r *record, res providers.Result) (
 		if err := move(ctx, tx, &out, t); err != nil {
 			return err
 		}
+		if res.Outcome == providers.Pending && res.Failure != nil {
+			// A declined card on the hosted page, with another allowed.
+			if _, err := tx.Exec(ctx, "UPDATE payment_intents SET page_attempts = page_attempts + 1 WHERE id = ?", out.ID); err != nil {
+				return err
+			}
+		}
 		return s.effects(ctx, tx, &out, t, res)
 	})
 	if err != nil {
@@ -295,6 +301,11 @@ func applyResult(r *record, res providers.Result, now time.Time) (transition, er
 		}
 		if res.PageToken != "" {
 			r.pageTokenHash = hashToken(res.PageToken)
+		}
+		if f := res.Failure; f != nil {
+			// Still waiting, after a refusal the customer can recover from
+			// (a declined card, with another card allowed).
+			r.LastError = &LastError{Code: f.Code, Message: f.Message, Provider: r.Provider, DeclineCode: f.DeclineCode}
 		}
 		r.Status = RequiresAction
 		return await, nil

@@ -13,7 +13,7 @@ type transition struct {
 	event string // the event the move emits ("" for none)
 }
 
-// The transition table (SPEC States, CONTRACT section 3). Creation inserts
+// The transition table. Creation inserts
 // the first row directly in its status; everything after is one of these.
 var (
 	// claim marks an intent as being decided by a remote provider call, so
@@ -37,7 +37,7 @@ var (
 // transitions lists every move; tests derive the allowed pairs from it.
 var transitions = []transition{claim, await, overrideScenario, succeed, cancel, holdForReview}
 
-// The events of a payment intent (CONTRACT section 3).
+// The events of a payment intent.
 const (
 	EventCreated          = "payment_intent.created"
 	EventSucceeded        = "payment_intent.succeeded"

@@ -14,7 +14,7 @@ import (
 // CreateParams is the body of POST /v1/payment_intents, plus the sandbox
 // scenario header.
 type CreateParams struct {
-	Amount         *int64            `json:"amount"`       // major units (SPEC)
+	Amount         *int64            `json:"amount"`       // major units
 	AmountMinor    *int64            `json:"amount_minor"` // minor units; exactly one of the two
 	Currency       string            `json:"currency"`
 	Provider       string            `json:"provider"`
@@ -26,7 +26,7 @@ type CreateParams struct {
 	Scenario string `json:"-"`
 }
 
-// Limits on free-form fields (Stripe's, where SPEC is silent).
+// Limits on free-form fields (Stripe's).
 const (
 	maxDescription   = 1000
 	maxMetadataKeys  = 50
@@ -35,7 +35,7 @@ const (
 	maxReturnURL     = 2048
 )
 
-// The metadata keys payd reads (SPEC: POST /v1/payment_intents).
+// The metadata keys payd reads.
 const (
 	metaWalletAMode   = "wallet_a_mode"
 	metaAuthMode      = "auth_mode"
@@ -44,7 +44,7 @@ const (
 )
 
 // walletDMethods are wallet_d's direct payment methods and the flow each
-// uses (CONTRACT section 10).
+// uses.
 var walletDMethods = map[string]providers.Flow{
 	"telebirr": providers.FlowPush, "mpesa": providers.FlowPush, "cbebirr": providers.FlowPush, "ebirr": providers.FlowPush,
 	"amole": providers.FlowOTP, "awashbirr": providers.FlowOTP,
@@ -54,7 +54,7 @@ var walletDMethods = map[string]providers.Flow{
 // picker shows them.
 var WalletDMethods = []string{"telebirr", "mpesa", "cbebirr", "ebirr", "amole", "awashbirr"}
 
-// currencies each provider takes (CONTRACT section 3).
+// currencies each provider takes.
 func currencyOffered(provider, currency string) bool {
 	if provider == providers.WalletD {
 		return currency == "ETB"
@@ -155,7 +155,7 @@ func validate(in CreateParams) (newIntent, error) {
 	return n, nil
 }
 
-// chooseFlow applies SPEC's flow table to the provider and metadata.
+// chooseFlow applies the flow table (docs/payments.md) to the provider and metadata.
 func (n *newIntent) chooseFlow() error {
 	n.rail = n.provider
 	md := n.metadata
@@ -165,7 +165,7 @@ func (n *newIntent) chooseFlow() error {
 	case providers.WalletA:
 		switch mode, ok := md[metaWalletAMode]; {
 		case !ok:
-			n.flow = providers.FlowPush // SPEC: the push-approval flow without a mode
+			n.flow = providers.FlowPush // without a mode, the push-approval flow
 		case mode == "hpp":
 			n.flow = providers.FlowHostedPage
 		case mode == "card":
@@ -212,7 +212,7 @@ func (n *newIntent) redirects() bool {
 	return n.flow == providers.FlowHostedPage || n.flow == providers.FlowCardPage || n.flow == providers.FlowMethodPicker
 }
 
-// needsMSISDN: CONTRACT section 3 requires the customer's number for
+// needsMSISDN: payd requires the customer's number for
 // bank_a, bank_b, wallet_c and wallet_a's push flow.
 func (n *newIntent) needsMSISDN() bool {
 	switch n.provider {
@@ -331,7 +331,7 @@ func clip(s string) string {
 }
 
 // ChooseFlow returns the flow a payment intent for provider with this
-// metadata would use (SPEC's flow table), or the 400 naming the metadata
+// metadata would use, or the 400 naming the metadata
 // field at fault. Billing uses it to tell push rails from OTP and redirect
 // ones before it creates an intent.
 func ChooseFlow(provider string, metadata map[string]string) (providers.Flow, error) {

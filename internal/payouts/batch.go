@@ -36,7 +36,7 @@ type Batch struct {
 	UpdatedAt        time.Time
 }
 
-// MarshalJSON renders the batch object of its variant (SPEC: Bulk batch):
+// MarshalJSON renders the batch object of its variant:
 // variant A with item_count, succeeded, failed, pending; variant B with
 // row_count, total_amount_minor, created_by and, once approved, approved_at,
 // approved_by and the rows_ counters. Both add object, livemode,

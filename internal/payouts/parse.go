@@ -13,13 +13,13 @@ import (
 	"github.com/payd/payd/internal/money"
 )
 
-// Batch variants (CONTRACT section 5): the request's shape picks one.
+// Batch variants: the request's shape picks one.
 const (
 	VariantItems = "items" // variant A: inline items or text/csv; po_bulk_, 202, reserved at once
 	VariantRows  = "rows"  // variant B: rows or multipart CSV; batch_, 201, pending_approval
 )
 
-// The CSV headers, exactly (SPEC: Endpoints → Payouts).
+// The CSV headers, exactly.
 var (
 	ItemsCSVHeader = []string{"amount", "currency", "provider", "recipient_msisdn", "recipient_account", "recipient_name", "description", "external_ref"}
 	RowsCSVHeader  = []string{"recipient_msisdn", "recipient_account", "amount", "provider", "reference", "description"}
@@ -154,7 +154,7 @@ func parseRowsJSON(f batchFields, livemode bool) (*BatchRequest, error) {
 }
 
 // keep adds in unless its reference repeats an earlier row's: a repeated
-// reference within a batch is a no-op (SPEC), so the later row is dropped
+// reference within a batch is a no-op, so the later row is dropped
 // unread.
 func (b *BatchRequest) keep(in *payoutInput, seen map[string]bool) bool {
 	ref := strings.TrimSpace(in.Reference)
@@ -341,7 +341,7 @@ func itemFromJSON(row int, raw json.RawMessage) *payoutInput {
 }
 
 // rowFromJSON reads a variant B row. recipient_name is accepted beside
-// SPEC's fields so JSON rows can be screened.
+// the documented row fields so JSON rows can be screened.
 func rowFromJSON(row int, raw json.RawMessage) *payoutInput {
 	in := &payoutInput{Row: row}
 	obj := jsonObject(in, raw)

@@ -1,5 +1,5 @@
 // Package payouts owns payouts: single payouts, bulk batches in both shapes
-// of CONTRACT section 5 (variant A "items", reserved at submission; variant
+// (variant A "items", reserved at submission; variant
 // B "rows", approved by a second principal), sanctions screening holds,
 // four-eyes approval above the merchant's threshold, the dispatch of
 // payouts to their rails and the float they reserve.
@@ -24,7 +24,7 @@ import (
 	"github.com/payd/payd/internal/screening"
 )
 
-// Payout is the payout object of CONTRACT section 5.
+// Payout is the payout object.
 type Payout struct {
 	ID               string            `json:"id"`
 	Object           string            `json:"object"` // "payout"

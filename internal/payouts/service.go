@@ -92,7 +92,7 @@ func (s *Service) Screen(name string) screening.Result {
 	return r
 }
 
-// CreateParams is the body of POST /v1/payouts (SPEC: Payout (single)).
+// CreateParams is the body of POST /v1/payouts.
 type CreateParams struct {
 	Amount           *int64            `json:"amount"`
 	AmountMinor      *int64            `json:"amount_minor"` // the same value under payd's general name; one of the two
@@ -579,7 +579,7 @@ func (s *Service) lease(p *Payout) time.Duration {
 	return a.PayoutTimeout() + s.cfg.Lease
 }
 
-// insufficient maps the ledger's refusal to the 402 of CONTRACT section 5.
+// insufficient maps the ledger's refusal to the 402.
 func insufficient(err error) error {
 	if errors.Is(err, ledger.ErrInsufficientFunds) {
 		return errs.PaymentRequired("insufficient_balance", "the available balance is lower than the payout amount; nothing was reserved")

@@ -102,7 +102,7 @@ func testSinglePayoutSucceeds(t *testing.T, e *apptest.Env) {
 	verifyLedger(t, e)
 }
 
-// TestSinglePayoutScenarios walks CONTRACT section 4's payout outcomes.
+// TestSinglePayoutScenarios walks the sandbox scenarios' payout outcomes.
 func testSinglePayoutScenarios(t *testing.T, e *apptest.Env) {
 	topup(t, e, "DJF", 1_000_000)
 	cases := []struct {

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Status is a payout's state (CONTRACT section 5).
+// Status is a payout's state.
 type Status string
 
 // The states of a payout. Succeeded, failed and canceled are terminal;
@@ -73,7 +73,7 @@ func casFrom(to Status, from ...Status) string {
 // BatchStatus is a bulk batch's state.
 type BatchStatus string
 
-// The states of a batch (SPEC: States → Payout and bulk batch).
+// The states of a batch.
 const (
 	BatchPendingApproval BatchStatus = "pending_approval" // variant B, until a second principal approves
 	BatchProcessing      BatchStatus = "processing"       // rows fan out; some are not terminal

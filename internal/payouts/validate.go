@@ -13,7 +13,7 @@ import (
 	"github.com/payd/payd/internal/providers"
 )
 
-// Limits of SPEC's Limits table and CONTRACT section 10.
+// Limits of payouts and batches (docs/payouts.md).
 const (
 	MaxBatchRows         = 10_000     // rows of a batch, counted after dropping duplicate references
 	MaxBatchTotalDJF     = 50_000_000 // variant B total, DJF (exponent 0: minor units are francs)
@@ -29,11 +29,11 @@ const (
 	maxMetadataValue     = 500
 )
 
-// RowsProviders are the rails a variant B row may use (SPEC: rows[].provider).
+// RowsProviders are the rails a variant B row may use.
 var RowsProviders = []string{providers.WalletA, providers.WalletB, providers.BankB, providers.BankA}
 
 // walletRails need recipient_msisdn; the others are bank rails and need
-// recipient_account (SPEC: Payout and variant B rows).
+// recipient_account.
 var walletRails = []string{providers.WalletA, providers.WalletB, providers.WalletC, providers.WalletD}
 
 // e164 is an E.164 number: +, a country code not starting with 0, at most 15 digits.
@@ -177,7 +177,7 @@ func textField(in *payoutInput, param, v string, max int) {
 	}
 }
 
-// resolveScenario picks the sandbox scenario (CONTRACT section 4): the
+// resolveScenario picks the sandbox scenario: the
 // X-Service-Scenario header (single payouts) wins, then a magic recipient
 // number, then recipient_account sandbox_<name>. An unknown name, or one the
 // provider does not offer, is invalid_scenario.

@@ -16,6 +16,7 @@ type dashboardData struct {
 	Recent   []events.Event
 	ChartOn  bool // payments are wired, so the chart is drawn (maybe empty)
 	Charts   []*volumeChart
+	Daily    []*dailyChart // the last 30 days, one chart per currency
 }
 
 // dashboard shows balances per currency, today's payment volume and success
@@ -34,6 +35,11 @@ func (p *Portal) dashboard(w http.ResponseWriter, r *http.Request, c *reqCtx) er
 	if p.volume != nil {
 		d.ChartOn = true
 		if d.Charts, err = p.volume(ctx, c); err != nil {
+			return err
+		}
+	}
+	if p.daily != nil {
+		if d.Daily, err = p.daily(ctx, c); err != nil {
 			return err
 		}
 	}

@@ -45,9 +45,9 @@ func (p *Portal) modeKey(r *http.Request, c *reqCtx, id string) (merchants.Key, 
 	return merchants.Key{}, errs.NotFound("api_key", id)
 }
 
-// createKey makes a key and shows its secret once. Live keys follow SPEC
-// Authentication 7 (merchants.CreateKey refuses them before KYC and a live
-// provider); the refusal is shown on the page.
+// createKey makes a key and shows its secret once. merchants.CreateKey
+// refuses live keys before approved KYC and a connected live provider; the
+// refusal is shown on the page.
 func (p *Portal) createKey(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	kind := r.PostFormValue("kind")
 	if kind != auth.KindSecret && kind != auth.KindPublishable {

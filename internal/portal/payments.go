@@ -20,6 +20,7 @@ import (
 func (p *Portal) WithPayments(get func() *payments.Service) {
 	p.payments = get
 	p.volume = p.paymentVolume
+	p.daily = p.paymentDaily
 	p.addCapability(capability{
 		nav: navItem{Section: "payment_intents", Label: "Payments", Path: "payment_intents"},
 		routes: func(m *http.ServeMux) {

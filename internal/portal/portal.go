@@ -57,6 +57,7 @@ type Portal struct {
 	hashing chan struct{}
 	caps    []capability
 	volume  volumeSource
+	daily   dailySource
 
 	// The capabilities' services, looked up per request (each is wired by
 	// its own wirer, some after the portal's).

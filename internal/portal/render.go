@@ -2,6 +2,7 @@ package portal
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"fmt"
 	"html/template"
@@ -12,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/money"
+	"github.com/payd/payd/internal/webhooks"
 )
 
 //go:embed templates/*.html
@@ -89,6 +92,10 @@ type navItem struct {
 	Label   string
 	Path    string
 	MinRole role
+	// usable, when set, says whether the signed-in merchant can use the
+	// section at all (bank transfers need a participant bank); the menu
+	// hides it otherwise. The page itself still answers, saying why.
+	usable func(ctx context.Context, c *reqCtx) bool
 }
 
 var baseNav = []navItem{
@@ -117,8 +124,12 @@ func (p *Portal) render(w http.ResponseWriter, r *http.Request, c *reqCtx, statu
 			other = "test"
 		}
 		all := append(append(append([]navItem{}, baseNav...), p.capNav()...), tailNav...)
+		ctx := context.Background()
+		if r != nil {
+			ctx = r.Context()
+		}
 		for _, n := range all {
-			if roleOf(c.sess.Role) >= n.MinRole {
+			if roleOf(c.sess.Role) >= n.MinRole && (n.usable == nil || n.usable(ctx, c)) {
 				v.Nav = append(v.Nav, n)
 			}
 			if n.Section == v.Section {
@@ -214,6 +225,7 @@ var funcs = template.FuncMap{
 	"isError": func(s string) bool { return s != "" && s != "ok" },
 	"dict":    dict,
 	"objpath": objectPath,
+	"evpath":  eventObjectPath,
 }
 
 // collections maps an event's object type to its portal collection.
@@ -230,6 +242,17 @@ func objectPath(mode, objectType, id string) string {
 		return ""
 	}
 	return "/portal/" + mode + "/" + c + "/" + url.PathEscape(id)
+}
+
+// eventObjectPath is the page of an event's object, or "" when it has none:
+// a sandbox fixture (an event triggered without an object of the
+// merchant's) names an object that does not exist, so it links nowhere
+// rather than to a 404.
+func eventObjectPath(mode string, e events.Event) string {
+	if webhooks.IsFixture(e.Data) {
+		return ""
+	}
+	return objectPath(mode, e.ObjectType, e.ObjectID)
 }
 
 // dict builds a map for passing several values to a sub-template.

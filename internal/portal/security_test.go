@@ -262,7 +262,7 @@ func TestRolesAndIsolation(t *testing.T) {
 		if strings.Contains(lp.Body, keys[0].ID) {
 			t.Fatal("a test key is listed in live mode")
 		}
-		// Live keys follow SPEC Authentication 7: refused before KYC, on the page.
+		// Live keys are refused before approved KYC, on the page.
 		pg = admin.Post("/portal/live/api_keys", url.Values{"kind": {"secret"}})
 		if pg.Status != http.StatusForbidden {
 			t.Fatalf("live key before KYC: %d", pg.Status)

@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/payd/payd/internal/banking"
@@ -12,7 +13,7 @@ import (
 func (p *Portal) WithBanking(get func() *banking.Service) {
 	p.banking = get
 	p.addCapability(capability{
-		nav: navItem{Section: "transfers", Label: "Bank transfers", Path: "transfers"},
+		nav: navItem{Section: "transfers", Label: "Bank transfers", Path: "transfers", usable: p.isParticipant},
 		routes: func(m *http.ServeMux) {
 			m.Handle("GET /portal/{mode}/transfers", p.page(roleViewer, p.transfersList))
 			m.Handle("GET /portal/{mode}/transfers/{uetr}", p.page(roleViewer, p.transferPage))
@@ -20,6 +21,13 @@ func (p *Portal) WithBanking(get func() *banking.Service) {
 		},
 	})
 	p.addCompliance()
+}
+
+// isParticipant reports whether the signed-in merchant is a participant bank
+// (has a BIC): only those send, receive and review bank transfers.
+func (p *Portal) isParticipant(ctx context.Context, c *reqCtx) bool {
+	_, err := p.banking().Caller(ctx, c.principal())
+	return err == nil
 }
 
 type transfersData struct {

@@ -9,7 +9,7 @@ import (
 )
 
 // Flow is how a payment is authorised by the customer, chosen by payd from
-// the provider and the intent's metadata (SPEC: Flow per provider).
+// the provider and the intent's metadata.
 type Flow string
 
 // The payment flows.
@@ -205,15 +205,19 @@ var ErrUnsupported = errors.New("providers: not supported by this provider")
 // HostedPage is what a payd-hosted provider page (the sandbox's) shows, and
 // where it leads once submitted.
 type HostedPage struct {
-	IntentID    string
-	Provider    string
-	Status      string
-	Step        string // the form to show; "" once the intent no longer waits for the page
-	AmountMinor int64
-	Currency    string
-	Description string
-	Method      string   // wallet_d: the method to preselect
-	Methods     []string // wallet_d: the methods offered
-	ReturnURL   string   // return_url?payment_intent=<id>
-	Error       string   // why the payment ended, when it was refused
+	IntentID     string
+	MerchantName string // who the customer is paying, shown on the page
+	Provider     string
+	Status       string
+	Step         string // the form to show; "" once the intent no longer waits for the page
+	AmountMinor  int64
+	Currency     string
+	Description  string
+	Method       string   // wallet_d: the method to preselect
+	Methods      []string // wallet_d: the methods offered
+	ReturnURL    string   // return_url?payment_intent=<id>
+	Error        string   // why the payment ended, when it was refused; on a card page, why the last card was declined
+	// AttemptsLeft is, on a card page after a decline, how many more cards
+	// the customer may try.
+	AttemptsLeft int
 }

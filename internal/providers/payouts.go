@@ -24,7 +24,7 @@ type PayoutRequest struct {
 	// provider had held for compliance (PayoutHeld), so the provider pays it.
 	ComplianceCleared bool
 	// Scenario is the sandbox scenario chosen when the payout was made
-	// (CONTRACT section 4); live adapters ignore it.
+	//; live adapters ignore it.
 	Scenario string
 }
 

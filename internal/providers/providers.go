@@ -6,7 +6,7 @@
 // sandbox or live package.
 package providers
 
-// Provider codes (SPEC's neutral names).
+// Provider codes.
 const (
 	BankA   = "bank_a"
 	BankB   = "bank_b"
@@ -23,7 +23,7 @@ const (
 var All = []string{BankA, BankB, WalletA, WalletB, WalletC, WalletD}
 
 // PaymentProviders are the codes a payment intent may use (wallet_b is a
-// payout rail only, CONTRACT section 10).
+// payout rail only).
 var PaymentProviders = []string{BankA, BankB, WalletA, WalletC, WalletD}
 
 // PayoutProviders are the rails payouts go through.
@@ -39,8 +39,7 @@ func Known(code string, list []string) bool {
 	return false
 }
 
-// Failure is a provider's refusal, with payd's stable code (CONTRACT
-// section 4: insufficient_funds, card_declined, wallet_locked,
+// Failure is a provider's refusal, with payd's stable code (insufficient_funds, card_declined, wallet_locked,
 // account_not_found, velocity_limit_exceeded, provider_timeout, ...).
 type Failure struct {
 	Code        string
@@ -49,3 +48,18 @@ type Failure struct {
 }
 
 func (f *Failure) Error() string { return f.Code + ": " + f.Message }
+
+// displayNames are the rails' names as customers see them on payment pages
+// (the codes are for integrators).
+var displayNames = map[string]string{
+	BankA: "Bank A", BankB: "Bank B", WalletA: "Wallet A", WalletB: "Wallet B", WalletC: "Wallet C", WalletD: "Wallet D",
+}
+
+// DisplayName is the name a customer is shown for a rail; an unknown code
+// is returned as given.
+func DisplayName(code string) string {
+	if n, ok := displayNames[code]; ok {
+		return n
+	}
+	return code
+}

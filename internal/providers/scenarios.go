@@ -5,13 +5,13 @@ import (
 	"strings"
 )
 
-// Scenario is one of the sandbox's twelve named outcomes (SPEC: Sandbox).
+// Scenario is one of the sandbox's twelve named outcomes.
 type Scenario struct {
 	Index int
 	Name  string
 }
 
-// The twelve sandbox scenarios, in SPEC's order.
+// The twelve sandbox scenarios, in their documented order (the magic numbers' order).
 var (
 	Success            = Scenario{1, "success"}
 	InsufficientFunds  = Scenario{2, "insufficient_funds"}
@@ -31,7 +31,7 @@ var (
 var Scenarios = []Scenario{Success, InsufficientFunds, OTPExpired, CardDeclined, Card3DSRequired, NetworkTimeout,
 	DuplicateMSISDN, KYCBlocked, AccountClosed, VelocityLimit, PartialCapture, SandboxWebhookFail}
 
-// applicability is SPEC's Providers column: which rails offer each scenario.
+// applicability says which rails offer each scenario.
 // "all" covers every provider code and the card gateway.
 var applicability = map[string][]string{
 	"success":              {"all"},
@@ -60,7 +60,7 @@ func ScenarioByName(name string) (Scenario, bool) {
 
 // ScenarioFromMSISDN reads the magic number: +25300000000 followed by the
 // scenario index as written (+253000000001 … +253000000009, then
-// +2530000000010 … +2530000000012, CONTRACT section 4), exactly as the
+// +2530000000010 … +2530000000012), exactly as the
 // client sent it.
 func ScenarioFromMSISDN(msisdn string) (Scenario, bool) {
 	for _, s := range Scenarios {

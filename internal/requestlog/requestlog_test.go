@@ -170,3 +170,46 @@ func TestParseQuery(t *testing.T) {
 		t.Fatal("limit 1000 accepted")
 	}
 }
+
+// BenchmarkFlush measures one flush of 200 requests (about half a second of
+// a busy merchant's traffic): the time the flusher holds the database.
+func BenchmarkFlush(b *testing.B) {
+	for _, eng := range storetest.Engines() {
+		b.Run(string(eng), func(b *testing.B) {
+			db := storetest.Open(b, eng)
+			l := New(db, Config{Buffer: 1000})
+			now := db.Now()
+			for b.Loop() {
+				for i := 0; i < 200; i++ {
+					l.Record(entry("mer_a", false, i, now))
+				}
+				if err := l.Flush(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRecord measures what the request path pays for the log: one
+// Record (a channel send), with a reader draining the buffer as the flusher
+// would.
+func BenchmarkRecord(b *testing.B) {
+	l := New(nil, Config{Buffer: DefaultBuffer})
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-l.in:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	e := entry("mer_a", false, 1, time.Now())
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Record(e)
+	}
+	close(stop)
+}

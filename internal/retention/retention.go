@@ -1,5 +1,5 @@
 // Package retention purges what payd does not keep: test-mode data older
-// than 30 days (SPEC: sandbox data retention) and expired idempotency keys.
+// than 30 days and expired idempotency keys.
 // Live data is never purged.
 package retention
 

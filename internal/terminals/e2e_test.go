@@ -246,7 +246,7 @@ func testPayments(t *testing.T, h *harness) {
 
 // testRecorded checks what the payments service recorded for the terminal
 // payments: each intent retrievable with its card-present details, a
-// payment_intent.succeeded event carrying them for each approval (SPEC's
+// payment_intent.succeeded event carrying them for each approval (the documented
 // example payload: data.object with id, amount_minor, currency, status,
 // payment_method_details), none for a decline, and a ledger whose available
 // balance is the sum of the approvals and whose invariants hold.

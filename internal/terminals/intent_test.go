@@ -33,7 +33,7 @@ type cardPresent struct {
 }
 
 // requireIntent checks a card-present answer: status code, intent status and
-// payment_method_details exactly as SPEC shows them.
+// payment_method_details exactly as documented (docs/terminals.md).
 func requireIntent(t *testing.T, r *apptest.Response, code int, status, terminalID, brand, last4 string) payments.Intent {
 	t.Helper()
 	if r.Status != code {

@@ -154,7 +154,7 @@ func validatePayment(in PaymentParams) error {
 }
 
 // Currencies are those a card-present payment may be taken in: the card
-// currencies of CONTRACT section 3.
+// currencies.
 var Currencies = map[string]bool{"DJF": true, "USD": true}
 
 // decodePayload reads the ciphertext: hex, a whole number of cipher blocks,

@@ -17,7 +17,7 @@ import (
 	"github.com/payd/payd/internal/terminals/dukpt"
 )
 
-// Limits on registration fields. The label limit is SPEC's; the others follow
+// Limits on registration fields. The label limit is the documented 60 characters; the others follow
 // common practice for identifiers and metadata.
 const (
 	MaxLabelLength       = 60

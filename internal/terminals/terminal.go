@@ -22,7 +22,7 @@ const (
 func (s Status) valid() bool { return s == Inactive || s == Active || s == Deregistered }
 
 // Model is a supported terminal hardware model; it selects the decryption
-// profile (CONTRACT section 7).
+// profile.
 type Model string
 
 // The two supported models.

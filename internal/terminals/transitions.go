@@ -11,7 +11,7 @@ type transition struct {
 	stampCol string
 }
 
-// The terminal state machine (SPEC: States → Terminal; CONTRACT section 7).
+// The terminal state machine.
 // Every status change is one of these, applied with a compare-and-set UPDATE.
 var (
 	// activateTransition enables transaction processing.

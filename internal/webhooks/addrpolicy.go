@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Where deliveries may go (CONTRACT section 8): live endpoints only to public
+// Where deliveries may go: live endpoints only to public
 // addresses over https; test-mode endpoints also to loopback (a developer's
 // receiver on localhost) over http or https. Neither mode reaches private,
 // link-local (cloud metadata at 169.254.169.254), unspecified, multicast or
@@ -187,7 +187,7 @@ func (g *guardedDialer) DialContext(ctx context.Context, network, address string
 // newDeliveryClient returns the HTTP client for one mode: the guarded
 // dialer, no proxy (a proxy would dial on our behalf, unchecked), no
 // redirects (a 3xx is an answer that is not 2xx, and following it could
-// leave the allowed addresses), and the 5-second limit of SPEC.
+// leave the allowed addresses), and the 5-second limit of a delivery.
 func newDeliveryClient(livemode bool, resolve Resolver, timeout time.Duration, tlsConfig *tls.Config) *http.Client {
 	g := newGuardedDialer(livemode, resolve)
 	tr := &http.Transport{

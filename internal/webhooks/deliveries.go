@@ -12,7 +12,7 @@ import (
 	"github.com/payd/payd/internal/store"
 )
 
-// Delivery is one event sent to one endpoint (CONTRACT section 10).
+// Delivery is one event sent to one endpoint.
 type Delivery struct {
 	ID            string    `json:"id"`
 	Object        string    `json:"object"` // "webhook_delivery"

@@ -23,8 +23,7 @@ const (
 	KindSubscription ObjectKind = "subscription"
 )
 
-// eventTypes is the one list of every event type payd emits (CONTRACT
-// sections 3, 5 and 6) plus invoice.paid, which SPEC names. Endpoint
+// eventTypes is the one list of every event type payd emits. Endpoint
 // subscriptions, the events filter and the sandbox trigger all check against
 // it; a capability that adds an event type adds it here.
 var eventTypes = []struct {
@@ -93,8 +92,8 @@ func KnownEventType(eventType string) bool {
 
 var uetrRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-// KindOfID tells the kind of object an id names, by its prefix (SPEC:
-// pi_ payment intent, po_ payout, po_bulk_ or batch_ bulk batch; a UETR names
+// KindOfID tells the kind of object an id names, by its prefix (pi_
+// payment intent, po_ payout, po_bulk_ or batch_ bulk batch; a UETR names
 // a bank transfer; in_ an invoice; re_ a refund; cus_ a customer; sub_ a subscription). ok is false for an id of no known kind.
 func KindOfID(id string) (ObjectKind, bool) {
 	switch {

@@ -38,7 +38,7 @@ type Config struct {
 	RetrySchedule []time.Duration
 	Registry      prometheus.Registerer
 
-	// Timeout bounds one attempt (SPEC: 2xx within 5 s). Zero means 5 s.
+	// Timeout bounds one attempt. Zero means 5 s.
 	Timeout time.Duration
 	// Lease is how long an in-flight attempt is this process's before
 	// another may retry it. Zero means Timeout + 25 s.

@@ -87,7 +87,7 @@ func (s *Service) Trigger(ctx context.Context, o Owner, p TriggerParams) (events
 }
 
 // fixture makes a synthetic object for an event type, shaped like the real
-// one (CONTRACT sections 3, 5, 6), marked with metadata sandbox_fixture.
+// one, marked with metadata sandbox_fixture.
 func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id string, object map[string]any) {
 	ts := now.UTC().Format(time.RFC3339)
 	meta := map[string]string{"sandbox_fixture": "true"}
@@ -213,4 +213,21 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 			"subscription": ids.New("sub_"), "amount_due": 1500, "amount_paid": paid, "currency": "DJF", "livemode": false,
 			"created_at": ts, "paid_at": paidAt, "metadata": meta}
 	}
+}
+
+// IsFixture reports whether an event's object (its data as stored) is a
+// synthetic fixture made by the sandbox trigger rather than a real object:
+// such an object has no page, so the portal shows its id without a link.
+func IsFixture(object []byte) bool {
+	var o struct {
+		Metadata       map[string]string `json:"metadata"`
+		CreatedBy      string            `json:"created_by"`
+		RemittanceInfo *string           `json:"remittance_info"`
+		MsgID          string            `json:"msg_id"`
+	}
+	if json.Unmarshal(object, &o) != nil {
+		return false
+	}
+	return o.Metadata["sandbox_fixture"] == "true" || o.CreatedBy == "key_sandbox_fixture" ||
+		(o.RemittanceInfo != nil && *o.RemittanceInfo == "Sandbox fixture" && strings.HasPrefix(o.MsgID, "SANDBOX"))
 }

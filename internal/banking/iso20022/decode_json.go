@@ -5,8 +5,7 @@ import (
 	"strconv"
 )
 
-// DecodeJSON reads the JSON envelope of a credit transfer (CONTRACT section
-// 10): msg_id, created_at, settlement.method and transactions[] with uetr,
+// DecodeJSON reads the JSON envelope of a credit transfer: msg_id, created_at, settlement.method and transactions[] with uetr,
 // end_to_end_id, amount_minor (an integer in minor units), currency,
 // charge_bearer, debtor{name,account}, debtor_agent, creditor{name,account},
 // creditor_agent and remittance_info.

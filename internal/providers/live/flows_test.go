@@ -8,7 +8,7 @@ import (
 	"github.com/payd/payd/internal/app/apptest"
 )
 
-// testFlows walks every row of SPEC's "Flow per provider" table in live
+// testFlows walks every row of the flow-per-provider table (docs/payments.md) in live
 // mode, against the simulator: the next action, what the customer does at
 // the provider, and the intent settling once with its credit.
 func testFlows(t *testing.T, e *apptest.Env, s *apptest.Sim) {

@@ -26,8 +26,8 @@ const Tolerance = 5 * time.Minute
 // Sign returns the Provider-Signature header of a callback: "t=<unix
 // seconds>,v1=<hex>", where v1 is the lowercase hex HMAC-SHA256 keyed with
 // the callback secret (its bytes as written) over "{t}.{event_id}.{body}",
-// body being the raw bytes posted. It is the scheme of payd's own webhooks
-// (SPEC Events), so one verifier serves both.
+// body being the raw bytes posted. It is the scheme of payd's own webhooks,
+// so one verifier serves both.
 func Sign(secret string, t time.Time, eventID string, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
 	return "t=" + ts + ",v1=" + mac(secret, ts, eventID, body)

@@ -7,7 +7,7 @@ import (
 	"github.com/payd/payd/internal/terminals/card"
 )
 
-// The sandbox test cards (CONTRACT section 3). Any other number that passes
+// The sandbox test cards. Any other number that passes
 // the Luhn check succeeds too.
 const (
 	CardSuccess  = "4242424242424242"

@@ -224,13 +224,16 @@ func (p *Pages) data(page providers.HostedPage, id, token string) pageData {
 	d := pageData{Page: page, Amount: formatAmount(page.AmountMinor, page.Currency), Action: pageURL(id, token), Token: token}
 	switch page.Step {
 	case providers.StepWalletAHPP:
-		d.Title = "Pay with wallet_a"
+		d.Title = "Pay with " + providers.DisplayName(providers.WalletA)
 	case providers.StepCard:
 		d.Title = "Pay by card"
+		if page.Error != "" && page.AttemptsLeft > 0 {
+			d.Error = page.Error + " Try another card (" + strconv.Itoa(page.AttemptsLeft) + " attempts left)."
+		}
 	case providers.StepThreeDS:
 		d.Title = "3-D Secure"
 	case providers.StepMethodPicker:
-		d.Title = "Pay with wallet_d"
+		d.Title = "Pay with " + providers.DisplayName(providers.WalletD)
 		for _, m := range page.Methods {
 			label := methodLabels[m]
 			if label == "" {

@@ -8,7 +8,7 @@ import (
 )
 
 // PayoutRail is the sandbox's payout rail for every provider. Its answer
-// depends only on the request's scenario (CONTRACT section 4), so sending
+// depends only on the request's scenario, so sending
 // the same payout twice answers the same outcome and pays once, as a real
 // rail's idempotency key promises; it keeps no state and survives restarts.
 //

@@ -1,5 +1,5 @@
 // Package sandbox is payd's mock provider: every test-mode payment (and
-// payout) goes to it instead of a real rail. It simulates SPEC's twelve named
+// payout) goes to it instead of a real rail. It simulates payd's twelve named
 // scenarios, chosen by the X-Service-Scenario header, by a magic customer
 // number (+25300000000X) or by a sandbox override, and it serves the hosted
 // pages a real provider would (wallet_a phone and PIN, the card page with its

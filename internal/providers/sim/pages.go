@@ -16,8 +16,8 @@ import (
 )
 
 // The provider's hosted pages, at {sim}/{provider}/pay/{id}?t=<token>: the
-// same forms, field names and test cards as payd's sandbox pages (CONTRACT
-// section 10), but on the provider's own domain. Plain HTML forms, no
+// same forms, field names and test cards as payd's sandbox pages, but on the
+// provider's own domain. Plain HTML forms, no
 // scripts, so a browser or a script can complete them.
 
 //go:embed templates/*.html

@@ -12,7 +12,7 @@ import (
 	"github.com/payd/payd/internal/terminals"
 )
 
-// The sandbox test cards (CONTRACT section 3); every other valid card is approved.
+// The sandbox test cards; every other valid card is approved.
 const (
 	CardApproved = "4242424242424242"
 	CardDeclined = "4000000000000002"
