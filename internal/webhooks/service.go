@@ -53,6 +53,19 @@ type Config struct {
 	TLSConfig *tls.Config
 	// NoJitter makes retries exactly on schedule (tests that measure it).
 	NoJitter bool
+
+	// EndpointConcurrency and MerchantConcurrency cap the attempts in flight
+	// to one endpoint and to one merchant's endpoints, across every process
+	// sharing the database. Zero means DefaultEndpointConcurrency and
+	// DefaultMerchantConcurrency.
+	EndpointConcurrency int
+	MerchantConcurrency int
+	// BreakerFailures consecutive failed attempts spanning at least
+	// BreakerPeriod disable an endpoint. Zero BreakerFailures means the
+	// defaults for both (DefaultBreakerFailures, DefaultBreakerPeriod); a
+	// negative one turns the breaker off.
+	BreakerFailures int
+	BreakerPeriod   time.Duration
 }
 
 // Service is the webhooks capability.
@@ -68,7 +81,11 @@ type Service struct {
 	resolve  Resolver
 	noJitter bool
 	clients  [2]*http.Client // [0] test mode, [1] live mode
-	metrics  *metrics
+
+	epConc, merchantConc int
+	breakerFailures      int
+	breakerPeriod        time.Duration
+	metrics              *metrics
 
 	keyringOnce sync.Mutex
 	keyring     *secretbox.Box
@@ -97,6 +114,17 @@ func New(cfg Config) *Service {
 	}
 	if s.conc <= 0 {
 		s.conc = 32
+	}
+	s.epConc, s.merchantConc = cfg.EndpointConcurrency, cfg.MerchantConcurrency
+	if s.epConc <= 0 {
+		s.epConc = DefaultEndpointConcurrency
+	}
+	if s.merchantConc <= 0 {
+		s.merchantConc = DefaultMerchantConcurrency
+	}
+	s.breakerFailures, s.breakerPeriod = cfg.BreakerFailures, cfg.BreakerPeriod
+	if s.breakerFailures == 0 {
+		s.breakerFailures, s.breakerPeriod = DefaultBreakerFailures, DefaultBreakerPeriod
 	}
 	if s.resolve == nil {
 		s.resolve = defaultResolver

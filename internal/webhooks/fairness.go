@@ -1,0 +1,206 @@
+package webhooks
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+
+	"github.com/payd/payd/internal/store"
+)
+
+// Fair shares of the delivery slots. An attempt to an endpoint that never
+// answers holds its slot for the whole attempt timeout, so without caps a
+// merchant with many such deliveries would fill every slot and make every
+// other merchant wait. The caps count attempts in flight across every payd
+// process sharing the database (leased deliveries), not only this one's.
+const (
+	// DefaultEndpointConcurrency is how many attempts to one endpoint may be
+	// in flight at once.
+	DefaultEndpointConcurrency = 8
+	// DefaultMerchantConcurrency is how many attempts to one merchant's
+	// endpoints (both modes) may be in flight at once.
+	DefaultMerchantConcurrency = 16
+)
+
+// claimLockID serialises claims across processes on PostgreSQL, so the
+// in-flight counts a claim reads are still true when it leases (two claims
+// at once could each see room for the same slot). SQLite's immediate
+// transactions are already one at a time. A claim is a few short queries.
+const claimLockID = 0x7061796477686b // "paydwhk"
+
+// dueWork is one endpoint's share of the claim: its due deliveries and its
+// attempts in flight.
+type dueWork struct {
+	endpointID string
+	merchantID string
+	due        int   // deliveries due now
+	oldest     int64 // when the oldest of them was due (micros)
+	inflight   int   // attempts in flight (every process)
+	take       int   // allotted by allocate
+}
+
+// allocate shares n free slots among endpoints with due deliveries, filling
+// the emptiest first: each slot goes to the merchant with the fewest
+// attempts in flight (counting slots already given out in this claim, the
+// longest-waiting first on a tie), and within it to its endpoint with the
+// fewest; an endpoint never passes epCap in flight, a merchant never
+// mCap. A merchant with a healthy receiver therefore gets a slot as soon as
+// one frees, however many deliveries another merchant has waiting. It
+// reports whether due work is left over (because of n or of the caps).
+func allocate(work []*dueWork, merchantInflight map[string]int, n, epCap, mCap int) (left bool) {
+	type merchant struct {
+		id     string
+		busy   int // in flight plus taken now
+		oldest int64
+		eps    []*dueWork
+		stuck  bool // no room left
+	}
+	byID := map[string]*merchant{}
+	var ms []*merchant
+	for _, w := range work {
+		m := byID[w.merchantID]
+		if m == nil {
+			m = &merchant{id: w.merchantID, busy: merchantInflight[w.merchantID], oldest: w.oldest}
+			byID[w.merchantID] = m
+			ms = append(ms, m)
+		}
+		m.eps = append(m.eps, w)
+		m.oldest = min(m.oldest, w.oldest)
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		return ms[i].oldest < ms[j].oldest || ms[i].oldest == ms[j].oldest && ms[i].id < ms[j].id
+	})
+	for n > 0 {
+		var pick *merchant
+		for _, m := range ms {
+			if m.stuck {
+				continue
+			}
+			if m.busy >= mCap {
+				m.stuck = true
+				continue
+			}
+			if pick == nil || m.busy < pick.busy {
+				pick = m
+			}
+		}
+		if pick == nil {
+			break
+		}
+		var ep *dueWork
+		for _, w := range pick.eps {
+			if w.take >= w.due || w.inflight+w.take >= epCap {
+				continue
+			}
+			if ep == nil || w.inflight+w.take < ep.inflight+ep.take ||
+				w.inflight+w.take == ep.inflight+ep.take && w.oldest < ep.oldest {
+				ep = w
+			}
+		}
+		if ep == nil {
+			pick.stuck = true
+			continue
+		}
+		ep.take++
+		pick.busy++
+		n--
+	}
+	for _, w := range work {
+		if w.take < w.due {
+			return true
+		}
+	}
+	return false
+}
+
+// pausedFilter leaves out deliveries to endpoints payd's circuit breaker
+// disabled: they wait, neither attempted nor failed, until the endpoint is
+// enabled again. (Deliveries to a deleted endpoint, or one the merchant
+// disabled, are still claimed, to end failed.)
+const pausedFilter = `NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id
+	AND e.disabled_reason IS NOT NULL AND e.status = 'disabled' AND e.deleted_at IS NULL)`
+
+// dueWorkAt reads, per endpoint, the due deliveries and the attempts in
+// flight (leases not yet expired), and the attempts in flight per merchant.
+func dueWorkAt(ctx context.Context, tx *store.Tx, now int64) ([]*dueWork, map[string]int, error) {
+	inflight := map[string]int{}
+	merchantInflight := map[string]int{}
+	rows, err := tx.Query(ctx, `SELECT endpoint_id, merchant_id, COUNT(*) FROM webhook_deliveries
+		WHERE lease IS NOT NULL AND status = 'pending' AND next_attempt_at > ? GROUP BY endpoint_id, merchant_id`, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		var ep, m string
+		var k int
+		if err := rows.Scan(&ep, &m, &k); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		inflight[ep] += k
+		merchantInflight[m] += k
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	rows, err = tx.Query(ctx, `SELECT d.endpoint_id, d.merchant_id, COUNT(*), MIN(d.next_attempt_at) FROM webhook_deliveries d
+		WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND `+pausedFilter+`
+		GROUP BY d.endpoint_id, d.merchant_id ORDER BY d.endpoint_id`, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var work []*dueWork
+	for rows.Next() {
+		w := &dueWork{}
+		if err := rows.Scan(&w.endpointID, &w.merchantID, &w.due, &w.oldest); err != nil {
+			return nil, nil, err
+		}
+		w.inflight = inflight[w.endpointID]
+		work = append(work, w)
+	}
+	return work, merchantInflight, rows.Err()
+}
+
+// pausedNow re-reads the endpoints a claim is about to serve and reports
+// those the breaker has disabled since dueWorkAt read them. On PostgreSQL
+// the rows are locked FOR SHARE until the claim commits, so a breaker
+// disabling one of them either committed before (and is seen here) or
+// waits for the claim (and then finds its leases): no attempt to an endpoint
+// starts after payd disabled it unless it was claimed before.
+func pausedNow(ctx context.Context, tx *store.Tx, work []*dueWork) (map[string]bool, error) {
+	var ids []string
+	for _, w := range work {
+		if w.take > 0 {
+			ids = append(ids, w.endpointID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	sort.Strings(ids)
+	lock := ""
+	if tx.Dialect() == store.Postgres {
+		lock = " FOR SHARE"
+	}
+	// Every row is locked, whatever its status: a filter in SQL would skip
+	// (and not wait for) a row whose disabling is not committed yet.
+	rows, err := tx.Query(ctx, `SELECT id, status, disabled_reason, deleted_at FROM webhook_endpoints
+		WHERE id IN (`+store.Placeholders(len(ids))+`) ORDER BY id`+lock, store.Args(ids)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id, status string
+		var reason sql.NullString
+		var deleted sql.NullInt64
+		if err := rows.Scan(&id, &status, &reason, &deleted); err != nil {
+			return nil, err
+		}
+		out[id] = status == EndpointDisabled && reason.Valid && !deleted.Valid
+	}
+	return out, rows.Err()
+}
