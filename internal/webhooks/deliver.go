@@ -134,11 +134,11 @@ func (s *Service) runDeliverer(ctx context.Context) {
 }
 
 // nextDue is when the earliest pending delivery that is not due yet
-// becomes due (deliveries to endpoints payd disabled wait for a person, not
-// a time).
+// becomes due. (One to an endpoint payd disabled may wake the worker for
+// nothing; the index answers this at once, which a filter would not.)
 func (s *Service) nextDue(ctx context.Context) (time.Time, bool) {
 	var next sql.NullInt64
-	if err := s.db.QueryRow(ctx, `SELECT MIN(d.next_attempt_at) FROM webhook_deliveries d WHERE d.status = 'pending' AND d.next_attempt_at > ? AND `+pausedFilter,
+	if err := s.db.QueryRow(ctx, "SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?",
 		store.Micros(s.db.Now())).Scan(&next); err != nil || !next.Valid {
 		return time.Time{}, false
 	}
@@ -163,6 +163,9 @@ func (s *Service) claim(ctx context.Context, n int) (out []claimed, left bool, e
 		work, merchantInflight, err := dueWorkAt(ctx, tx, now)
 		if err != nil {
 			return err
+		}
+		for _, w := range work {
+			w.fast = s.fast.fast(w.endpointID)
 		}
 		left = allocate(work, merchantInflight, n, s.epConc, s.merchantConc)
 		paused, err := pausedNow(ctx, tx, work)
@@ -530,6 +533,11 @@ func (s *Service) record(ctx context.Context, items []recordItem) error {
 		disabled, err = s.countForBreaker(ctx, tx, items)
 		return err
 	})
+	for _, it := range items {
+		if it.o.sent {
+			s.fast.observe(it.c.endpointID, it.o)
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"sort"
+	"sync"
+	"time"
 
 	"github.com/payd/payd/internal/store"
 )
@@ -36,6 +38,7 @@ type dueWork struct {
 	due        int   // deliveries due now
 	oldest     int64 // when the oldest of them was due (micros)
 	inflight   int   // attempts in flight (every process)
+	fast       bool  // its recent attempts all ended quickly: it may borrow idle slots
 	take       int   // allotted by allocate
 }
 
@@ -45,8 +48,12 @@ type dueWork struct {
 // longest-waiting first on a tie), and within it to its endpoint with the
 // fewest; an endpoint never passes epCap in flight, a merchant never
 // mCap. A merchant with a healthy receiver therefore gets a slot as soon as
-// one frees, however many deliveries another merchant has waiting. It
-// reports whether due work is left over (because of n or of the caps).
+// one frees, however many deliveries another merchant has waiting. Slots
+// that no one can take under the caps then go to fast endpoints (see
+// fastTracker), fewest in flight first: a receiver that answers in
+// milliseconds is not held to the caps' pace when nobody waits, and gives
+// its slots back within milliseconds when someone does. It reports whether
+// due work is left over (because of n or of the caps).
 func allocate(work []*dueWork, merchantInflight map[string]int, n, epCap, mCap int) (left bool) {
 	type merchant struct {
 		id     string
@@ -105,6 +112,22 @@ func allocate(work []*dueWork, merchantInflight map[string]int, n, epCap, mCap i
 		pick.busy++
 		n--
 	}
+	for n > 0 {
+		var ep *dueWork
+		for _, w := range work {
+			if !w.fast || w.take >= w.due {
+				continue
+			}
+			if ep == nil || w.inflight+w.take < ep.inflight+ep.take {
+				ep = w
+			}
+		}
+		if ep == nil {
+			break
+		}
+		ep.take++
+		n--
+	}
 	for _, w := range work {
 		if w.take < w.due {
 			return true
@@ -113,11 +136,55 @@ func allocate(work []*dueWork, merchantInflight map[string]int, n, epCap, mCap i
 	return false
 }
 
+// fastAttempts is how many attempts in a row must end (with any answer, or
+// a refused connection) within fastLatency for an endpoint to borrow idle
+// slots beyond its cap. The caps exist because a slot is held for as long
+// as an attempt lasts; an endpoint whose attempts end in milliseconds holds
+// none for long, whatever it answers.
+const (
+	fastAttempts = 8
+	fastLatency  = time.Second
+	// fastTracked bounds the endpoints remembered (the map is cleared when
+	// it would grow past it; endpoints then earn their place again).
+	fastTracked = 10000
+)
+
+// fastTracker remembers, per endpoint, how many attempts in a row this
+// process saw end within fastLatency. An endpoint that never answers or
+// answers slowly is never fast, so it is held to its cap from its first
+// attempt.
+type fastTracker struct {
+	mu     sync.Mutex
+	streak map[string]int
+}
+
+func (f *fastTracker) observe(endpointID string, o outcome) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.streak == nil {
+		f.streak = map[string]int{}
+	}
+	if o.latency >= fastLatency {
+		delete(f.streak, endpointID)
+		return
+	}
+	if _, ok := f.streak[endpointID]; !ok && len(f.streak) >= fastTracked {
+		clear(f.streak)
+	}
+	f.streak[endpointID] = min(f.streak[endpointID]+1, fastAttempts)
+}
+
+func (f *fastTracker) fast(endpointID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.streak[endpointID] >= fastAttempts
+}
+
 // pausedFilter leaves out deliveries to endpoints payd's circuit breaker
 // disabled: they wait, neither attempted nor failed, until the endpoint is
 // enabled again. (Deliveries to a deleted endpoint, or one the merchant
 // disabled, are still claimed, to end failed.)
-const pausedFilter = `NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id
+const pausedFilter = `NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = g.endpoint_id
 	AND e.disabled_reason IS NOT NULL AND e.status = 'disabled' AND e.deleted_at IS NULL)`
 
 // dueWorkAt reads, per endpoint, the due deliveries and the attempts in
@@ -144,9 +211,12 @@ func dueWorkAt(ctx context.Context, tx *store.Tx, now int64) ([]*dueWork, map[st
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
-	rows, err = tx.Query(ctx, `SELECT d.endpoint_id, d.merchant_id, COUNT(*), MIN(d.next_attempt_at) FROM webhook_deliveries d
-		WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND `+pausedFilter+`
-		GROUP BY d.endpoint_id, d.merchant_id ORDER BY d.endpoint_id`, now)
+	// Grouped first, so the endpoint is looked up once per endpoint, not
+	// once per delivery.
+	rows, err = tx.Query(ctx, `SELECT g.endpoint_id, g.merchant_id, g.n, g.oldest FROM (
+		SELECT endpoint_id, merchant_id, COUNT(*) AS n, MIN(next_attempt_at) AS oldest FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at <= ? GROUP BY endpoint_id, merchant_id) g
+		WHERE `+pausedFilter+` ORDER BY g.endpoint_id`, now)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -85,6 +85,7 @@ type Service struct {
 	epConc, merchantConc int
 	breakerFailures      int
 	breakerPeriod        time.Duration
+	fast                 fastTracker
 	metrics              *metrics
 
 	keyringOnce sync.Mutex
