@@ -80,6 +80,10 @@ func (s *Service) runDeliverer(ctx context.Context) {
 		case <-freed:
 			free := cap(sem) - len(sem)
 			claimNow = left && (!slotBound || free >= max(1, cap(sem)/4))
+		case <-s.recorded:
+			// Leases just ended: room under a cap, or a retry due soon.
+			free := cap(sem) - len(sem)
+			claimNow = !slotBound || free >= max(1, cap(sem)/4)
 		}
 		if !claimNow {
 			continue
@@ -160,7 +164,7 @@ func (s *Service) claim(ctx context.Context, n int) (out []claimed, left bool, e
 			}
 		}
 		now := store.Micros(tx.Now())
-		work, merchantInflight, err := dueWorkAt(ctx, tx, now)
+		work, merchantInflight, err := dueWorkAt(ctx, tx, now, n)
 		if err != nil {
 			return err
 		}
@@ -550,8 +554,11 @@ func (s *Service) record(ctx context.Context, items []recordItem) error {
 			"consecutive_failures", ep.ConsecutiveFailures, "failing_since", ep.FailingSince)
 	}
 	// The leases just ended leave room under the caps, and a retry may be
-	// due sooner than the timer: claim again.
-	s.wakeDelivery()
+	// due sooner than the timer: the worker claims again.
+	select {
+	case s.recorded <- struct{}{}:
+	default:
+	}
 	return nil
 }
 

@@ -180,16 +180,20 @@ func (f *fastTracker) fast(endpointID string) bool {
 	return f.streak[endpointID] >= fastAttempts
 }
 
-// pausedFilter leaves out deliveries to endpoints payd's circuit breaker
-// disabled: they wait, neither attempted nor failed, until the endpoint is
-// enabled again. (Deliveries to a deleted endpoint, or one the merchant
-// disabled, are still claimed, to end failed.)
-const pausedFilter = `NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = g.endpoint_id
-	AND e.disabled_reason IS NOT NULL AND e.status = 'disabled' AND e.deleted_at IS NULL)`
-
-// dueWorkAt reads, per endpoint, the due deliveries and the attempts in
-// flight (leases not yet expired), and the attempts in flight per merchant.
-func dueWorkAt(ctx context.Context, tx *store.Tx, now int64) ([]*dueWork, map[string]int, error) {
+// dueWorkAt reads, per endpoint with due deliveries (at most limit of
+// them counted: no endpoint can take more in one claim), the due
+// deliveries and the attempts in flight (leases not yet expired), and the
+// attempts in flight per merchant. Endpoints payd's circuit breaker
+// disabled are left out: their deliveries wait, neither attempted nor failed,
+// until the endpoint is enabled again (deliveries to a deleted endpoint, or
+// one the merchant disabled, are still claimed, to end failed).
+//
+// Its cost does not grow with the number of deliveries waiting: the
+// endpoints with pending deliveries are walked on the index of pending
+// deliveries by endpoint (a loose index scan, one seek per endpoint), and
+// each is asked for its oldest due delivery and whether it has at least
+// limit due, both seeks on the same index (counted exactly only when fewer).
+func dueWorkAt(ctx context.Context, tx *store.Tx, now int64, limit int) ([]*dueWork, map[string]int, error) {
 	inflight := map[string]int{}
 	merchantInflight := map[string]int{}
 	rows, err := tx.Query(ctx, `SELECT endpoint_id, merchant_id, COUNT(*) FROM webhook_deliveries
@@ -211,12 +215,27 @@ func dueWorkAt(ctx context.Context, tx *store.Tx, now int64) ([]*dueWork, map[st
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
-	// Grouped first, so the endpoint is looked up once per endpoint, not
-	// once per delivery.
-	rows, err = tx.Query(ctx, `SELECT g.endpoint_id, g.merchant_id, g.n, g.oldest FROM (
-		SELECT endpoint_id, merchant_id, COUNT(*) AS n, MIN(next_attempt_at) AS oldest FROM webhook_deliveries
-		WHERE status = 'pending' AND next_attempt_at <= ? GROUP BY endpoint_id, merchant_id) g
-		WHERE `+pausedFilter+` ORDER BY g.endpoint_id`, now)
+	limit = max(limit, 1)
+	rows, err = tx.Query(ctx, `WITH RECURSIVE eps(id) AS (
+			SELECT * FROM (SELECT endpoint_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY endpoint_id LIMIT 1) f0
+			UNION ALL
+			SELECT (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.status = 'pending' AND d.endpoint_id > eps.id
+				ORDER BY d.endpoint_id LIMIT 1) FROM eps WHERE eps.id IS NOT NULL
+		), due AS (
+			SELECT eps.id,
+				(SELECT MIN(d.next_attempt_at) FROM webhook_deliveries d WHERE d.endpoint_id = eps.id AND d.status = 'pending'
+					AND d.next_attempt_at <= ?) AS oldest,
+				(SELECT d.id FROM webhook_deliveries d WHERE d.endpoint_id = eps.id AND d.status = 'pending' AND d.next_attempt_at <= ?
+					ORDER BY d.next_attempt_at LIMIT 1 OFFSET ?) AS enough
+			FROM eps WHERE eps.id IS NOT NULL
+		)
+		SELECT due.id, COALESCE(e.merchant_id, (SELECT d.merchant_id FROM webhook_deliveries d WHERE d.endpoint_id = due.id LIMIT 1)),
+			due.oldest,
+			CASE WHEN due.enough IS NOT NULL THEN ? ELSE (SELECT COUNT(*) FROM webhook_deliveries d WHERE d.endpoint_id = due.id
+				AND d.status = 'pending' AND d.next_attempt_at <= ?) END,
+			CASE WHEN e.id IS NOT NULL AND e.status = 'disabled' AND e.disabled_reason IS NOT NULL AND e.deleted_at IS NULL THEN 1 ELSE 0 END
+		FROM due LEFT JOIN webhook_endpoints e ON e.id = due.id
+		WHERE due.oldest IS NOT NULL ORDER BY due.id`, now, now, limit-1, limit, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -224,8 +243,12 @@ func dueWorkAt(ctx context.Context, tx *store.Tx, now int64) ([]*dueWork, map[st
 	var work []*dueWork
 	for rows.Next() {
 		w := &dueWork{}
-		if err := rows.Scan(&w.endpointID, &w.merchantID, &w.due, &w.oldest); err != nil {
+		var paused int
+		if err := rows.Scan(&w.endpointID, &w.merchantID, &w.oldest, &w.due, &paused); err != nil {
 			return nil, nil, err
+		}
+		if paused != 0 || w.due == 0 {
+			continue
 		}
 		w.inflight = inflight[w.endpointID]
 		work = append(work, w)

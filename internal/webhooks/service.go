@@ -93,6 +93,7 @@ type Service struct {
 
 	wakeDispatch chan struct{}
 	wakeDeliver  chan struct{}
+	recorded     chan struct{} // attempts were recorded (their leases ended)
 	streams      *streamHub
 }
 
@@ -103,7 +104,7 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{db: cfg.DB, log: cfg.Logger, box: cfg.Box, schedule: append([]time.Duration(nil), cfg.RetrySchedule...),
 		timeout: cfg.Timeout, lease: cfg.Lease, poll: cfg.Poll, conc: cfg.Concurrency, resolve: cfg.Resolve, noJitter: cfg.NoJitter,
-		wakeDispatch: make(chan struct{}, 1), wakeDeliver: make(chan struct{}, 1), streams: newStreamHub()}
+		wakeDispatch: make(chan struct{}, 1), wakeDeliver: make(chan struct{}, 1), recorded: make(chan struct{}, 1), streams: newStreamHub()}
 	if s.timeout <= 0 {
 		s.timeout = 5 * time.Second
 	}
