@@ -77,6 +77,20 @@ func (s *Service) countForBreaker(ctx context.Context, tx *store.Tx, items []rec
 	// Endpoint rows are locked in id order, so recorders in two processes
 	// cannot wait on each other.
 	sort.Strings(order)
+	// Endpoints whose attempts here all succeeded: one statement, which
+	// writes (and locks) only rows that had failures counted.
+	var healthy []string
+	for _, id := range order {
+		if t := tallies[id]; t.succeeded && t.failures == 0 {
+			healthy = append(healthy, id)
+		}
+	}
+	if len(healthy) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL
+			WHERE id IN (`+store.Placeholders(len(healthy))+`) AND consecutive_failures <> 0`, store.Args(healthy)...); err != nil {
+			return nil, err
+		}
+	}
 	now := tx.Now()
 	var disabled []Endpoint
 	for _, id := range order {
@@ -84,8 +98,7 @@ func (s *Service) countForBreaker(ctx context.Context, tx *store.Tx, items []rec
 		var err error
 		switch {
 		case t.succeeded && t.failures == 0:
-			_, err = tx.Exec(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL
-				WHERE id = ? AND consecutive_failures <> 0`, id)
+			continue
 		case t.succeeded:
 			_, err = tx.Exec(ctx, "UPDATE webhook_endpoints SET consecutive_failures = ?, failing_since = ? WHERE id = ?",
 				t.failures, store.Micros(t.firstFail), id)
