@@ -183,7 +183,7 @@ func (s *Service) claim(ctx context.Context, n int) (out []claimed, left bool, e
 			}
 			rows, err := tx.Query(ctx, `UPDATE webhook_deliveries SET lease = ? || id, next_attempt_at = ?, updated_at = ?
 				WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-				ORDER BY next_attempt_at LIMIT ?`+tx.Dialect().ForUpdateSkipLocked()+`)
+				ORDER BY endpoint_id, next_attempt_at LIMIT ?`+tx.Dialect().ForUpdateSkipLocked()+`)
 				RETURNING id, attempt_count, fail_first, livemode, endpoint_id, event_id`,
 				lease, now+s.lease.Microseconds(), now, w.endpointID, now, w.take)
 			if err != nil {
