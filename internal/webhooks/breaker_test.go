@@ -170,7 +170,8 @@ func TestCircuitBreaker(t *testing.T) {
 // while both record failures of one endpoint it is disabled, and its event
 // emitted, exactly once.
 func TestBreakerAcrossProcesses(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it emits outside a payd (events.Emit reads the
+	// process-wide notifier, which starting a payd in a parallel test sets).
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			const epCap, breakAfter = 4, 12
