@@ -273,6 +273,7 @@ const (
 	EventTypeRefundCanceled                EventType = "refund.canceled"
 	EventTypeInvoicePaymentFailed          EventType = "invoice.payment_failed"
 	EventTypeInvoiceVoided                 EventType = "invoice.voided"
+	EventTypeWebhookEndpointDisabled       EventType = "webhook_endpoint.disabled"
 )
 
 // HealthResult is an object of the API.

@@ -20,6 +20,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,10 +39,11 @@ func main() {
 	endpointCounts := flag.String("endpoints", "1,50", "endpoint counts to measure")
 	samples := flag.Int("samples", 200, "commit-to-first-attempt latency samples")
 	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
+	stall := flag.Int("stall", 0, "first give another merchant this many endpoints that never answer, with 300 deliveries each waiting, and measure beside it")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := run(ctx, db, *nEvents, *endpointCounts, *samples); err != nil {
+	if err := run(ctx, db, *nEvents, *endpointCounts, *samples, *stall); err != nil {
 		harness.Fatal(err)
 	}
 }
@@ -53,10 +55,17 @@ type receiver struct {
 	arrived map[string]time.Time
 	count   atomic.Int64
 	bad     atomic.Int64
+	stalled atomic.Int64 // attempts at the never-answering endpoints
 	wake    chan struct{}
 }
 
 func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/stall/") {
+		// Never answers: payd gives up after its attempt timeout.
+		rc.stalled.Add(1)
+		<-r.Context().Done()
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	now := time.Now()
 	rc.mu.Lock()
@@ -80,7 +89,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func run(ctx context.Context, db *harness.Database, nEvents int, endpointCounts string, samples int) error {
+func run(ctx context.Context, db *harness.Database, nEvents int, endpointCounts string, samples, stall int) error {
 	counts, err := harness.Levels("endpoints", endpointCounts)
 	if err != nil {
 		return err
@@ -99,6 +108,12 @@ func run(ctx context.Context, db *harness.Database, nEvents int, endpointCounts 
 	}
 	defer srv.Close()
 	fmt.Printf("payd webhooks benchmark: engine %s, %d events per run, receiver on %s\n", db.Engine, nEvents, lnAddr)
+	if stall > 0 {
+		if err := stallingMerchant(ctx, m, lnAddr, stall, 300); err != nil {
+			return err
+		}
+		fmt.Printf("  beside a merchant with %d never-answering endpoints and %d deliveries waiting\n", stall, stall*300)
+	}
 
 	for _, n := range counts {
 		merchantID, err := merchantWithEndpoints(ctx, m, rc, lnAddr, n)
@@ -130,7 +145,8 @@ func run(ctx context.Context, db *harness.Database, nEvents int, endpointCounts 
 			}
 		}
 		el := time.Since(t0)
-		fmt.Printf("  %2d endpoint(s): %d deliveries in %s = %.0f deliveries/s\n", n, want, el.Round(time.Millisecond), float64(want)/el.Seconds())
+		fmt.Printf("  %2d endpoint(s): %d deliveries in %s = %.0f deliveries/s (never-answering attempts so far: %d)\n", n, want,
+			el.Round(time.Millisecond), float64(want)/el.Seconds(), rc.stalled.Load())
 	}
 
 	// Latency on an idle queue: one event at a time, one endpoint.
@@ -205,4 +221,48 @@ func merchantWithEndpoints(ctx context.Context, m *app.Main, rc *receiver, rcvAd
 		rc.mu.Unlock()
 	}
 	return c.MerchantID, nil
+}
+
+// stallingMerchant makes a merchant with n endpoints that never answer and
+// perEndpoint deliveries waiting for each (events through the outbox).
+func stallingMerchant(ctx context.Context, m *app.Main, rcvAddr string, n, perEndpoint int) error {
+	c, err := harness.NewMerchant(ctx, m, "Stalling", "")
+	if err != nil {
+		return err
+	}
+	api := harness.API{Base: m.URL(), Key: c.SecretKeys[0]}
+	for i := range n {
+		url := fmt.Sprintf("http://%s/stall/%s/%d", rcvAddr, c.MerchantID, i)
+		if err := api.Post("/v1/webhook_endpoints", map[string]any{"url": url, "enabled_events": []string{"payout.failed"}}, 201, nil); err != nil {
+			return fmt.Errorf("create endpoint: %w", err)
+		}
+	}
+	for i := 0; i < perEndpoint; i += 100 {
+		err := m.DB.InTx(ctx, func(tx *store.Tx) error {
+			for j := i; j < min(i+100, perEndpoint); j++ {
+				if _, err := events.Emit(ctx, tx, c.MerchantID, false, "payout.failed", "payout", fmt.Sprintf("po_stall%07d", j), map[string]any{"n": j}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// Wait until they are dispatched, so they are due before anyone else's.
+	for {
+		var k int
+		if err := m.DB.QueryRow(ctx, "SELECT COUNT(*) FROM webhook_deliveries WHERE merchant_id = ?", c.MerchantID).Scan(&k); err != nil {
+			return err
+		}
+		if k == n*perEndpoint {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

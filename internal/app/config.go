@@ -22,22 +22,27 @@ type Config struct {
 	SandboxTimeoutDelay  time.Duration   // PAYD_SANDBOX_TIMEOUT_DELAY
 	SandboxPushDelay     time.Duration   // PAYD_SANDBOX_PUSH_DELAY
 	WebhookRetrySchedule []time.Duration // PAYD_WEBHOOK_RETRY_SCHEDULE
-	SanctionsList        string          // PAYD_SANCTIONS_LIST: path or https URL of sdn.csv
-	P2PEKeys             string          // PAYD_P2PE_KEYS: path of the live base derivation keys
-	RateLimit            float64         // PAYD_RATE_LIMIT: requests/s per key; 0 turns it off
-	RateBurst            int             // PAYD_RATE_BURST
-	PublicRateLimit      float64         // PAYD_PUBLIC_RATE_LIMIT: requests/s per client address on public routes; 0 turns it off
-	ReconcileInterval    time.Duration   // PAYD_RECONCILE_INTERVAL
-	BreakerOpen          time.Duration   // PAYD_BREAKER_OPEN
-	IdempotencyLease     time.Duration   // PAYD_IDEMPOTENCY_LEASE: how long a request that called a provider holds its key
-	DBMaxConns           int             // PAYD_DB_MAX_CONNS: database pool size (0: 32 on PostgreSQL, 8 on SQLite)
-	SecretsKey           string          // PAYD_SECRETS_KEY: 64 hex chars, seals provider credentials
-	SecretsKeyFile       string          // PAYD_SECRETS_KEY_FILE: a file holding the key, read when SecretsKey is empty
-	Demo                 bool            // PAYD_DEMO: serve makes a demo merchant on an empty database (default true)
-	LogLevel             string          // PAYD_LOG_LEVEL: debug, info, warn, error
-	Workers              bool            // PAYD_WORKERS: run background workers in this process (default true)
-	RequestLog           bool            // PAYD_REQUEST_LOG: keep recent API requests for `payd logs tail` (default true)
-	BillingRetrySchedule []time.Duration // PAYD_BILLING_RETRY_SCHEDULE: waits after each failed invoice attempt
+	// PAYD_WEBHOOK_BREAKER_FAILURES consecutive failed attempts spanning at
+	// least PAYD_WEBHOOK_BREAKER_PERIOD disable a webhook endpoint (0 failures
+	// turns the breaker off).
+	WebhookBreakerFailures int
+	WebhookBreakerPeriod   time.Duration
+	SanctionsList          string          // PAYD_SANCTIONS_LIST: path or https URL of sdn.csv
+	P2PEKeys               string          // PAYD_P2PE_KEYS: path of the live base derivation keys
+	RateLimit              float64         // PAYD_RATE_LIMIT: requests/s per key; 0 turns it off
+	RateBurst              int             // PAYD_RATE_BURST
+	PublicRateLimit        float64         // PAYD_PUBLIC_RATE_LIMIT: requests/s per client address on public routes; 0 turns it off
+	ReconcileInterval      time.Duration   // PAYD_RECONCILE_INTERVAL
+	BreakerOpen            time.Duration   // PAYD_BREAKER_OPEN
+	IdempotencyLease       time.Duration   // PAYD_IDEMPOTENCY_LEASE: how long a request that called a provider holds its key
+	DBMaxConns             int             // PAYD_DB_MAX_CONNS: database pool size (0: 32 on PostgreSQL, 8 on SQLite)
+	SecretsKey             string          // PAYD_SECRETS_KEY: 64 hex chars, seals provider credentials
+	SecretsKeyFile         string          // PAYD_SECRETS_KEY_FILE: a file holding the key, read when SecretsKey is empty
+	Demo                   bool            // PAYD_DEMO: serve makes a demo merchant on an empty database (default true)
+	LogLevel               string          // PAYD_LOG_LEVEL: debug, info, warn, error
+	Workers                bool            // PAYD_WORKERS: run background workers in this process (default true)
+	RequestLog             bool            // PAYD_REQUEST_LOG: keep recent API requests for `payd logs tail` (default true)
+	BillingRetrySchedule   []time.Duration // PAYD_BILLING_RETRY_SCHEDULE: waits after each failed invoice attempt
 }
 
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in main).
@@ -65,6 +70,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"PAYD_RECONCILE_INTERVAL", "30s", &c.ReconcileInterval},
 		{"PAYD_BREAKER_OPEN", "30s", &c.BreakerOpen},
 		{"PAYD_IDEMPOTENCY_LEASE", "2m", &c.IdempotencyLease},
+		{"PAYD_WEBHOOK_BREAKER_PERIOD", "6h", &c.WebhookBreakerPeriod},
 	}
 	for _, d := range durations {
 		if *d.dst, err = time.ParseDuration(or(getenv(d.name), d.def)); err != nil || *d.dst < 0 {
@@ -73,6 +79,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.WebhookRetrySchedule, err = ParseSchedule(or(getenv("PAYD_WEBHOOK_RETRY_SCHEDULE"), "1m,5m,30m,2h,6h,12h,24h")); err != nil {
 		return c, fmt.Errorf("PAYD_WEBHOOK_RETRY_SCHEDULE: %w", err)
+	}
+	if c.WebhookBreakerFailures, err = strconv.Atoi(or(getenv("PAYD_WEBHOOK_BREAKER_FAILURES"), "20")); err != nil || c.WebhookBreakerFailures < 0 {
+		return c, fmt.Errorf("PAYD_WEBHOOK_BREAKER_FAILURES: %q is not a non-negative integer", getenv("PAYD_WEBHOOK_BREAKER_FAILURES"))
 	}
 	if c.BillingRetrySchedule, err = billing.ParseRetrySchedule(or(getenv("PAYD_BILLING_RETRY_SCHEDULE"), "1d,3d,5d")); err != nil {
 		return c, fmt.Errorf("PAYD_BILLING_RETRY_SCHEDULE: %w", err)

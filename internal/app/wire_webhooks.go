@@ -41,7 +41,8 @@ func init() {
 			return err
 		}
 		svc := webhooks.New(webhooks.Config{DB: m.DB, Logger: m.Logger.With("capability", "webhooks"), Box: box,
-			RetrySchedule: m.Config.WebhookRetrySchedule, Registry: m.Registry})
+			RetrySchedule: m.Config.WebhookRetrySchedule, Registry: m.Registry,
+			BreakerFailures: breakerFailures(m.Config.WebhookBreakerFailures), BreakerPeriod: m.Config.WebhookBreakerPeriod})
 		m.webhookSvc = svc
 		webhookServices.Store(m, svc)
 		installWake.Do(func() { events.SetNotifier(eventWake{}) })
@@ -61,4 +62,13 @@ func init() {
 		})
 		return nil
 	})
+}
+
+// breakerFailures maps the configuration (0: off) onto the service's
+// (negative: off; 0 would mean the default).
+func breakerFailures(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -199,6 +199,7 @@ var notices = map[string]string{
 	"endpoint_created":         "The webhook endpoint was created.",
 	"endpoint_deleted":         "The webhook endpoint was deleted.",
 	"redelivered":              "The event was queued for delivery again.",
+	"endpoint_enabled":         "The webhook endpoint is enabled: its waiting deliveries are being sent.",
 	"threshold_saved":          "The approval threshold was saved.",
 	"settings_change_approved": "The change was approved and applies now.",
 }

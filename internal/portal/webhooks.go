@@ -88,6 +88,7 @@ type endpointData struct {
 	E          webhooks.Endpoint
 	Secret     string // only in the answer to its creation
 	Deliveries listData[webhooks.Delivery]
+	Waiting    int // pending deliveries (counted up to webhooks.MaxPendingPerEndpoint) when payd disabled it
 }
 
 func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
@@ -114,8 +115,14 @@ func (p *Portal) renderEndpoint(w http.ResponseWriter, r *http.Request, c *reqCt
 	if err != nil {
 		return err
 	}
+	waiting := 0
+	if ep.Paused() {
+		if waiting, err = p.webhooks().WaitingDeliveries(ctx, owner(c), id); err != nil {
+			return err
+		}
+	}
 	v.Title, v.Section = "Webhook endpoint "+ep.ID, "webhook_endpoints"
-	v.Data = endpointData{E: ep, Secret: secret, Deliveries: newList(ds, more, page, func(d webhooks.Delivery) string { return d.ID })}
+	v.Data = endpointData{E: ep, Secret: secret, Waiting: waiting, Deliveries: newList(ds, more, page, func(d webhooks.Delivery) string { return d.ID })}
 	p.render(w, r, c, status, "webhook_endpoint", v)
 	return nil
 }
@@ -152,7 +159,11 @@ func (p *Portal) setEndpointDisabled(disabled bool) pageHandler {
 		if err != nil {
 			return p.actionError(w, r, c, err, func(v *view) error { return p.renderEndpoint(w, r, c, statusOf(err), v, id, "") })
 		}
-		return redirect(w, r, c.path("webhook_endpoints", id), "")
+		notice := ""
+		if !disabled {
+			notice = "endpoint_enabled"
+		}
+		return redirect(w, r, c.path("webhook_endpoints", id), notice)
 	}
 }
 

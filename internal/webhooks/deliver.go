@@ -65,7 +65,11 @@ func (s *Service) runDeliverer(ctx context.Context) {
 	}()
 	t := time.NewTimer(0)
 	defer t.Stop()
-	backlog := false // the last claim was full: more may be due
+	// left: the last claim left due deliveries behind. slotBound: because
+	// every slot of this process was taken (then claims wait for a quarter
+	// of the slots, to stay batched under load); otherwise a cap held them
+	// back, and any finishing attempt may make room.
+	left, slotBound := false, false
 	for {
 		claimNow := true
 		select {
@@ -75,23 +79,23 @@ func (s *Service) runDeliverer(ctx context.Context) {
 		case <-s.wakeDeliver:
 		case <-freed:
 			free := cap(sem) - len(sem)
-			claimNow = backlog && free >= max(1, cap(sem)/4)
+			claimNow = left && (!slotBound || free >= max(1, cap(sem)/4))
+		case <-s.recorded:
+			// Leases just ended: room under a cap, or a retry due soon.
+			free := cap(sem) - len(sem)
+			claimNow = !slotBound || free >= max(1, cap(sem)/4)
 		}
 		if !claimNow {
 			continue
 		}
-		for ctx.Err() == nil {
-			free := cap(sem) - len(sem)
-			if free == 0 {
-				backlog = true
-				break // a finishing attempt wakes us
-			}
-			batch, err := s.claim(ctx, free)
+		if free := cap(sem) - len(sem); free == 0 {
+			left, slotBound = true, true // a finishing attempt wakes us
+		} else if ctx.Err() == nil {
+			batch, more, err := s.claim(ctx, free)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.log.Error("claim webhook deliveries", "err", err)
 				}
-				break
 			}
 			for _, c := range batch {
 				sem <- struct{}{}
@@ -110,13 +114,13 @@ func (s *Service) runDeliverer(ctx context.Context) {
 					}
 				}(c)
 			}
-			backlog = len(batch) == free
-			if !backlog {
-				break
-			}
+			left, slotBound = more, more && len(batch) == free
 		}
+		// Wake for the next retry that falls due; when work was held back
+		// by a cap, a finishing attempt here wakes us, and the poll covers
+		// attempts finishing in other processes.
 		wait := s.poll
-		if len(sem) < cap(sem) { // when every slot is busy, a finishing attempt wakes us
+		if len(sem) < cap(sem) {
 			if next, ok := s.nextDue(ctx); ok {
 				if d := time.Until(next); d < wait {
 					wait = max(d, time.Millisecond)
@@ -133,51 +137,77 @@ func (s *Service) runDeliverer(ctx context.Context) {
 	}
 }
 
-// nextDue is when the earliest pending delivery is due.
+// nextDue is when the earliest pending delivery that is not due yet
+// becomes due. (One to an endpoint payd disabled may wake the worker for
+// nothing; the index answers this at once, which a filter would not.)
 func (s *Service) nextDue(ctx context.Context) (time.Time, bool) {
 	var next sql.NullInt64
-	if err := s.db.QueryRow(ctx, "SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").Scan(&next); err != nil || !next.Valid {
+	if err := s.db.QueryRow(ctx, "SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?",
+		store.Micros(s.db.Now())).Scan(&next); err != nil || !next.Valid {
 		return time.Time{}, false
 	}
 	return store.FromMicros(next.Int64), true
 }
 
-// claim leases up to n due deliveries: their next_attempt_at moves to the
-// lease's end, so if this process dies they are due again then, and a lease
-// token ensures only the holder records the outcome.
-func (s *Service) claim(ctx context.Context, n int) ([]claimed, error) {
+// claim leases up to n due deliveries, shared fairly among merchants and
+// endpoints (see allocate): their next_attempt_at moves to the lease's end,
+// so if this process dies they are due again then, and a lease token
+// ensures only the holder records the outcome. left reports due deliveries
+// not taken (for want of slots, or held back by a cap).
+func (s *Service) claim(ctx context.Context, n int) (out []claimed, left bool, err error) {
 	lease := ids.Secret("", 10) + ":"
-	var out []claimed
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		out = out[:0]
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		out, left = out[:0], false
+		if tx.Dialect() == store.Postgres {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(?)", claimLockID); err != nil {
+				return err
+			}
+		}
 		now := store.Micros(tx.Now())
-		rows, err := tx.Query(ctx, `UPDATE webhook_deliveries SET lease = ? || id, next_attempt_at = ?, updated_at = ?
-			WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
-			ORDER BY next_attempt_at LIMIT ?`+tx.Dialect().ForUpdateSkipLocked()+`)
-			RETURNING id, attempt_count, fail_first, livemode, endpoint_id, event_id`,
-			lease, now+s.lease.Microseconds(), now, now, n)
+		work, merchantInflight, err := dueWorkAt(ctx, tx, now, n)
+		if err != nil {
+			return err
+		}
+		for _, w := range work {
+			w.fast = s.fast.fast(w.endpointID)
+		}
+		left = allocate(work, merchantInflight, n, s.epConc, s.merchantConc)
+		paused, err := pausedNow(ctx, tx, work)
 		if err != nil {
 			return err
 		}
 		eventIDs := map[string][]int{}
-		for rows.Next() {
-			var c claimed
-			var eventID string
-			if err := rows.Scan(&c.id, &c.attempts, &c.failFirst, &c.livemode, &c.endpointID, &eventID); err != nil {
-				rows.Close()
+		for _, w := range work {
+			if w.take == 0 || paused[w.endpointID] {
+				continue
+			}
+			rows, err := tx.Query(ctx, `UPDATE webhook_deliveries SET lease = ? || id, next_attempt_at = ?, updated_at = ?
+				WHERE id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+				ORDER BY endpoint_id, next_attempt_at LIMIT ?`+tx.Dialect().ForUpdateSkipLocked()+`)
+				RETURNING id, attempt_count, fail_first, livemode, endpoint_id, event_id`,
+				lease, now+s.lease.Microseconds(), now, w.endpointID, now, w.take)
+			if err != nil {
 				return err
 			}
-			c.lease = lease + c.id // each claim's lease names its delivery
-			out = append(out, c)
-			eventIDs[eventID] = append(eventIDs[eventID], len(out)-1)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
+			for rows.Next() {
+				var c claimed
+				var eventID string
+				if err := rows.Scan(&c.id, &c.attempts, &c.failFirst, &c.livemode, &c.endpointID, &eventID); err != nil {
+					rows.Close()
+					return err
+				}
+				c.lease = lease + c.id // each claim's lease names its delivery
+				out = append(out, c)
+				eventIDs[eventID] = append(eventIDs[eventID], len(out)-1)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
 		return s.load(ctx, tx, out, eventIDs)
 	})
-	return out, err
+	return out, left, err
 }
 
 // load reads the events and endpoints of claimed deliveries.
@@ -251,6 +281,9 @@ type outcome struct {
 	err        string // "" on success
 	response   string
 	final      bool // do not retry whatever the schedule says
+	// sent: a request was made to the endpoint (whatever came of it), so
+	// the outcome counts for the endpoint's circuit breaker.
+	sent bool
 }
 
 func (o outcome) ok() bool { return o.err == "" }
@@ -306,7 +339,7 @@ func (s *Service) send(ctx context.Context, c claimed) outcome {
 	req.Header.Set(webhook.HeaderSignature, webhook.SignatureHeader(secret, start, c.event.ID, body))
 	resp, err := s.client(c.livemode).Do(req)
 	if err != nil {
-		o := outcome{at: start, latency: time.Since(start), err: describeSendError(err, s.timeout)}
+		o := outcome{at: start, latency: time.Since(start), err: describeSendError(err, s.timeout), sent: true}
 		s.metrics.attempts.WithLabelValues("error").Inc()
 		s.metrics.latency.Observe(o.latency.Seconds())
 		return o
@@ -314,7 +347,7 @@ func (s *Service) send(ctx context.Context, c claimed) outcome {
 	kept, _ := io.ReadAll(io.LimitReader(resp.Body, MaxResponseKept))
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so the connection can be reused
 	resp.Body.Close()
-	o := outcome{at: start, latency: time.Since(start), httpStatus: resp.StatusCode, response: safeText(kept)}
+	o := outcome{at: start, latency: time.Since(start), httpStatus: resp.StatusCode, response: safeText(kept), sent: true}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		o.err = "the endpoint answered HTTP " + strconv.Itoa(resp.StatusCode) + " (only 2xx acknowledges a delivery)"
 		s.metrics.attempts.WithLabelValues("non_2xx").Inc()
@@ -436,10 +469,10 @@ func (r *recorder) run() {
 // transaction, a few statements, for the whole batch.
 func (s *Service) record(ctx context.Context, items []recordItem) error {
 	finished := map[string]int{}
-	retry := false
+	var disabled []Endpoint
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		clear(finished)
-		retry = false
+		disabled = disabled[:0]
 		now := tx.Now()
 		if err := insertAttempts(ctx, tx, items, now); err != nil {
 			return err
@@ -468,9 +501,7 @@ func (s *Service) record(ctx context.Context, items []recordItem) error {
 			}
 			if k, _ := res.RowsAffected(); k != 1 {
 				s.log.Warn("webhook attempt finished after its lease was taken over", "delivery_id", c.id)
-				continue
 			}
-			retry = true
 		}
 		for state, cs := range done {
 			args := []any{state, store.Micros(now)}
@@ -502,16 +533,31 @@ func (s *Service) record(ctx context.Context, items []recordItem) error {
 			}
 			finished[state] += k
 		}
-		return nil
+		var err error
+		disabled, err = s.countForBreaker(ctx, tx, items)
+		return err
 	})
+	for _, it := range items {
+		if it.o.sent {
+			s.fast.observe(it.c.endpointID, it.o)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	for state, n := range finished {
 		s.metrics.finished.WithLabelValues(state).Add(float64(n))
 	}
-	if retry {
-		s.wakeDelivery() // so the timer accounts for the retry
+	for _, ep := range disabled {
+		s.metrics.disabled.Inc()
+		s.log.Warn("webhook endpoint disabled after repeated failed attempts", "endpoint_id", ep.ID,
+			"consecutive_failures", ep.ConsecutiveFailures, "failing_since", ep.FailingSince)
+	}
+	// The leases just ended leave room under the caps, and a retry may be
+	// due sooner than the timer: the worker claims again.
+	select {
+	case s.recorded <- struct{}{}:
+	default:
 	}
 	return nil
 }

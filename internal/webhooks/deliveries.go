@@ -220,7 +220,8 @@ func (s *Service) GetDelivery(ctx context.Context, o Owner, id string) (Delivery
 
 // Redeliver sends an event again: one new delivery to each enabled endpoint
 // subscribed to its type (or only to endpointID when given), each with its
-// own attempts and retries. It answers the new deliveries.
+// own attempts and retries. It answers the new deliveries. Caps refuse it
+// with 429 and change nothing (see checkRedeliveryCaps).
 func (s *Service) Redeliver(ctx context.Context, o Owner, eventID, endpointID string) ([]Delivery, error) {
 	var out []Delivery
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -251,10 +252,13 @@ func (s *Service) Redeliver(ctx context.Context, o Owner, eventID, endpointID st
 				return err
 			}
 			for _, ep := range eps {
-				if subscribed(ep.EnabledEvents, ev.Type) {
+				if ep.Status == EndpointEnabled && subscribed(ep.EnabledEvents, ev.Type) {
 					targets = append(targets, ep)
 				}
 			}
+		}
+		if err := s.checkRedeliveryCaps(ctx, tx, o, ev.ID, targets); err != nil {
+			return err
 		}
 		failFirst := false
 		if !ev.Livemode {
@@ -270,6 +274,9 @@ func (s *Service) Redeliver(ctx context.Context, o Owner, eventID, endpointID st
 		return err
 	})
 	if err != nil {
+		if e := errs.As(err); e != nil && e.Kind == errs.KindRateLimited {
+			s.metrics.refused.WithLabelValues(e.Code).Inc()
+		}
 		return nil, err
 	}
 	if len(out) > 0 {

@@ -37,9 +37,27 @@ type Endpoint struct {
 	CreatedAt     Time     `json:"created_at"`
 	Secret        string   `json:"secret,omitempty"`
 
+	// DisabledReason is DisabledRepeatedFailure when payd's circuit breaker
+	// disabled the endpoint (empty otherwise); the portal shows it with
+	// DisabledAt, ConsecutiveFailures and FailingSince. Not in the API
+	// object: the webhook_endpoint.disabled event carries them.
+	DisabledReason      string     `json:"-"`
+	DisabledAt          *time.Time `json:"-"`
+	ConsecutiveFailures int        `json:"-"`
+	FailingSince        *time.Time `json:"-"`
+
 	merchantID string
 	sealed     string
 }
+
+// DisabledRepeatedFailure is the disabled_reason of an endpoint payd
+// disabled after repeated failed attempts.
+const DisabledRepeatedFailure = "repeated_failure"
+
+// Paused reports whether payd's circuit breaker disabled the endpoint: its
+// deliveries wait (they are neither attempted nor failed) until it is
+// enabled again.
+func (ep Endpoint) Paused() bool { return ep.Status == EndpointDisabled && ep.DisabledReason != "" }
 
 // Endpoint statuses.
 const (
@@ -306,18 +324,24 @@ func (s *Service) replayCreate(ctx context.Context, o Owner, idem *Idempotency) 
 	return ep, true, nil
 }
 
-const endpointColumns = "id, merchant_id, livemode, url, enabled_events, description, status, secret_sealed, created_at"
+const endpointColumns = "id, merchant_id, livemode, url, enabled_events, description, status, secret_sealed, created_at, " +
+	"disabled_reason, disabled_at, consecutive_failures, failing_since"
 
 func scanEndpoint(row interface{ Scan(...any) error }, extra ...any) (Endpoint, error) {
 	var ep Endpoint
 	var events string
 	var created int64
-	dst := append([]any{&ep.ID, &ep.merchantID, &ep.Livemode, &ep.URL, &events, &ep.Description, &ep.Status, &ep.sealed, &created}, extra...)
+	var reason sql.NullString
+	var disabledAt, failingSince sql.NullInt64
+	dst := append([]any{&ep.ID, &ep.merchantID, &ep.Livemode, &ep.URL, &events, &ep.Description, &ep.Status, &ep.sealed, &created,
+		&reason, &disabledAt, &ep.ConsecutiveFailures, &failingSince}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return ep, err
 	}
 	ep.Object = "webhook_endpoint"
 	ep.CreatedAt = Time{store.FromMicros(created)}
+	ep.DisabledReason = reason.String
+	ep.DisabledAt, ep.FailingSince = store.NullMicros(disabledAt), store.NullMicros(failingSince)
 	if err := json.Unmarshal([]byte(events), &ep.EnabledEvents); err != nil {
 		return ep, fmt.Errorf("endpoint %s: enabled_events: %w", ep.ID, err)
 	}
@@ -398,25 +422,59 @@ func (s *Service) UpdateEndpoint(ctx context.Context, o Owner, id string, p Endp
 		if p.Description != nil {
 			ep.Description = *p.Description
 		}
+		wasDisabled, wasPaused := ep.Status == EndpointDisabled, ep.Paused()
 		if p.Disabled != nil {
 			ep.Status = EndpointEnabled
 			if *p.Disabled {
 				ep.Status = EndpointDisabled
 			}
 		}
+		now := store.Micros(tx.Now())
 		evJSON, _ := json.Marshal(ep.EnabledEvents)
 		res, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET url = ?, enabled_events = ?, description = ?, status = ?, updated_at = ?
 			WHERE id = ? AND merchant_id = ? AND livemode = ? AND deleted_at IS NULL`,
-			ep.URL, string(evJSON), ep.Description, ep.Status, store.Micros(tx.Now()), id, o.MerchantID, o.Livemode)
+			ep.URL, string(evJSON), ep.Description, ep.Status, now, id, o.MerchantID, o.Livemode)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
 			return errs.NotFound("webhook_endpoint", id)
 		}
-		return nil
+		switch {
+		case p.Disabled != nil && *p.Disabled && ep.Paused():
+			// The merchant's own choice replaces the breaker's: like any
+			// endpoint the merchant disabled, its waiting deliveries end
+			// failed at their next attempt.
+			ep.DisabledReason = ""
+			_, err = tx.Exec(ctx, "UPDATE webhook_endpoints SET disabled_reason = NULL WHERE id = ?", id)
+		case p.Disabled != nil && !*p.Disabled && wasDisabled:
+			ep, err = s.resume(ctx, tx, ep, wasPaused)
+		}
+		return err
 	})
+	if err == nil && p.Disabled != nil && !*p.Disabled {
+		s.wakeDelivery()
+	}
 	return ep, err
+}
+
+// resume is enabling a disabled endpoint: its failure count starts again,
+// and the deliveries that waited while payd kept it disabled are due at
+// once (still one at a time per slot: the claim's caps apply).
+func (s *Service) resume(ctx context.Context, tx *store.Tx, ep Endpoint, paused bool) (Endpoint, error) {
+	now := store.Micros(tx.Now())
+	if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL, disabled_reason = NULL,
+		disabled_at = NULL WHERE id = ?`, ep.ID); err != nil {
+		return ep, err
+	}
+	if paused {
+		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?
+			WHERE endpoint_id = ? AND status = 'pending' AND lease IS NULL AND next_attempt_at > ?`, now, now, ep.ID, now); err != nil {
+			return ep, err
+		}
+	}
+	ep.DisabledReason, ep.DisabledAt, ep.ConsecutiveFailures, ep.FailingSince = "", nil, 0, nil
+	return ep, nil
 }
 
 // DeleteEndpoint removes an endpoint: it gets no new deliveries, its pending
@@ -441,10 +499,14 @@ func (s *Service) DeleteEndpoint(ctx context.Context, o Owner, id string) (Delet
 	return DeletedEndpoint{ID: id, Object: "webhook_endpoint", Deleted: true}, nil
 }
 
-// subscribers returns the enabled endpoints of a merchant and mode.
+// subscribers returns the endpoints of a merchant and mode that take new
+// deliveries: the enabled ones, and those payd's circuit breaker disabled
+// (their deliveries wait until the endpoint is enabled again, so nothing
+// that happened meanwhile is missed). Callers that want only enabled ones
+// check Status.
 func subscribers(ctx context.Context, q store.Querier, merchantID string, livemode bool) ([]Endpoint, error) {
 	rows, err := q.Query(ctx, "SELECT "+endpointColumns+` FROM webhook_endpoints
-		WHERE merchant_id = ? AND livemode = ? AND status = 'enabled' AND deleted_at IS NULL ORDER BY id`, merchantID, livemode)
+		WHERE merchant_id = ? AND livemode = ? AND (status = 'enabled' OR disabled_reason IS NOT NULL) AND deleted_at IS NULL ORDER BY id`, merchantID, livemode)
 	if err != nil {
 		return nil, err
 	}

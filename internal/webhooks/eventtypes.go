@@ -21,6 +21,8 @@ const (
 	KindRefund       ObjectKind = "refund"
 	KindCustomer     ObjectKind = "customer"
 	KindSubscription ObjectKind = "subscription"
+	// KindWebhookEndpoint: an endpoint payd disabled after repeated failure.
+	KindWebhookEndpoint ObjectKind = "webhook_endpoint"
 )
 
 // eventTypes is the one list of every event type payd emits. Endpoint
@@ -62,6 +64,8 @@ var eventTypes = []struct {
 	{"refund.canceled", KindRefund},
 	{"invoice.payment_failed", KindInvoice},
 	{"invoice.voided", KindInvoice},
+	// Webhooks themselves (breaker.go).
+	{EventEndpointDisabled, KindWebhookEndpoint},
 }
 
 // EventTypes returns every event type, in a stable order.
@@ -113,6 +117,8 @@ func KindOfID(id string) (ObjectKind, bool) {
 		return KindCustomer, true
 	case strings.HasPrefix(id, "sub_"):
 		return KindSubscription, true
+	case strings.HasPrefix(id, "we_"):
+		return KindWebhookEndpoint, true
 	case uetrRE.MatchString(id):
 		return KindTransfer, true
 	}

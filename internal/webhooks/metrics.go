@@ -8,6 +8,8 @@ type metrics struct {
 	attempts   *prometheus.CounterVec
 	finished   *prometheus.CounterVec
 	latency    prometheus.Histogram
+	disabled   prometheus.Counter
+	refused    *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -22,9 +24,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Deliveries that reached succeeded or failed."}, []string{"status"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "payd_webhook_attempt_duration_seconds",
 			Help: "Time from sending a delivery to the receiver's answer.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12)}),
+		disabled: prometheus.NewCounter(prometheus.CounterOpts{Name: "payd_webhook_endpoints_disabled_total",
+			Help: "Endpoints payd disabled after repeated failed attempts."}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payd_webhook_redeliveries_refused_total",
+			Help: "Redeliver requests refused by a cap, by code."}, []string{"code"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.dispatched, m.created, m.attempts, m.finished, m.latency)
+		reg.MustRegister(m.dispatched, m.created, m.attempts, m.finished, m.latency, m.disabled, m.refused)
 	}
 	return m
 }

@@ -53,6 +53,19 @@ type Config struct {
 	TLSConfig *tls.Config
 	// NoJitter makes retries exactly on schedule (tests that measure it).
 	NoJitter bool
+
+	// EndpointConcurrency and MerchantConcurrency cap the attempts in flight
+	// to one endpoint and to one merchant's endpoints, across every process
+	// sharing the database. Zero means DefaultEndpointConcurrency and
+	// DefaultMerchantConcurrency.
+	EndpointConcurrency int
+	MerchantConcurrency int
+	// BreakerFailures consecutive failed attempts spanning at least
+	// BreakerPeriod disable an endpoint. Zero BreakerFailures means the
+	// defaults for both (DefaultBreakerFailures, DefaultBreakerPeriod); a
+	// negative one turns the breaker off.
+	BreakerFailures int
+	BreakerPeriod   time.Duration
 }
 
 // Service is the webhooks capability.
@@ -68,13 +81,19 @@ type Service struct {
 	resolve  Resolver
 	noJitter bool
 	clients  [2]*http.Client // [0] test mode, [1] live mode
-	metrics  *metrics
+
+	epConc, merchantConc int
+	breakerFailures      int
+	breakerPeriod        time.Duration
+	fast                 fastTracker
+	metrics              *metrics
 
 	keyringOnce sync.Mutex
 	keyring     *secretbox.Box
 
 	wakeDispatch chan struct{}
 	wakeDeliver  chan struct{}
+	recorded     chan struct{} // attempts were recorded (their leases ended)
 	streams      *streamHub
 }
 
@@ -85,7 +104,7 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{db: cfg.DB, log: cfg.Logger, box: cfg.Box, schedule: append([]time.Duration(nil), cfg.RetrySchedule...),
 		timeout: cfg.Timeout, lease: cfg.Lease, poll: cfg.Poll, conc: cfg.Concurrency, resolve: cfg.Resolve, noJitter: cfg.NoJitter,
-		wakeDispatch: make(chan struct{}, 1), wakeDeliver: make(chan struct{}, 1), streams: newStreamHub()}
+		wakeDispatch: make(chan struct{}, 1), wakeDeliver: make(chan struct{}, 1), recorded: make(chan struct{}, 1), streams: newStreamHub()}
 	if s.timeout <= 0 {
 		s.timeout = 5 * time.Second
 	}
@@ -97,6 +116,17 @@ func New(cfg Config) *Service {
 	}
 	if s.conc <= 0 {
 		s.conc = 32
+	}
+	s.epConc, s.merchantConc = cfg.EndpointConcurrency, cfg.MerchantConcurrency
+	if s.epConc <= 0 {
+		s.epConc = DefaultEndpointConcurrency
+	}
+	if s.merchantConc <= 0 {
+		s.merchantConc = DefaultMerchantConcurrency
+	}
+	s.breakerFailures, s.breakerPeriod = cfg.BreakerFailures, cfg.BreakerPeriod
+	if s.breakerFailures == 0 {
+		s.breakerFailures, s.breakerPeriod = DefaultBreakerFailures, DefaultBreakerPeriod
 	}
 	if s.resolve == nil {
 		s.resolve = defaultResolver

@@ -21,14 +21,15 @@ type TriggerParams struct {
 }
 
 var kindExample = map[ObjectKind]string{
-	KindPaymentIntent: "a payment intent (pi_...)",
-	KindPayout:        "a payout (po_...)",
-	KindPayoutBatch:   "a payout batch (po_bulk_... or batch_...)",
-	KindTransfer:      "a bank transfer (its UETR)",
-	KindInvoice:       "an invoice (in_...)",
-	KindRefund:        "a refund (re_...)",
-	KindCustomer:      "a customer (cus_...)",
-	KindSubscription:  "a subscription (sub_...)",
+	KindPaymentIntent:   "a payment intent (pi_...)",
+	KindPayout:          "a payout (po_...)",
+	KindPayoutBatch:     "a payout batch (po_bulk_... or batch_...)",
+	KindTransfer:        "a bank transfer (its UETR)",
+	KindInvoice:         "an invoice (in_...)",
+	KindRefund:          "a refund (re_...)",
+	KindCustomer:        "a customer (cus_...)",
+	KindSubscription:    "a subscription (sub_...)",
+	KindWebhookEndpoint: "a webhook endpoint (we_...)",
 }
 
 // Trigger records a test-mode event of any type payd emits, about a real
@@ -198,6 +199,11 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 			"items":                []any{map[string]any{"id": ids.New("si_"), "description": "Sandbox plan", "amount_minor": 1500, "quantity": 1}},
 			"current_period_start": ts, "current_period_end": ts, "cancel_at_period_end": false, "latest_invoice": nil,
 			"metadata": meta, "livemode": false, "created_at": ts}
+	case KindWebhookEndpoint:
+		id = ids.New("we_")
+		return "webhook_endpoint", id, map[string]any{"id": id, "object": "webhook_endpoint", "url": "https://example.com/webhooks",
+			"enabled_events": []string{"*"}, "description": "Sandbox fixture", "status": "disabled", "livemode": false, "created_at": ts,
+			"disabled_reason": DisabledRepeatedFailure, "disabled_at": ts, "consecutive_failures": DefaultBreakerFailures, "failing_since": ts}
 	default: // invoice
 		id = ids.New("in_")
 		status, paid, paidAt := "open", 0, any(nil)

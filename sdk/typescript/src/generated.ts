@@ -199,7 +199,7 @@ export interface EventData {
   object: unknown;
 }
 
-export type EventType = "payment_intent.created" | "payment_intent.succeeded" | "payment_intent.canceled" | "payment_intent.compliance_review" | "payout.created" | "payout.succeeded" | "payout.failed" | "payout.held" | "payout.canceled" | "payout_batch.completed" | "payout_batch.canceled" | "transfer.settled" | "transfer.rejected" | "transfer.returned" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "settings.updated" | "settings.change_requested" | "refund.created" | "refund.succeeded" | "refund.failed" | "refund.canceled" | "invoice.payment_failed" | "invoice.voided";
+export type EventType = "payment_intent.created" | "payment_intent.succeeded" | "payment_intent.canceled" | "payment_intent.compliance_review" | "payout.created" | "payout.succeeded" | "payout.failed" | "payout.held" | "payout.canceled" | "payout_batch.completed" | "payout_batch.canceled" | "transfer.settled" | "transfer.rejected" | "transfer.returned" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "settings.updated" | "settings.change_requested" | "refund.created" | "refund.succeeded" | "refund.failed" | "refund.canceled" | "invoice.payment_failed" | "invoice.voided" | "webhook_endpoint.disabled";
 
 export interface HealthResult {
   status: "ok";
