@@ -20,7 +20,7 @@ func TestCheckpoints(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-		db.Clock = func() time.Time { return now }
+		db.SetClock(func() time.Time { return now })
 		post := func(amount int64) {
 			t.Helper()
 			if err := db.InTx(ctx, func(tx *store.Tx) error { return topup(ctx, tx, "mer_cp", "DJF", amount) }); err != nil {

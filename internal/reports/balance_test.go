@@ -151,11 +151,11 @@ func TestSandboxCompactionIsAnAdjustment(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		now := time.Now().UTC()
-		e.Main.DB.Clock = func() time.Time { return now.Add(-40 * 24 * time.Hour) }
+		e.Main.DB.SetClock(func() time.Time { return now.Add(-40 * 24 * time.Hour) })
 		topup(t, e, "DJF", 5_000)
 		pay(t, e, 1_200)
 		payout(t, e, 200, "")
-		e.Main.DB.Clock = func() time.Time { return now }
+		e.Main.DB.SetClock(func() time.Time { return now })
 		pay(t, e, 300)
 		if err := e.Main.DB.InTx(ctx, func(tx *store.Tx) error {
 			_, err := ledger.CompactTestMode(ctx, tx, now.Add(-30*24*time.Hour))

@@ -103,7 +103,7 @@ func TestBalanceTransactionsProperty(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		w := &world{e: e, rng: rand.New(rand.NewPCG(seed, 13)), now: time.Date(2026, 6, 1, 20, 0, 0, 0, time.UTC),
 			days: map[string]bool{}}
-		e.Main.DB.Clock = func() time.Time { return w.now }
+		w.setClock()
 		const steps = 40
 		for i := 0; i < steps; i++ {
 			op := operations[w.rng.IntN(len(operations))]
@@ -113,6 +113,7 @@ func TestBalanceTransactionsProperty(t *testing.T) {
 			op.run(t, w)
 			w.days[w.now.Format(time.DateOnly)] = true
 			w.now = w.now.Add(time.Duration(w.rng.IntN(9*60)) * time.Minute)
+			w.setClock()
 			if i%10 == 9 {
 				checkHistory(t, e, listAll(t, e, nil, 1+w.rng.IntN(20)))
 				// Checkpoints every few entries, as the background job
@@ -151,4 +152,11 @@ func TestBalanceTransactionsProperty(t *testing.T) {
 func shiftDay(day string, n int) string {
 	d, _ := time.Parse(time.DateOnly, day)
 	return d.AddDate(0, 0, n).Format(time.DateOnly)
+}
+
+// setClock stops payd's clock at w.now (background workers read it too, so
+// the clock holds a copy, never w.now itself).
+func (w *world) setClock() {
+	at := w.now
+	w.e.Main.DB.SetClock(func() time.Time { return at })
 }

@@ -56,11 +56,11 @@ func cardPresent(t testing.TB, e *apptest.Env, amount int64, currency, outlet st
 func TestSettlementReport(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		late := time.Date(2026, 3, 10, 22, 30, 0, 0, time.UTC) // 01:30 on the 11th in Djibouti (UTC+3)
-		e.Main.DB.Clock = func() time.Time { return late }
+		e.Main.DB.SetClock(func() time.Time { return late })
 		pay(t, e, 1_000)
 		cardPresent(t, e, 500, "USD", "=HYPERLINK(\"x\")")
 		cardPresent(t, e, 700, "USD", "shop-2")
-		e.Main.DB.Clock = func() time.Time { return late.Add(12 * time.Hour) }
+		e.Main.DB.SetClock(func() time.Time { return late.Add(12 * time.Hour) })
 		pay(t, e, 2_000)
 		cardPresent(t, e, 50, "USD", "shop-2")
 		topup(t, e, "DJF", 9_999) // top-ups make no rows
@@ -151,7 +151,7 @@ func TestSettlementReportRefunds(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		day := time.Date(2026, 5, 2, 9, 0, 0, 0, time.UTC)
-		e.Main.DB.Clock = func() time.Time { return day }
+		e.Main.DB.SetClock(func() time.Time { return day })
 		djf := pay(t, e, 5_000)
 		usd := cardPresent(t, e, 900, "USD", "kiosk")
 		refundOf := map[string]string{"re_1": djf, "re_2": djf, "re_3": usd}

@@ -97,7 +97,7 @@ func TestRetention(t *testing.T) {
 		}
 		// Two hours later, mer_b's request is past MaxAge: the next flush
 		// deletes it (and mer_a's), whoever wrote since.
-		db.Clock = func() time.Time { return now.Add(2 * time.Hour) }
+		db.SetClock(func() time.Time { return now.Add(2 * time.Hour) })
 		l.lastPrune = time.Time{}
 		l.Record(entry("mer_c", false, 1, now.Add(2*time.Hour)))
 		if err := l.Flush(ctx); err != nil {

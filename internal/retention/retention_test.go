@@ -17,7 +17,7 @@ func TestPurgeKeepsLiveDataAndBalances(t *testing.T) {
 		ctx := context.Background()
 		now := time.Now().UTC()
 		at := now.Add(-40 * 24 * time.Hour)
-		db.Clock = func() time.Time { return at }
+		db.SetClock(func() time.Time { return at })
 		post := func(live bool, amt int64) {
 			err := db.InTx(ctx, func(tx *store.Tx) error {
 				if _, err := events.Emit(ctx, tx, "mer_1", live, "test.event", "thing", "th_1", map[string]int{"a": 1}); err != nil {
@@ -34,7 +34,7 @@ func TestPurgeKeepsLiveDataAndBalances(t *testing.T) {
 		}
 		post(false, 100) // old test data
 		post(true, 70)   // old live data
-		db.Clock = func() time.Time { return now }
+		db.SetClock(func() time.Time { return now })
 		post(false, 5) // recent test data
 		p := retention.Purger{DB: db, Tables: []retention.Table{{Name: "events"}}}
 		res, err := p.Run(ctx)

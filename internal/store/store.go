@@ -49,8 +49,9 @@ type DB struct {
 	// group batches SQLite's write transactions into shared commits
 	// (groupcommit.go). Nil on PostgreSQL.
 	group *groupCommit
-	// Clock returns the current time; tests may replace it.
-	Clock func() time.Time
+	// clock returns the current time; tests replace it with SetClock while
+	// background workers read it, hence the atomic pointer.
+	clock atomic.Pointer[func() time.Time]
 	// cache holds immutable lookups (ids that never change once created)
 	// for this database only.
 	cache *sync.Map
@@ -134,7 +135,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite:PATH or postgres://", redactURL(url))
 	}
-	db.Clock = func() time.Time { return time.Now().UTC() }
+	db.SetClock(func() time.Time { return time.Now().UTC() })
 	db.cache = &sync.Map{}
 	if err := db.sql.PingContext(ctx); err != nil {
 		db.sql.Close()
@@ -209,7 +210,11 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 
 // Now returns the database clock's time in UTC, truncated to microseconds
 // (the stored precision).
-func (db *DB) Now() time.Time { return db.Clock().UTC().Truncate(time.Microsecond) }
+func (db *DB) Now() time.Time { return (*db.clock.Load())().UTC().Truncate(time.Microsecond) }
+
+// SetClock replaces the clock Now reads (tests travel in time with it). It is
+// safe while other goroutines call Now.
+func (db *DB) SetClock(clock func() time.Time) { db.clock.Store(&clock) }
 
 // Exec runs a statement outside a transaction, or in the unit of work ctx
 // carries (opening its transaction if needed: a statement is a write).
