@@ -315,8 +315,13 @@ func (c *Claim) Abort(ctx context.Context) error {
 	if c.unit.Phases() == 0 {
 		return nil
 	}
+	// The request has ended and answered: nothing of this run will send what
+	// its recovery point references any more. Its lease ends now (a retry
+	// takes the key over at once) and already past ResumeGrace, so
+	// reconciliation need not wait for a retry that may never come: if it
+	// settles the referenced object first, the retry answers that outcome.
 	_, err := c.db.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight'`,
-		c.req.keyArgs(store.Micros(c.db.Now()))...)
+		c.req.keyArgs(store.Micros(c.db.Now().Add(-ResumeGrace)))...)
 	return err
 }
 
