@@ -370,7 +370,12 @@ func testBadPayments(t *testing.T, h *harness) {
 			tampered := func() map[string]any {
 				b := good()
 				ct, _ := hex.DecodeString(b["encrypted_payload"].(string))
+				// CBC without a MAC: a flipped bit garbles its block, which the
+				// chip-data checks refuse unless the noise happens to parse as
+				// TLV (about 1 in 256). Garbling the first and the last block
+				// makes that about 1 in 65,536.
 				ct[2] ^= 0x40
+				ct[len(ct)-1] ^= 0x40
 				b["encrypted_payload"] = hex.EncodeToString(ct)
 				return b
 			}

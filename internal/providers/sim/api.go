@@ -130,15 +130,18 @@ func (s *Sim) api(op string, mutates bool, h apiHandler) http.HandlerFunc {
 		a.mu.Lock()
 		e := a.idem[idem]
 		if e != nil {
+			// Read the entry under the lock: the first request fills it in
+			// when it ends.
+			prev := *e
 			a.mu.Unlock()
 			switch {
-			case e.hash != hash:
+			case prev.hash != hash:
 				writeError(w, http.StatusUnprocessableEntity, "idempotency_key_reused", "this Idempotency-Key was used with another request", "")
-			case !e.done:
+			case !prev.done:
 				writeError(w, http.StatusConflict, "idempotency_key_in_use", "the first request with this Idempotency-Key is still running", "")
 			default:
 				w.Header().Set(protocol.HeaderReplayed, "true")
-				writeRaw(w, e.status, e.body)
+				writeRaw(w, prev.status, prev.body)
 			}
 			return
 		}
