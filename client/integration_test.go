@@ -267,8 +267,13 @@ func TestAgainstPayd(t *testing.T) {
 				err error
 			}
 			got := make(chan received, 16)
+			// A delivery may arrive before CreateWebhookEndpoint has returned
+			// the secret (an event just before it is dispatched to every
+			// endpoint enabled then): the receiver waits for the secret.
 			var secret string
+			known := make(chan struct{})
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				<-known
 				d, _, err := client.VerifyWebhookRequest(r, secret)
 				got <- received{d, err}
 				if err != nil {
@@ -276,11 +281,15 @@ func TestAgainstPayd(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
+			var once sync.Once
+			release := func() { once.Do(func() { close(known) }) }
+			defer release() // before srv.Close, should the test end early
 			we, err := sk.CreateWebhookEndpoint(ctx, &client.WebhookEndpointCreate{URL: srv.URL + "/webhooks", EnabledEvents: []string{"*"}, Description: client.Value("sdk test")})
 			if err != nil {
 				t.Fatal(err)
 			}
 			secret = we.Secret
+			release()
 			if !strings.HasPrefix(secret, "whsec_") {
 				t.Fatalf("endpoint %+v", we)
 			}
