@@ -22,18 +22,10 @@ func (h balanceTransactions) list(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	list, err := h.svc.List(r.Context(), auth.Must(r.Context()), lp)
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, list)
-	return nil
+	return answer(w, http.StatusOK, list, err)
 }
 
 func (h balanceTransactions) get(w http.ResponseWriter, r *http.Request) error {
 	bt, err := h.svc.Get(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, bt)
-	return nil
+	return answer(w, http.StatusOK, bt, err)
 }

@@ -19,15 +19,6 @@ func RegisterCustomers(s *Server, svc *billing.Service) {
 
 type customers struct{ svc *billing.Service }
 
-// answer writes v with status, or returns err for WriteError.
-func answer[T any](w http.ResponseWriter, status int, v T, err error) error {
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, status, v)
-	return nil
-}
-
 func (h customers) create(w http.ResponseWriter, r *http.Request) error {
 	var in billing.CustomerParams
 	if err := DecodeJSON(r, &in); err != nil {

@@ -176,3 +176,12 @@ func jsonType(kind string) string {
 	}
 	return kind
 }
+
+// answer writes v with status, or returns err for WriteError.
+func answer[T any](w http.ResponseWriter, status int, v T, err error) error {
+	if err != nil {
+		return err
+	}
+	WriteJSON(w, status, v)
+	return nil
+}

@@ -37,11 +37,7 @@ func (h paymentIntents) create(w http.ResponseWriter, r *http.Request) error {
 
 func (h paymentIntents) get(w http.ResponseWriter, r *http.Request) error {
 	pi, err := h.svc.Get(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, pi)
-	return nil
+	return answer(w, http.StatusOK, pi, err)
 }
 
 func (h paymentIntents) list(w http.ResponseWriter, r *http.Request) error {
@@ -50,11 +46,7 @@ func (h paymentIntents) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	list, err := h.svc.List(r.Context(), auth.Must(r.Context()), lp)
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, list)
-	return nil
+	return answer(w, http.StatusOK, list, err)
 }
 
 type confirmRequest struct {

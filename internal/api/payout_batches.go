@@ -142,11 +142,7 @@ func (h batchHandlers) list(w http.ResponseWriter, r *http.Request) error {
 
 func (h batchHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	b, err := h.svc.GetBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, b)
-	return nil
+	return answer(w, http.StatusOK, b, err)
 }
 
 func (h batchHandlers) approve(w http.ResponseWriter, r *http.Request) error {
@@ -155,11 +151,7 @@ func (h batchHandlers) approve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	b, err := h.svc.ApproveBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, b)
-	return nil
+	return answer(w, http.StatusOK, b, err)
 }
 
 func (h batchHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
@@ -168,9 +160,5 @@ func (h batchHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	b, err := h.svc.CancelBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, b)
-	return nil
+	return answer(w, http.StatusOK, b, err)
 }

@@ -74,11 +74,7 @@ func (h payoutHandlers) list(w http.ResponseWriter, r *http.Request) error {
 
 func (h payoutHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	p, err := h.svc.Get(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, p)
-	return nil
+	return answer(w, http.StatusOK, p, err)
 }
 
 func (h payoutHandlers) approve(w http.ResponseWriter, r *http.Request) error {
@@ -87,11 +83,7 @@ func (h payoutHandlers) approve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := h.svc.Approve(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, p)
-	return nil
+	return answer(w, http.StatusOK, p, err)
 }
 
 func (h payoutHandlers) review(w http.ResponseWriter, r *http.Request) error {
@@ -103,11 +95,7 @@ func (h payoutHandlers) review(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := h.svc.Review(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in.Decision, in.Note)
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, p)
-	return nil
+	return answer(w, http.StatusOK, p, err)
 }
 
 // retry answers 200 with the payout, now processing; the rail's answer
@@ -118,9 +106,5 @@ func (h payoutHandlers) retry(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := h.svc.Retry(r.Context(), auth.Must(r.Context()), r.PathValue("id"), r.Header.Get("X-Service-Scenario"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, p)
-	return nil
+	return answer(w, http.StatusOK, p, err)
 }

@@ -59,11 +59,7 @@ func (h refundHandlers) list(w http.ResponseWriter, r *http.Request) error {
 
 func (h refundHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	re, err := h.svc.Get(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, re)
-	return nil
+	return answer(w, http.StatusOK, re, err)
 }
 
 func (h refundHandlers) approve(w http.ResponseWriter, r *http.Request) error {

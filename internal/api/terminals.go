@@ -52,11 +52,7 @@ func (h terminalHandlers) list(w http.ResponseWriter, r *http.Request) error {
 
 func (h terminalHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	t, err := h.svc.Get(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, t)
-	return nil
+	return answer(w, http.StatusOK, t, err)
 }
 
 func (h terminalHandlers) activate(w http.ResponseWriter, r *http.Request) error {
@@ -65,20 +61,12 @@ func (h terminalHandlers) activate(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	t, err := h.svc.Activate(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in)
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, t)
-	return nil
+	return answer(w, http.StatusOK, t, err)
 }
 
 func (h terminalHandlers) deregister(w http.ResponseWriter, r *http.Request) error {
 	d, err := h.svc.Deregister(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, d)
-	return nil
+	return answer(w, http.StatusOK, d, err)
 }
 
 // pay answers 201 with the succeeded intent, or 402 with the canceled intent

@@ -94,11 +94,7 @@ func (h webhookHandlers) listEndpoints(w http.ResponseWriter, r *http.Request) e
 
 func (h webhookHandlers) getEndpoint(w http.ResponseWriter, r *http.Request) error {
 	ep, err := h.svc.GetEndpoint(r.Context(), owner(r), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, ep)
-	return nil
+	return answer(w, http.StatusOK, ep, err)
 }
 
 func (h webhookHandlers) updateEndpoint(w http.ResponseWriter, r *http.Request) error {
@@ -107,18 +103,10 @@ func (h webhookHandlers) updateEndpoint(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	ep, err := h.svc.UpdateEndpoint(r.Context(), owner(r), r.PathValue("id"), req.params())
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, ep)
-	return nil
+	return answer(w, http.StatusOK, ep, err)
 }
 
 func (h webhookHandlers) deleteEndpoint(w http.ResponseWriter, r *http.Request) error {
 	d, err := h.svc.DeleteEndpoint(r.Context(), owner(r), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	WriteJSON(w, http.StatusOK, d)
-	return nil
+	return answer(w, http.StatusOK, d, err)
 }
