@@ -74,7 +74,11 @@ func (s *Service) work(ctx context.Context) {
 	defer t.Stop()
 	for ctx.Err() == nil {
 		woken := s.wake.C()
-		c, err := s.claimNext(ctx)
+		// The claim is not cut short by a shutdown: a commit interrupted by
+		// the cancellation could land without this process knowing it holds
+		// the claim, leaving its payouts to the lease. A claim that lands
+		// after the signal is handed back at once by process.
+		c, err := s.claimNext(context.WithoutCancel(ctx))
 		if err != nil && ctx.Err() == nil {
 			s.log.Error("claim payouts", "err", err)
 		}
