@@ -125,7 +125,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		}
 		dsn := "file:" + path + sep + "_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_time_format=sqlite"
-		s, err := sql.Open("sqlite", dsn)
+		s, err := sql.Open("payd-sqlite", dsn)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
