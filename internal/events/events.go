@@ -65,7 +65,9 @@ func Emit(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, t
 	}
 	ev := Event{ID: ids.New("evt_"), MerchantID: merchantID, Livemode: livemode, Type: typ,
 		ObjectType: objectType, ObjectID: objectID, Data: data, CreatedAt: tx.Now()}
-	if _, err := tx.Exec(ctx, `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at)
+	// The id is fresh: the insert fails only when the transaction does, so
+	// it goes to the database with the transaction's next statement.
+	if err := tx.ExecLater(ctx, `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ev.ID, merchantID, livemode, typ, objectType, objectID, string(data), store.Micros(ev.CreatedAt)); err != nil {
 		return Event{}, err
 	}

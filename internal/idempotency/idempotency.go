@@ -298,11 +298,12 @@ func (c *Claim) Unit() *store.Unit { return c.unit }
 // Finish stores resp as the key's answer in the request's transaction and
 // commits it: the claim, the effect and the answer in one commit.
 func (c *Claim) Finish(ctx context.Context, resp Stored) error {
+	// The key is this transaction's (claimed in it, or renewed in it): the
+	// update goes to the database with the COMMIT, in one round trip.
 	return c.unit.Commit(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ?,
+		return tx.ExecLater(ctx, `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ?,
 			recovery_point = NULL, recovery_ref = NULL`+keyWhere+` AND state = 'in_flight'`,
 			c.req.keyArgs(resp.Status, resp.ContentType, resp.Body)...)
-		return err
 	})
 }
 

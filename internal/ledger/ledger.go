@@ -113,7 +113,10 @@ func Post(ctx context.Context, tx *store.Tx, t Transaction) (string, error) {
 	}
 	id := ids.New("ltx_")
 	now := store.Micros(tx.Now())
-	if _, err := tx.Exec(ctx, `INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at)
+	// The transaction's and the entries' inserts fail only when the whole
+	// transaction does: they go with the next statement that needs an
+	// answer (the balance updates) or with the commit.
+	if err := tx.ExecLater(ctx, `INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, id, t.MerchantID, t.Livemode, t.Kind, t.Reference, now); err != nil {
 		return "", err
 	}
@@ -127,7 +130,7 @@ func Post(ctx context.Context, tx *store.Tx, t Transaction) (string, error) {
 		if err := applyBalance(ctx, tx, acct, e); err != nil {
 			return "", err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES (?, ?, ?, ?)`,
+		if err := tx.ExecLater(ctx, `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES (?, ?, ?, ?)`,
 			id, acct, e.Account.Currency, e.Amount); err != nil {
 			return "", err
 		}

@@ -78,7 +78,7 @@ func (s *Service) RecordCardPresent(ctx context.Context, p auth.Principal, in Ca
 		if err != nil {
 			return err
 		}
-		if err := insert(ctx, tx, &out); err != nil {
+		if err := insertNow(ctx, tx, &out); err != nil {
 			return err
 		}
 		if _, err := emitCreated(ctx, tx, &out); err != nil {

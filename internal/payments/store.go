@@ -166,18 +166,32 @@ func (r *record) mutable() []any {
 		store.Micros(r.updatedAt), store.MicrosPtr(r.SucceededAt), store.MicrosPtr(r.CanceledAt)}
 }
 
-// insert writes a new intent.
+// insert writes a new intent. Its id is fresh and its Idempotency-Key
+// claimed by the request, so the insert fails only when the transaction
+// does: it goes to the database with the transaction's next statement.
 func insert(ctx context.Context, tx *store.Tx, r *record) error {
+	return insertWith(tx.ExecLater, ctx, r)
+}
+
+// insertNow writes a new intent at once, for a caller that handles a
+// conflict on its key (a card-present retry racing the first).
+func insertNow(ctx context.Context, tx *store.Tx, r *record) error {
+	return insertWith(func(ctx context.Context, q string, args ...any) error {
+		_, err := tx.Exec(ctx, q, args...)
+		return err
+	}, ctx, r)
+}
+
+func insertWith(exec func(ctx context.Context, q string, args ...any) error, ctx context.Context, r *record) error {
 	md, _ := json.Marshal(r.Metadata)
 	args := []any{r.ID, r.MerchantID, r.Livemode, r.AmountMinor, r.Currency, r.Provider, string(r.flow),
 		r.CustomerMSISDN, r.Description, string(md), r.ReturnURL, nullable(r.idemKey, ""), store.Micros(r.CreatedAt)}
 	args = append(args, r.mutable()...)
-	_, err := tx.Exec(ctx, `INSERT INTO payment_intents (id, merchant_id, livemode, amount_minor, currency, provider, flow,
+	return exec(ctx, `INSERT INTO payment_intents (id, merchant_id, livemode, amount_minor, currency, provider, flow,
 		customer_msisdn, description, metadata, return_url, idempotency_key, created_at,
 		status, amount_captured_minor, next_action, last_error, payment_method_details, scenario, page_step, page_token_hash, provider_ref,
 		updated_at, succeeded_at, canceled_at, version)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`, args...)
-	return err
 }
 
 // move writes r's new state as the compare-and-set of t: it succeeds only

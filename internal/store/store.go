@@ -306,7 +306,7 @@ func (db *DB) unlockWrite() { <-db.writeLock }
 // Tx is a database transaction with the time it started, so every row a
 // transaction writes carries the same timestamp and tests can fix the clock.
 type Tx struct {
-	tx      *sql.Tx
+	tx      txConn
 	dialect Dialect
 	now     time.Time
 	after   []func()
@@ -316,8 +316,31 @@ type Tx struct {
 	shield bool
 }
 
-func (db *DB) newTx(stx *sql.Tx) *Tx {
-	return &Tx{tx: stx, dialect: db.dialect, now: db.Now(), cache: db.cache}
+func (db *DB) newTx(c txConn) *Tx {
+	return &Tx{tx: c, dialect: db.dialect, now: db.Now(), cache: db.cache}
+}
+
+// begin starts a write transaction: pipelined on PostgreSQL (pipeline.go),
+// a database/sql transaction on SQLite.
+func (db *DB) begin(ctx context.Context) (txConn, error) {
+	if db.dialect == Postgres {
+		return db.beginPipe(ctx, "")
+	}
+	stx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return stx, nil
+}
+
+// commitErr is the error a failed COMMIT returns: ErrCommitUnknown unless
+// the transaction is known not to have committed (a statement sent with
+// the COMMIT failed before it).
+func commitErr(err error) error {
+	if errors.Is(err, ErrLaterFailed) || errors.Is(err, errRolledBack) {
+		return err
+	}
+	return errorJoin(ErrCommitUnknown, translate(err))
 }
 
 // stmtCtx is the context a statement runs under: a grouped transaction's
@@ -340,6 +363,34 @@ func (tx *Tx) runAfterCommit() {
 // changes once created). Store into it only from AfterCommit, so a value
 // created by a transaction that rolled back is never cached.
 func (tx *Tx) Cache() *sync.Map { return tx.cache }
+
+// ExecLater runs a statement in the transaction whose result the caller
+// does not need: on PostgreSQL it waits and goes to the server with the
+// transaction's next statement that needs an answer, or with its COMMIT
+// (pipeline.go), saving a round trip; on SQLite it runs at once. Use it for
+// writes that fail only when something is wrong (a lost connection, a
+// broken invariant): a failure shows at a later statement or at the commit
+// and the transaction can then only be rolled back (ErrLaterFailed). The
+// error it returns is for SQLite's immediate run, or a transaction already
+// broken.
+func (tx *Tx) ExecLater(ctx context.Context, q string, args ...any) error {
+	if p, ok := tx.tx.(*pipeTx); ok {
+		return p.later(tx.dialect.Rebind(q), args)
+	}
+	_, err := tx.tx.ExecContext(tx.stmtCtx(ctx), tx.dialect.Rebind(q), args...)
+	return translate(err)
+}
+
+// broken is the failure that left the transaction unusable (a statement run
+// later failed, or the connection died), or nil.
+func (tx *Tx) broken() error {
+	if p, ok := tx.tx.(*pipeTx); ok {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.broken
+	}
+	return nil
+}
 
 // Exec runs a statement in the transaction.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -404,9 +455,9 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if db.group != nil {
 		return db.group.run(ctx, db, fn)
 	}
-	stx, err := db.sql.BeginTx(ctx, nil)
+	stx, err := db.begin(ctx)
 	if err != nil {
-		return translate(err)
+		return err
 	}
 	tx := db.newTx(stx)
 	defer func() {
@@ -419,10 +470,13 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		}
 	}()
 	if err = fn(tx); err != nil {
+		if b := tx.broken(); b != nil {
+			return b // the cause, not what it made a later statement say
+		}
 		return err
 	}
 	if err = stx.Commit(); err != nil {
-		return errorJoin(ErrCommitUnknown, translate(err))
+		return commitErr(err)
 	}
 	db.committed(ctx)
 	tx.runAfterCommit()

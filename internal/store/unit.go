@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strconv"
 	"sync"
@@ -31,7 +30,7 @@ type Unit struct {
 	hooks UnitHooks
 
 	mu     sync.Mutex
-	stx    *sql.Tx
+	stx    txConn
 	tx     *Tx
 	locked bool // holds the SQLite writer
 	closed bool
@@ -148,22 +147,23 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 		}
 		u.locked = true
 	}
-	var stx *sql.Tx
+	var stx txConn
 	var err error
 	for attempt := 1; ; attempt++ {
 		// A BEGIN that meets a dead pooled connection changed nothing:
-		// another connection.
-		if stx, err = db.sql.BeginTx(bg, nil); err == nil || attempt == maxConnTries || !IsConnLost(err) {
+		// another connection. (On PostgreSQL BEGIN goes with the first
+		// statement, and the pipeline tries another connection itself.)
+		if stx, err = db.begin(bg); err == nil || attempt == maxConnTries || !IsConnLost(err) {
 			break
 		}
 		db.connLost()
 	}
 	if err != nil {
 		u.unlock()
-		return nil, translate(err)
+		return nil, err
 	}
 	u.stx = stx
-	u.tx = &Tx{tx: stx, dialect: db.dialect, now: db.Now(), cache: db.cache}
+	u.tx = db.newTx(stx)
 	u.wrote = false
 	first := u.opens == 0
 	u.opens++
@@ -216,8 +216,7 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	u.sp++
 	sp := "payd_sp" + strconv.Itoa(u.sp)
 	u.mu.Unlock()
-	if _, err := tx.tx.ExecContext(bg, "SAVEPOINT "+sp); err != nil {
-		err = translate(err)
+	if err := tx.ExecLater(bg, "SAVEPOINT "+sp); err != nil {
 		u.fail(err)
 		return err
 	}
@@ -229,6 +228,12 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		}
 	}()
 	if err = fn(tx); err != nil {
+		if b := tx.broken(); b != nil {
+			// A statement run later (perhaps an earlier fn's) failed:
+			// rolling back to this savepoint would not undo that.
+			u.fail(b)
+			return b
+		}
 		if isTransient(err) || IsConnLost(err) {
 			u.fail(err)
 			return err
@@ -264,6 +269,9 @@ func (u *Unit) runLast(ctx context.Context, fn func(tx *Tx) error) error {
 		}
 	}()
 	if err := fn(tx); err != nil {
+		if b := tx.broken(); b != nil {
+			err = b
+		}
 		u.fail(err)
 		return err
 	}
@@ -318,7 +326,7 @@ func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) er
 	u.stx, u.tx, u.wrote = nil, nil, false
 	u.unlock()
 	if err != nil {
-		err = errorJoin(ErrCommitUnknown, translate(err))
+		err = commitErr(err)
 		u.broken = err
 	} else {
 		u.phases++

@@ -1,0 +1,170 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+func insertLater(ctx context.Context, tx *store.Tx, id string) error {
+	return tx.ExecLater(ctx, "INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)", id, id, 1)
+}
+
+// TestExecLaterKeepsOrder: statements run later are applied in order before
+// anything that needs an answer, so the transaction reads its own writes,
+// and they commit with it.
+func TestExecLaterKeepsOrder(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := insertLater(ctx, tx, "mer_o1"); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM merchants WHERE id LIKE 'mer_o%'").Scan(&n); err != nil || n != 1 {
+				t.Errorf("count after a later insert: %d, %v", n, err)
+			}
+			if err := insertLater(ctx, tx, "mer_o2"); err != nil {
+				return err
+			}
+			res, err := tx.Exec(ctx, "UPDATE merchants SET name = 'renamed' WHERE id = ?", "mer_o2")
+			if err != nil {
+				return err
+			}
+			if k, _ := res.RowsAffected(); k != 1 {
+				t.Errorf("update of a row inserted later touched %d rows", k)
+			}
+			return tx.ExecLater(ctx, "UPDATE merchants SET name = 'last' WHERE id = ?", "mer_o1")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b string
+		if err := db.QueryRow(ctx, "SELECT name FROM merchants WHERE id = 'mer_o1'").Scan(&a); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow(ctx, "SELECT name FROM merchants WHERE id = 'mer_o2'").Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		if a != "last" || b != "renamed" {
+			t.Fatalf("names %q, %q", a, b)
+		}
+	})
+}
+
+// TestExecLaterFailureBreaksTheTransaction: a statement run later that
+// fails surfaces at the next statement or at the commit, and nothing of the
+// transaction commits; the commit's failure is not "outcome unknown".
+func TestExecLaterFailureBreaksTheTransaction(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if _, err := db.Exec(ctx, "INSERT INTO merchants (id, name, created_at) VALUES ('mer_dup', 'd', 1)"); err != nil {
+			t.Fatal(err)
+		}
+		pg := db.Dialect() == store.Postgres
+
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := insertMerchant(ctx, tx, "mer_p1"); err != nil {
+				return err
+			}
+			if err := insertLater(ctx, tx, "mer_dup"); err != nil {
+				if pg {
+					t.Errorf("PostgreSQL ran the later statement at once: %v", err)
+				}
+				return err
+			}
+			if !pg {
+				t.Error("SQLite deferred a statement")
+			}
+			err := insertMerchant(ctx, tx, "mer_p2")
+			if !errors.Is(err, store.ErrLaterFailed) || !store.IsConflict(err) {
+				t.Errorf("next statement after a failed later one: %v", err)
+			}
+			return err
+		})
+		if !store.IsConflict(err) || errors.Is(err, store.ErrCommitUnknown) {
+			t.Fatalf("InTx: %v", err)
+		}
+
+		// Failing with the COMMIT that carries it.
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			if err := insertMerchant(ctx, tx, "mer_p3"); err != nil {
+				return err
+			}
+			return insertLater(ctx, tx, "mer_dup")
+		})
+		if !store.IsConflict(err) || errors.Is(err, store.ErrCommitUnknown) {
+			t.Fatalf("InTx failing at its commit: %v", err)
+		}
+		if n := countMerchants(t, db, "mer_p"); n != 0 {
+			t.Fatalf("%d rows of failed transactions committed", n)
+		}
+	})
+}
+
+// TestExecLaterInAUnit: a joined InTx that fails is undone alone even when
+// its savepoint and statements were still waiting to be sent; a later
+// statement that fails breaks the whole unit, whichever InTx meets it.
+func TestExecLaterInAUnit(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		boom := errors.New("boom")
+
+		uctx, u := db.NewUnit(ctx, store.UnitHooks{})
+		if err := db.InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_u1") }); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.InTx(uctx, func(tx *store.Tx) error {
+			if err := insertLater(uctx, tx, "mer_u2"); err != nil {
+				return err
+			}
+			return boom
+		}); err != boom {
+			t.Fatalf("failing InTx: %v", err)
+		}
+		if err := db.InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_u3") }); err != nil {
+			t.Fatal(err)
+		}
+		if err := u.Commit(uctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]int{"mer_u1": 1, "mer_u2": 0, "mer_u3": 1} {
+			if n := countMerchants(t, db, id); n != want {
+				t.Errorf("%s: %d rows, want %d", id, n, want)
+			}
+		}
+
+		if _, err := db.Exec(ctx, "INSERT INTO merchants (id, name, created_at) VALUES ('mer_v0', 'd', 1)"); err != nil {
+			t.Fatal(err)
+		}
+		uctx, u = db.NewUnit(ctx, store.UnitHooks{})
+		if err := db.InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_v1") }); err != nil {
+			t.Fatal(err)
+		}
+		err := db.InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_v0") })
+		if db.Dialect() == store.Postgres {
+			if err != nil {
+				t.Fatalf("a later statement failed at once: %v", err)
+			}
+			err = db.InTx(uctx, func(tx *store.Tx) error { return insertMerchant(uctx, tx, "mer_v2") })
+			if !errors.Is(err, store.ErrLaterFailed) {
+				t.Fatalf("InTx after a failed later statement: %v", err)
+			}
+			if cerr := u.Commit(uctx, nil); cerr == nil {
+				t.Fatal("a broken unit committed")
+			}
+		} else {
+			// SQLite runs it at once: the failing InTx is undone alone.
+			if !store.IsConflict(err) {
+				t.Fatalf("duplicate insert: %v", err)
+			}
+			u.Rollback()
+		}
+		if n := countMerchants(t, db, "mer_v"); n != 1 {
+			t.Fatalf("%d rows, want only mer_v0", n)
+		}
+	})
+}
