@@ -228,9 +228,15 @@ func nullable(s, empty string) any {
 }
 
 // load returns an intent of the principal's merchant and mode, or 404.
+//
+// It reads by primary key alone and checks the owner here: PostgreSQL's
+// cached (generic) plan for "id = ? AND merchant_id = ? AND livemode = ?"
+// chose the merchant's index on a table whose statistics were not gathered
+// yet, and then read every intent of the merchant to find one (1.4 ms per
+// confirm after a few thousand intents, until autovacuum's first ANALYZE).
 func load(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string) (*record, error) {
-	r, err := scan(q.QueryRow(ctx, "SELECT "+columns+" FROM payment_intents WHERE id = ? AND merchant_id = ? AND livemode = ?", id, merchantID, livemode))
-	if store.IsNotFound(err) {
+	r, err := scan(q.QueryRow(ctx, "SELECT "+columns+" FROM payment_intents WHERE id = ?", id))
+	if store.IsNotFound(err) || (err == nil && (r.MerchantID != merchantID || r.Livemode != livemode)) {
 		return nil, errs.NotFound("payment_intent", id)
 	}
 	return r, err
