@@ -144,7 +144,7 @@ func (g *groupCommit) handOff() {
 // lead begins a batch, runs fn in it, lets the queued writers join and
 // commits them all.
 func (g *groupCommit) lead(ctx context.Context, db *DB, fn func(*Tx) error) (err error) {
-	if err := db.lockWrite(ctx); err != nil { // held by a migration or DB.Exec
+	if err := db.lockWriteClean(ctx); err != nil { // held by a migration or DB.Exec
 		g.handOff()
 		return err
 	}

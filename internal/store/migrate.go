@@ -80,7 +80,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1, hashtext(coalesce(current_schema(), '')))", migrationLockID)
 	} else {
-		if err := db.lockWrite(ctx); err != nil {
+		if err := db.lockWriteClean(ctx); err != nil {
 			return err
 		}
 		defer db.unlockWrite()

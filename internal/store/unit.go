@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strconv"
 	"sync"
@@ -33,6 +34,10 @@ type Unit struct {
 	stx    txConn
 	tx     *Tx
 	locked bool // holds the SQLite writer
+	// shared is the parked transaction (SQLite group commit, unitgroup.go)
+	// this unit goes on in, with other units' finished work in it; nil when
+	// the unit began its transaction itself.
+	shared *parkedTx
 	closed bool
 	broken error // sticky failure that poisoned the transaction
 	wrote  bool  // a joined fn succeeded in the open transaction
@@ -141,15 +146,25 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 	// The unit outlives any one call; its owner ends it, not a cancelled
 	// client connection.
 	bg := context.WithoutCancel(ctx)
+	var stx txConn
+	var err error
 	if db.writeLock != nil {
 		if err := db.lockWrite(ctx); err != nil {
 			return nil, err
 		}
 		u.locked = true
+		if p := db.takeParked(); p != nil {
+			// Go on in the transaction other units parked, under a
+			// savepoint that undoes this unit's work alone.
+			if _, err := p.stx.ExecContext(bg, "SAVEPOINT payd_unit"); err != nil {
+				db.abortParked(p)
+				u.unlock()
+				return nil, translate(err)
+			}
+			u.shared, stx = p, p.stx
+		}
 	}
-	var stx txConn
-	var err error
-	for attempt := 1; ; attempt++ {
+	for attempt := 1; stx == nil; attempt++ {
 		// A BEGIN that meets a dead pooled connection changed nothing:
 		// another connection. (On PostgreSQL BEGIN goes with the first
 		// statement, and the pipeline tries another connection itself.)
@@ -198,10 +213,22 @@ func (u *Unit) fail(err error) {
 }
 
 func (u *Unit) rollbackLocked() {
-	if u.stx != nil {
+	if p := u.shared; p != nil && u.stx != nil {
+		// Undo this unit's work alone; the others' waits for a commit.
+		bg := context.Background()
+		_, err := p.stx.ExecContext(bg, "ROLLBACK TO payd_unit")
+		if err == nil {
+			_, err = p.stx.ExecContext(bg, "RELEASE payd_unit")
+		}
+		if err != nil {
+			u.db.abortParked(p)
+		} else {
+			u.db.handOn(p)
+		}
+	} else if u.stx != nil {
 		u.stx.Rollback()
 	}
-	u.stx, u.tx, u.wrote = nil, nil, false
+	u.stx, u.tx, u.wrote, u.shared = nil, nil, false, nil
 	u.unlock()
 }
 
@@ -322,11 +349,37 @@ func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) er
 		return err
 	}
 	stx, tx := u.stx, u.tx
-	err := stx.Commit()
-	u.stx, u.tx, u.wrote = nil, nil, false
-	u.unlock()
+	var err error
+	if sq, ok := stx.(*sql.Tx); ok && u.db.writeLock != nil {
+		// SQLite: park the transaction for a waiting writer, or commit it
+		// with every unit parked in it (unitgroup.go).
+		p := u.shared
+		if p == nil {
+			p = &parkedTx{stx: sq}
+		}
+		me := parkedMember{ctx: ctx, done: make(chan error, 1)}
+		p.members = append(p.members, me)
+		u.stx, u.tx, u.wrote, u.shared = nil, nil, false, nil
+		if end && u.db.writeWaiters.Load() > 0 && len(p.members) < maxGroup {
+			u.db.parked = p
+			u.unlock()
+			u.mu.Unlock()
+			err = awaitParked(me)
+			u.mu.Lock()
+		} else {
+			err = u.db.commitParked(p)
+			u.unlock()
+		}
+	} else {
+		if err = stx.Commit(); err != nil {
+			err = commitErr(err)
+		} else {
+			u.db.committed(ctx)
+		}
+		u.stx, u.tx, u.wrote = nil, nil, false
+		u.unlock()
+	}
 	if err != nil {
-		err = commitErr(err)
 		u.broken = err
 	} else {
 		u.phases++
@@ -338,7 +391,6 @@ func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) er
 	if err != nil {
 		return err
 	}
-	u.db.committed(ctx)
 	for _, f := range tx.after {
 		f()
 	}

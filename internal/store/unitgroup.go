@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Group commit for units of work on SQLite.
+//
+// A request's unit of work (unit.go) holds SQLite's one writer from its first
+// write to its commit. When it commits while other units wait for the
+// writer, it does not commit: it parks its open transaction and hands the
+// writer on. The next unit to take the writer goes on in that transaction,
+// under a savepoint of its own ("payd_unit"), so that its rollback undoes its
+// own work alone; when it commits it parks the transaction again or, when
+// nobody waits (or the batch is full), commits it for every unit in it and
+// tells each the outcome. A parked unit waits for that outcome before it
+// answers, so an answer always follows the commit of what it reports. A
+// unit parks only for a writer already waiting, and that writer (or, if it
+// gives up, a goroutine it leaves) takes the transaction next.
+//
+// Anything else that takes the writer (a grouped InTx, a statement outside a
+// transaction, a migration, a snapshot) commits a parked transaction first.
+// One client alone never parks, so latency at one client is unchanged.
+//
+// If a unit breaks the shared transaction (SQLite rolled it back by itself),
+// every unit parked in it is told errGroupAborted: nothing of theirs was
+// committed, and their owners run the requests again (Unit.Retryable).
+
+// parkedTx is an open SQLite transaction whose units have finished and wait
+// for its commit. It is guarded by the writer (writeLock): only the holder
+// of the writer reads or changes db.parked or a parkedTx.
+type parkedTx struct {
+	stx     *sql.Tx
+	members []parkedMember
+}
+
+type parkedMember struct {
+	ctx  context.Context
+	done chan error
+}
+
+// lockWrite takes SQLite's writer, counting the writers that wait for it
+// (a unit parks its transaction only for a waiting writer). A waiter that
+// gives up (its context ended) may have been the one a unit parked for:
+// it leaves a goroutine to take the writer and commit what is parked.
+func (db *DB) lockWrite(ctx context.Context) error {
+	select {
+	case db.writeLock <- struct{}{}:
+		return nil
+	default:
+	}
+	db.writeWaiters.Add(1)
+	defer db.writeWaiters.Add(-1)
+	select {
+	case db.writeLock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		go db.settleParked()
+		return ctx.Err()
+	}
+}
+
+// settleParked takes the writer and commits whatever is parked on it.
+func (db *DB) settleParked() {
+	db.writeWaiters.Add(1)
+	db.writeLock <- struct{}{}
+	db.writeWaiters.Add(-1)
+	if p := db.parked; p != nil {
+		db.parked = nil
+		db.commitParked(p)
+	}
+	db.unlockWrite()
+}
+
+func (db *DB) unlockWrite() { <-db.writeLock }
+
+// lockWriteClean takes the writer with no transaction parked on it: a
+// parked one is committed first.
+func (db *DB) lockWriteClean(ctx context.Context) error {
+	if err := db.lockWrite(ctx); err != nil {
+		return err
+	}
+	if p := db.parked; p != nil {
+		db.parked = nil
+		db.commitParked(p)
+	}
+	return nil
+}
+
+// takeParked returns the parked transaction for a unit to go on in, or nil.
+// The caller holds the writer.
+func (db *DB) takeParked() *parkedTx {
+	p := db.parked
+	db.parked = nil
+	return p
+}
+
+// commitParked commits p and tells its units the outcome. The caller holds
+// the writer.
+func (db *DB) commitParked(p *parkedTx) error {
+	err := p.stx.Commit()
+	if err != nil {
+		err = commitErr(err)
+	}
+	for _, m := range p.members {
+		if err == nil {
+			db.committed(m.ctx)
+		}
+		m.done <- err
+	}
+	return err
+}
+
+// abortParked rolls p back and tells its units that nothing of theirs was
+// committed. The caller holds the writer.
+func (db *DB) abortParked(p *parkedTx) {
+	p.stx.Rollback()
+	for _, m := range p.members {
+		m.done <- errGroupAborted
+	}
+}
+
+// handOn ends the writer's hold on p, whose holder's own work is finished or
+// undone: p is parked for the next unit when a writer waits and p has room,
+// otherwise committed. The caller holds the writer and releases it after.
+func (db *DB) handOn(p *parkedTx) {
+	if len(p.members) == 0 {
+		p.stx.Rollback() // nothing of anyone's is in it
+		return
+	}
+	if db.writeWaiters.Load() > 0 && len(p.members) < maxGroup {
+		db.parked = p
+		return
+	}
+	db.commitParked(p)
+}
+
+// awaitParked waits for the outcome of the parked transaction me waits in.
+// Whoever takes the writer next settles it: a unit goes on in it and
+// parks it again or commits it, anything else commits it first, and a
+// waiter that gives up leaves a goroutine to commit it.
+func awaitParked(me parkedMember) error { return <-me.done }

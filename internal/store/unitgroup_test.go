@@ -1,0 +1,224 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func openSQLite(t *testing.T) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(ctx, "CREATE TABLE ug (who TEXT PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func ugRows(t *testing.T, db *DB) map[string]bool {
+	t.Helper()
+	rows, err := db.sql.Query("SELECT who FROM ug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]bool{}
+	for rows.Next() {
+		var w string
+		if err := rows.Scan(&w); err != nil {
+			t.Fatal(err)
+		}
+		got[w] = true
+	}
+	return got
+}
+
+func ugInsert(ctx context.Context, db *DB, who string) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, "INSERT INTO ug (who) VALUES (?)", who)
+		return err
+	})
+}
+
+// waitWaiters waits until n writers wait for SQLite's writer.
+func waitWaiters(t *testing.T, db *DB, n int32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for db.writeWaiters.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writers waiting, want %d", db.writeWaiters.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestUnitsShareACommit: a unit that commits while another waits for the
+// writer parks its transaction; the next unit goes on in it and commits both
+// at once. The first unit's Commit returns only after that commit, and each
+// unit's commit is reported under its own context.
+func TestUnitsShareACommit(t *testing.T) {
+	db := openSQLite(t)
+	var commits atomic.Int32
+	db.OnCommit(func(context.Context) { commits.Add(1) })
+	ctx := context.Background()
+
+	actx, a := db.NewUnit(ctx, UnitHooks{})
+	if err := ugInsert(actx, db, "a"); err != nil {
+		t.Fatal(err)
+	}
+	bctx, b := db.NewUnit(ctx, UnitHooks{})
+	bWrote := make(chan error, 1)
+	go func() { bWrote <- ugInsert(bctx, db, "b") }()
+	waitWaiters(t, db, 1)
+
+	aDone := make(chan error, 1)
+	go func() { aDone <- a.Commit(actx, nil) }()
+	if err := <-bWrote; err != nil {
+		t.Fatal(err)
+	}
+	if b.shared == nil {
+		t.Fatal("b did not go on in a's parked transaction")
+	}
+	select {
+	case err := <-aDone:
+		t.Fatalf("a's commit returned (%v) before the shared transaction committed", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if got := ugRows(t, db); len(got) != 0 {
+		t.Fatalf("rows visible before the commit: %v", got)
+	}
+	if err := b.Commit(bctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	if got := ugRows(t, db); !got["a"] || !got["b"] {
+		t.Fatalf("rows after the shared commit: %v", got)
+	}
+	if n := commits.Load(); n != 2 || a.Phases() != 1 || b.Phases() != 1 {
+		t.Fatalf("commits reported %d, phases %d and %d", n, a.Phases(), b.Phases())
+	}
+}
+
+// TestUnitRollbackInASharedTransaction: a unit that rolls back in another's
+// parked transaction undoes only its own work, and the other's commits.
+func TestUnitRollbackInASharedTransaction(t *testing.T) {
+	db := openSQLite(t)
+	ctx := context.Background()
+	actx, a := db.NewUnit(ctx, UnitHooks{})
+	if err := ugInsert(actx, db, "a"); err != nil {
+		t.Fatal(err)
+	}
+	bctx, b := db.NewUnit(ctx, UnitHooks{})
+	bWrote := make(chan error, 1)
+	go func() {
+		err := ugInsert(bctx, db, "b")
+		if err == nil {
+			// A failing InTx inside b is undone alone, too.
+			err = db.InTx(bctx, func(tx *Tx) error {
+				if _, err := tx.Exec(bctx, "INSERT INTO ug (who) VALUES ('b2')"); err != nil {
+					return err
+				}
+				return errors.New("boom")
+			})
+			if err.Error() == "boom" {
+				err = nil
+			}
+		}
+		bWrote <- err
+	}()
+	waitWaiters(t, db, 1)
+	aDone := make(chan error, 1)
+	go func() { aDone <- a.Commit(actx, nil) }()
+	if err := <-bWrote; err != nil {
+		t.Fatal(err)
+	}
+	b.Rollback()
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	if got := ugRows(t, db); !got["a"] || got["b"] || got["b2"] || len(got) != 1 {
+		t.Fatalf("rows: %v", got)
+	}
+	// The writer is free and clean.
+	if err := ugInsert(ctx, db, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if db.parked != nil {
+		t.Fatal("a transaction is still parked")
+	}
+}
+
+// TestParkedTransactionOutlivesAWaiterThatGaveUp: the writer a unit parked
+// for gives up; the goroutine it leaves commits the parked transaction.
+func TestParkedTransactionOutlivesAWaiterThatGaveUp(t *testing.T) {
+	db := openSQLite(t)
+	ctx := context.Background()
+	if err := db.lockWrite(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	gaveUp := make(chan error, 1)
+	go func() { gaveUp <- db.lockWrite(wctx) }()
+	waitWaiters(t, db, 1)
+
+	// As a unit that commits while one waits: park.
+	stx, err := db.sql.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stx.Exec("INSERT INTO ug (who) VALUES ('parked')"); err != nil {
+		t.Fatal(err)
+	}
+	me := parkedMember{ctx: ctx, done: make(chan error, 1)}
+	db.parked = &parkedTx{stx: stx, members: []parkedMember{me}}
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("waiter: %v", err)
+	}
+	db.unlockWrite()
+	select {
+	case err := <-me.done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the parked transaction was never committed")
+	}
+	if got := ugRows(t, db); !got["parked"] {
+		t.Fatalf("rows: %v", got)
+	}
+}
+
+// TestOtherWritersCommitAParkedTransactionFirst: a grouped InTx (or any
+// writer that is not a unit) finds a parked transaction and commits it
+// before its own.
+func TestOtherWritersCommitAParkedTransactionFirst(t *testing.T) {
+	db := openSQLite(t)
+	ctx := context.Background()
+	actx, a := db.NewUnit(ctx, UnitHooks{})
+	if err := ugInsert(actx, db, "a"); err != nil {
+		t.Fatal(err)
+	}
+	other := make(chan error, 1)
+	go func() { other <- ugInsert(ctx, db, "plain") }()
+	waitWaiters(t, db, 1)
+	if err := a.Commit(actx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-other; err != nil {
+		t.Fatal(err)
+	}
+	if got := ugRows(t, db); !got["a"] || !got["plain"] {
+		t.Fatalf("rows: %v", got)
+	}
+}
