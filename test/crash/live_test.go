@@ -170,10 +170,10 @@ func TestKillBetweenProviderCallAndOutcome(t *testing.T) {
 				t.Fatal(err)
 			}
 			p0 := cl.f.procs[0]
-			p0.cli("merchant", "kyc", "--merchant", cl.mid, "--status", "approved")
-			p0.cli("provider", "connect", "--merchant", cl.mid, "--provider", w.provider, "--config", file)
+			p0.Run("merchant", "kyc", "--merchant", cl.mid, "--status", "approved")
+			p0.Run("provider", "connect", "--merchant", cl.mid, "--provider", w.provider, "--config", file)
 			var key struct{ Secret string }
-			if err := json.Unmarshal(p0.cli("key", "create", "--merchant", cl.mid, "--mode", "live", "--json"), &key); err != nil || key.Secret == "" {
+			if err := json.Unmarshal(p0.Run("key", "create", "--merchant", cl.mid, "--mode", "live", "--json"), &key); err != nil || key.Secret == "" {
 				t.Fatalf("live key: %v", err)
 			}
 			cl.c.apiKey = key.Secret

@@ -457,7 +457,7 @@ func waitSettled(t *testing.T, db *store.DB, within time.Duration) {
 func sumLogs(f *fleet) string {
 	var b strings.Builder
 	for _, p := range f.procs {
-		fmt.Fprintf(&b, "--- %s (started %d times)\n%s\n", p.name, p.starts, tail(p.log))
+		fmt.Fprintf(&b, "--- %s (started %d times)\n%s\n", p.name, p.Starts(), p.Tail())
 	}
 	return b.String()
 }
