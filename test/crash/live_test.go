@@ -17,6 +17,7 @@ import (
 
 	"github.com/payd/payd/internal/providers/protocol"
 	"github.com/payd/payd/internal/providers/sim"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 	"github.com/payd/payd/internal/testutil"
 )
@@ -147,6 +148,53 @@ func killAll(t *testing.T, f *fleet, restarting *sync.WaitGroup) {
 	}()
 }
 
+// crashRun drives w with 8 clients while the provider kills every payd
+// process at crashes first requests of kind spread evenly over the run (and
+// the processes start again); it returns what the run created and how long
+// it took, once every intent and payout in db has settled.
+func crashRun(t *testing.T, cl *cluster, db *store.DB, prov *provider, kind string, w workload, crashes int) (result, time.Duration) {
+	total := w.intents
+	if kind == "payouts" {
+		total = w.payouts
+	}
+	every := max(total/(crashes+1), 1)
+	var restarting sync.WaitGroup
+	prov.mu.Lock()
+	prov.crashKind = kind
+	prov.crashAt = func(n int) bool { return n%every == 0 && n/every <= crashes }
+	prov.crash = func() { killAll(t, cl.f, &restarting) }
+	prov.mu.Unlock()
+	start := time.Now()
+	res := drive(t, cl.c, w, 8)
+	restarting.Wait()
+	elapsed := time.Since(start)
+	waitSettled(t, db, 60*time.Second)
+	return res, elapsed
+}
+
+// logFives logs the client's failed sends: those lost to a kill and the
+// 5xx answers, each of those with its log lines.
+func logFives(t *testing.T, c *client) {
+	t.Logf("%d sends lost to a kill, %d answered 5xx%s", c.dropped.Load(), c.fives.Load(), c.fiveAnswers())
+}
+
+// onceEach fails the test unless the provider made one movement under each
+// of want provider keys and refused none.
+func (k *tally) onceEach(t *testing.T, what string, want int) {
+	t.Helper()
+	for key, n := range k.created {
+		if n != 1 {
+			t.Errorf("provider key %s: %d %s made", key, n, what)
+		}
+	}
+	if len(k.created) != want {
+		t.Errorf("the provider made %s under %d keys, want %d", what, len(k.created), want)
+	}
+	if k.refused != 0 {
+		t.Errorf("the provider refused %d %s requests (a second one for one object, under another key?)", k.refused, what)
+	}
+}
+
 // goLive connects the providers of the simulator prov to the cluster's
 // merchant (a timeout of 2 s each) and makes the cluster's client use a new
 // live key.
@@ -236,37 +284,18 @@ func TestKillBetweenProviderCallAndOutcome(t *testing.T) {
 			cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks)
 			goLive(t, cl, prov, w.provider)
 
-			every := max(w.intents/(crashes+1), 1)
-			var restarting sync.WaitGroup
-			prov.crashKind = "payments"
-			prov.crashAt = func(n int) bool { return n%every == 0 && n/every <= crashes }
-			prov.crash = func() { killAll(t, cl.f, &restarting) }
-			start := time.Now()
-			res := drive(t, cl.c, w, 8)
-			restarting.Wait()
-			elapsed := time.Since(start)
 			db := cl.db(t)
-			waitSettled(t, db, 60*time.Second)
-
+			res, elapsed := crashRun(t, cl, db, prov, "payments", w, crashes)
+			logFives(t, cl.c)
 			prov.mu.Lock()
 			defer prov.mu.Unlock()
 			k := prov.kinds["payments"]
-			for key, n := range k.created {
-				if n != 1 {
-					t.Errorf("provider key %s: %d payments created", key, n)
-				}
-			}
+			k.onceEach(t, "payments", w.intents)
 			resumed := len(k.replayed)
 			t.Logf("%d live intents in %v: %d crashes after the provider acted, %d provider keys asked again (replayed), %d refused, %d sends, %d 409 while a dead run held its key",
 				w.intents, elapsed.Round(time.Millisecond), prov.crashes, resumed, k.refused, cl.c.tries.Load(), cl.c.inUse.Load())
 			if prov.crashes != crashes {
 				t.Errorf("%d crashes, want %d", prov.crashes, crashes)
-			}
-			if len(k.created) != w.intents {
-				t.Errorf("the provider created payments under %d keys for %d intents", len(k.created), w.intents)
-			}
-			if k.refused != 0 {
-				t.Errorf("the provider refused %d initiations (a second payment for one intent?)", k.refused)
 			}
 			if resumed == 0 {
 				t.Error("no retry resumed a crashed run by asking the provider again under its key")
@@ -325,17 +354,9 @@ func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
 				}
 			}
 
-			every := max(w.payouts/(crashes+1), 1)
-			var restarting sync.WaitGroup
-			prov.crashKind = "payouts"
-			prov.crashAt = func(n int) bool { return n%every == 0 && n/every <= crashes }
-			prov.crash = func() { killAll(t, cl.f, &restarting) }
-			start := time.Now()
-			res := drive(t, cl.c, w, 8)
-			restarting.Wait()
-			elapsed := time.Since(start)
 			db := cl.db(t)
-			waitSettled(t, db, 60*time.Second)
+			res, elapsed := crashRun(t, cl, db, prov, "payouts", w, crashes)
+			logFives(t, cl.c)
 			// Every callback (the payment's and each payout's) acknowledged:
 			// the late ones for the payouts recorded before them included.
 			for deadline := time.Now().Add(60 * time.Second); acked.Load() < int64(1+w.payouts); time.Sleep(50 * time.Millisecond) {
@@ -347,11 +368,7 @@ func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
 			prov.mu.Lock()
 			defer prov.mu.Unlock()
 			k := prov.kinds["payouts"]
-			for key, n := range k.created {
-				if n != 1 {
-					t.Errorf("provider key %s: %d payouts made", key, n)
-				}
-			}
+			k.onceEach(t, "payouts", w.payouts)
 			asked, resumed := 0, 0
 			for _, n := range k.asked {
 				asked += n
@@ -366,12 +383,6 @@ func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
 				cl.c.inUse.Load(), acked.Load())
 			if prov.crashes != crashes {
 				t.Errorf("%d crashes, want %d", prov.crashes, crashes)
-			}
-			if len(k.created) != w.payouts {
-				t.Errorf("the rail paid payouts under %d keys for %d payouts", len(k.created), w.payouts)
-			}
-			if k.refused != 0 {
-				t.Errorf("the rail refused %d payouts (a second send under another key?)", k.refused)
 			}
 			// The rail's payout key is the payout's reference (its id).
 			if resumed == 0 {
