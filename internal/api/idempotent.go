@@ -142,6 +142,21 @@ func (s *Server) settle(w http.ResponseWriter, r *http.Request, claim *idempoten
 		// Whether it committed shows in the key: the next run replays
 		// the stored answer, or runs the request again.
 		return true
+	case claim.Replayed() != nil:
+		// A handler that wrote nothing claims the key only here, and
+		// another run of the request answered it meanwhile (a process
+		// killed as it committed: its commit became visible after this
+		// run looked the key up). Its answer, as any retry would get.
+		writeReplay(w, claim.Replayed())
+		return false
+	case claim.Refused() != nil:
+		// Likewise, another run holds the key (409) or it was used for
+		// another request (422).
+		WriteError(w, r, claim.Refused())
+		return false
+	case unit.Retryable():
+		// A transient failure while storing, before anything committed.
+		return true
 	}
 	WriteError(w, r, errs.Internal(err))
 	return false

@@ -1,16 +1,9 @@
 package billing
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,86 +15,18 @@ import (
 	"github.com/payd/payd/internal/testutil"
 )
 
-// paydProc is one `payd serve` subprocess.
-type paydProc struct {
-	t      *testing.T
-	bin    string
-	env    []string
-	url    string
-	log    string
-	cmd    *exec.Cmd
-	exited chan struct{}
-}
-
-func (p *paydProc) start() {
-	p.t.Helper()
-	logf, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.cmd = exec.Command(p.bin, "serve")
-	p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = p.env, logf, logf
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatal(err)
-	}
-	p.exited = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { cmd.Wait(); logf.Close(); close(done) }(p.cmd, p.exited)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(p.url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(p.log)
-			p.t.Fatalf("payd serve not ready:\n%s", b)
-		}
-	}
-}
-
-// kill sends SIGKILL: no shutdown, no cleanup.
-func (p *paydProc) kill() {
-	select {
-	case <-p.exited:
-	default:
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
-
-func (p *paydProc) call(method, path, key string, body, out any) int {
-	p.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, p.url+path, r)
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+// callProc sends a request to the `payd serve` p, decodes a JSON answer into
+// out (when not nil), logs an answer that is not 2xx and returns the status.
+func callProc(t *testing.T, p *testutil.Process, method, path, key string, body, out any) int {
+	t.Helper()
+	status, b := testutil.Call(t, method, p.URL+path, key, body, nil)
 	if out != nil {
 		json.Unmarshal(b, out)
 	}
-	if resp.StatusCode/100 != 2 {
-		p.t.Logf("%s %s: %d %.300s", method, path, resp.StatusCode, b)
+	if status/100 != 2 {
+		t.Logf("%s %s: %d %.300s", method, path, status, b)
 	}
-	return resp.StatusCode
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return status
 }
 
 // TestProcessesCrashDuringAdvance: three `payd serve` processes on one
@@ -117,37 +42,27 @@ func freeAddr(t *testing.T) string {
 func TestProcessesCrashDuringAdvance(t *testing.T) {
 	n := runnerSubs()
 	dbURL := storetest.URL(t, storetest.Postgres)
-	bin := filepath.Join(t.TempDir(), "payd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/payd")
-	build.Dir = testutil.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	base := append(os.Environ(), "PAYD_DATABASE_URL="+dbURL, "PAYD_RATE_LIMIT=0", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=",
-		"PAYD_SECRETS_KEY="+strings.Repeat("5a", 32))
+	bin := testutil.BuildPayd(t)
+	base := []string{"PAYD_DATABASE_URL=" + dbURL, "PAYD_RATE_LIMIT=0", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=",
+		"PAYD_SECRETS_KEY=" + strings.Repeat("5a", 32)}
 	var created struct {
 		MerchantID string   `json:"merchant_id"`
 		SecretKeys []string `json:"secret_keys"`
 	}
-	mc := exec.Command(bin, "merchant", "create", "--name", "Fibre Djibouti", "--json")
-	mc.Env = base
-	out, err := mc.Output()
-	if err != nil || json.Unmarshal(out, &created) != nil || len(created.SecretKeys) == 0 {
+	out := testutil.NewProcess(t, bin, base...).Run("merchant", "create", "--name", "Fibre Djibouti", "--json")
+	if err := json.Unmarshal(out, &created); err != nil || len(created.SecretKeys) == 0 {
 		t.Fatalf("merchant create: %v %s", err, out)
 	}
 	key := created.SecretKeys[0]
-	procs := make([]*paydProc, 3)
+	procs := make([]*testutil.Process, 3)
 	for i := range procs {
-		addr := freeAddr(t)
-		procs[i] = &paydProc{t: t, bin: bin, url: "http://" + addr, log: filepath.Join(t.TempDir(), fmt.Sprintf("payd%d.log", i)),
-			env: append(append([]string{}, base...), "PAYD_ADDR="+addr)}
-		procs[i].start()
-		defer procs[i].kill()
+		procs[i] = testutil.NewServer(t, bin, base...)
+		procs[i].Serve()
 	}
 
 	start := time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC)
 	var clk TestClock
-	if st := procs[0].call("POST", "/v1/test_helpers/test_clocks", key, map[string]any{"frozen_time": start.Unix()}, &clk); st != 201 {
+	if st := callProc(t, procs[0], "POST", "/v1/test_helpers/test_clocks", key, map[string]any{"frozen_time": start.Unix()}, &clk); st != 201 {
 		t.Fatalf("clock: %d", st)
 	}
 	// The subscriptions, created through all three processes at once.
@@ -159,12 +74,12 @@ func TestProcessesCrashDuringAdvance(t *testing.T) {
 			defer wg.Done()
 			p := procs[i%3]
 			var c Customer
-			if st := p.call("POST", "/v1/customers", key, map[string]any{"name": fmt.Sprintf("Customer %d", i), "test_clock": clk.ID,
+			if st := callProc(t, p, "POST", "/v1/customers", key, map[string]any{"name": fmt.Sprintf("Customer %d", i), "test_clock": clk.ID,
 				"default_payment": map[string]any{"provider": "wallet_c", "customer_msisdn": goodWallet}}, &c); st != 201 {
 				errs <- fmt.Errorf("customer %d: %d", i, st)
 				return
 			}
-			if st := p.call("POST", "/v1/subscriptions", key, map[string]any{"customer": c.ID, "currency": "DJF", "interval": "month",
+			if st := callProc(t, p, "POST", "/v1/subscriptions", key, map[string]any{"customer": c.ID, "currency": "DJF", "interval": "month",
 				"items": []map[string]any{{"description": "Fibre 100", "amount_minor": 1000}}}, nil); st != 201 {
 				errs <- fmt.Errorf("subscription %d: %d", i, st)
 			}
@@ -196,7 +111,7 @@ func TestProcessesCrashDuringAdvance(t *testing.T) {
 		t.Helper()
 		for deadline := time.Now().Add(limit); ; time.Sleep(50 * time.Millisecond) {
 			var c TestClock
-			procs[0].call("GET", "/v1/test_helpers/test_clocks/"+clk.ID, key, nil, &c)
+			callProc(t, procs[0], "GET", "/v1/test_helpers/test_clocks/"+clk.ID, key, nil, &c)
 			if c.Status == ClockReady {
 				return
 			}
@@ -211,7 +126,7 @@ func TestProcessesCrashDuringAdvance(t *testing.T) {
 	const crashAt = 3
 	for m := range 12 {
 		to := PeriodStart(start, Month, 1, m)
-		if st := procs[m%3].call("POST", "/v1/test_helpers/test_clocks/"+clk.ID+"/advance", key, map[string]any{"frozen_time": to.Unix()}, nil); st != 200 {
+		if st := callProc(t, procs[m%3], "POST", "/v1/test_helpers/test_clocks/"+clk.ID+"/advance", key, map[string]any{"frozen_time": to.Unix()}, nil); st != 200 {
 			t.Fatalf("advance %d: %d", m, st)
 		}
 		if m != crashAt {
@@ -226,7 +141,7 @@ func TestProcessesCrashDuringAdvance(t *testing.T) {
 			}
 		}
 		for _, p := range procs {
-			p.kill()
+			p.Kill()
 		}
 		paid := count("SELECT COUNT(*) FROM invoices WHERE status = 'paid'")
 		t.Logf("killed the three processes with %d of %d invoices paid", paid, n*(crashAt+1))
@@ -243,13 +158,13 @@ func TestProcessesCrashDuringAdvance(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range procs {
-			p.start()
+			p.Serve()
 		}
 		waitReady(10 * time.Minute)
 	}
 	t.Logf("%d subscriptions through 12 periods, with a crash, in %s", n, time.Since(began).Round(time.Millisecond))
 	for _, p := range procs {
-		p.kill()
+		p.Kill()
 	}
 
 	checks := []struct {

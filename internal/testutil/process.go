@@ -3,13 +3,17 @@ package testutil
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,12 +23,52 @@ import (
 func BuildPayd(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "payd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/payd")
-	build.Dir = RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := buildPayd(RepoRoot(t), bin); err != nil {
+		t.Fatal(err)
 	}
 	return bin
+}
+
+func buildPayd(root, bin string) error {
+	build := exec.Command("go", "build", "-o", bin, "./cmd/payd")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return nil
+}
+
+var shared struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// SharedPayd is BuildPayd once for the whole test binary, for a package
+// whose several tests run payd (without the race detector: the processes
+// are the system under test). The package's TestMain calls
+// RemoveSharedPayd after m.Run.
+func SharedPayd(t *testing.T) string {
+	t.Helper()
+	shared.once.Do(func() {
+		root := RepoRoot(t)
+		if shared.dir, shared.err = os.MkdirTemp("", "payd-bin-"); shared.err != nil {
+			return
+		}
+		shared.bin = filepath.Join(shared.dir, "payd")
+		shared.err = buildPayd(root, shared.bin)
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.bin
+}
+
+// RemoveSharedPayd removes the binary SharedPayd built, if it built one.
+func RemoveSharedPayd() {
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
 }
 
 // FreeAddr returns a loopback address no one listens on now.
@@ -39,21 +83,52 @@ func FreeAddr(t *testing.T) string {
 }
 
 // Process is a payd subcommand run as its own process (`payd serve`,
-// `payd provider-sim`), its output in a log file.
+// `payd provider-sim`), its output in a log file. It is started, killed and
+// stopped again as a test needs, from any goroutine: Start, TryStart, Kill
+// and Terminate take turns.
 type Process struct {
 	T       *testing.T
 	Bin     string
 	Env     []string
 	LogPath string
+	// URL is where `payd serve` answers, for a process made by NewServer.
+	URL string
 
+	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when the process has exited
+	starts int
 }
 
 // NewProcess describes a process of bin with env added to this process's
-// environment; nothing runs until Start.
+// environment; nothing runs until Start. It is killed when the test ends if
+// it still runs.
 func NewProcess(t *testing.T, bin string, env ...string) *Process {
-	return &Process{T: t, Bin: bin, Env: append(os.Environ(), env...), LogPath: filepath.Join(t.TempDir(), "process.log")}
+	p := &Process{T: t, Bin: bin, Env: append(os.Environ(), env...), LogPath: filepath.Join(t.TempDir(), "process.log")}
+	t.Cleanup(p.Kill)
+	return p
+}
+
+// NewServer is NewProcess for `payd serve` on a free loopback address
+// (PAYD_ADDR), answering at URL; Serve starts it.
+func NewServer(t *testing.T, bin string, env ...string) *Process {
+	addr := FreeAddr(t)
+	p := NewProcess(t, bin, append(slices.Clip(env), "PAYD_ADDR="+addr)...)
+	p.URL = "http://" + addr
+	return p
+}
+
+// Serve starts `payd serve` and waits until /readyz answers 200; a failure
+// fails the test.
+func (p *Process) Serve() {
+	p.T.Helper()
+	p.Start(p.URL+"/readyz", "serve")
+}
+
+// TryServe is Serve returning the failure, for another goroutine than the
+// test's.
+func (p *Process) TryServe() error {
+	return p.TryStart(p.URL+"/readyz", "serve")
 }
 
 // Run runs a short command (payd merchant create, ...) and returns its
@@ -72,48 +147,67 @@ func (p *Process) Run(args ...string) []byte {
 }
 
 // Start starts a long-running command and waits until GET ready answers
-// 200. The process is killed when the test ends if it still runs.
+// 200; a failure fails the test.
 func (p *Process) Start(ready string, args ...string) {
 	p.T.Helper()
+	if err := p.TryStart(ready, args...); err != nil {
+		p.T.Fatal(err)
+	}
+}
+
+// TryStart is Start returning the failure (the process exited, or was not
+// ready within 60 s), for another goroutine than the test's.
+func (p *Process) TryStart(ready string, args ...string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	what := strings.Join(args, " ")
+	if p.running() {
+		return fmt.Errorf("%s: started while it runs", what)
+	}
 	logf, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
-		p.T.Fatal(err)
+		return err
 	}
-	p.cmd = exec.Command(p.Bin, args...)
-	p.cmd.Env = p.Env
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		p.T.Fatal(err)
+	cmd := exec.Command(p.Bin, args...)
+	cmd.Env = p.Env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return err
 	}
-	p.exited = make(chan struct{})
-	go func(cmd *exec.Cmd, exited chan struct{}) {
+	exited := make(chan struct{})
+	go func() {
 		cmd.Wait()
 		logf.Close()
 		close(exited)
-	}(p.cmd, p.exited)
-	p.T.Cleanup(func() {
-		if p.Running() {
-			p.Kill()
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	}()
+	p.cmd, p.exited = cmd, exited
+	p.starts++
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		resp, err := http.Get(ready)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) || !p.Running() {
-			p.T.Fatalf("%s not ready at %s; log:\n%s", strings.Join(args, " "), ready, p.Tail())
+		if !p.running() {
+			return fmt.Errorf("%s exited while starting; log:\n%s", what, p.Tail())
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready at %s after 60 s; log:\n%s", what, ready, p.Tail())
+		}
 	}
 }
 
 // Running reports whether the started process has not exited.
 func (p *Process) Running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running()
+}
+
+func (p *Process) running() bool {
 	if p.exited == nil {
 		return false
 	}
@@ -125,19 +219,66 @@ func (p *Process) Running() bool {
 	}
 }
 
-// Kill sends SIGKILL (no shutdown, no cleanup) and waits for the exit.
-func (p *Process) Kill() {
-	p.cmd.Process.Kill()
-	<-p.exited
+// Starts is how many times the process was started.
+func (p *Process) Starts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.starts
 }
 
-// Tail is the end of the process's log.
+// Kill sends SIGKILL (no shutdown, no cleanup) and waits for the exit; it
+// does nothing when the process does not run.
+func (p *Process) Kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running() {
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// Terminate sends SIGTERM and waits up to d for the exit, which must be
+// clean; past d the process is killed and that is the error.
+func (p *Process) Terminate(d time.Duration) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.running() {
+		return nil
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(d):
+		p.cmd.Process.Kill()
+		<-p.exited
+		return fmt.Errorf("%s did not exit within %v of SIGTERM", filepath.Base(p.Bin), d)
+	}
+	if st := p.cmd.ProcessState; !st.Success() {
+		return fmt.Errorf("%s exited after SIGTERM with %v; log:\n%s", filepath.Base(p.Bin), st, p.Tail())
+	}
+	return nil
+}
+
+// Tail is the end of the process's log (of all its runs).
 func (p *Process) Tail() string {
 	b, _ := os.ReadFile(p.LogPath)
-	if len(b) > 3000 {
-		b = b[len(b)-3000:]
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
 	}
 	return string(b)
+}
+
+// LogLines returns the lines of the process's log (of all its runs) that
+// contain s.
+func (p *Process) LogLines(s string) []string {
+	b, _ := os.ReadFile(p.LogPath)
+	var lines []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, s) {
+			lines = append(lines, line)
+		}
+	}
+	return lines
 }
 
 // Call sends a JSON request with a bearer key and extra headers and returns

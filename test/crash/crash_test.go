@@ -23,6 +23,7 @@ import (
 
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil"
 )
 
 // full asks for the full-size runs.
@@ -57,16 +58,15 @@ func startCluster(t *testing.T, engine storetest.Engine, n int, extraEnv ...stri
 // startClusterOn is startCluster filling the fleet f.
 func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *fleet, extraEnv ...string) *cluster {
 	t.Helper()
-	bin := binary(t)
+	bin := testutil.SharedPayd(t)
 	dbURL := storetest.URL(t, engine)
 	if engine == storetest.Postgres {
 		// The processes' connections carry a name of their own, so the
 		// test can terminate exactly theirs on a shared server.
 		dbURL += "&application_name=" + appName(t)
 	}
-	env := append(os.Environ(), "PAYD_DATABASE_URL="+dbURL, "PAYD_SECRETS_KEY="+secretsKey, "PAYD_RATE_LIMIT=0",
-		"PAYD_PUBLIC_RATE_LIMIT=0", "PAYD_DB_MAX_CONNS=12", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_DEMO=false", "PAYD_SANDBOX_TIMEOUT_DELAY=50ms")
-	env = append(env, extraEnv...)
+	env := append([]string{"PAYD_DATABASE_URL=" + dbURL, "PAYD_SECRETS_KEY=" + secretsKey, "PAYD_RATE_LIMIT=0",
+		"PAYD_PUBLIC_RATE_LIMIT=0", "PAYD_DB_MAX_CONNS=12", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_DEMO=false", "PAYD_SANDBOX_TIMEOUT_DELAY=50ms"}, extraEnv...)
 	cl := &cluster{dbURL: dbURL, f: f}
 	for i := range n {
 		cl.f.procs = append(cl.f.procs, newProc(t, bin, "payd"+string(rune('a'+i)), env))
@@ -75,7 +75,7 @@ func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *fleet, extr
 		MerchantID string   `json:"merchant_id"`
 		SecretKeys []string `json:"secret_keys"`
 	}
-	if err := json.Unmarshal(cl.f.procs[0].cli("merchant", "create", "--name", "Crash test", "--json"), &m); err != nil || len(m.SecretKeys) == 0 {
+	if err := json.Unmarshal(cl.f.procs[0].Run("merchant", "create", "--name", "Crash test", "--json"), &m); err != nil || len(m.SecretKeys) == 0 {
 		t.Fatalf("merchant create: %v", err)
 	}
 	cl.mid, cl.keys = m.MerchantID, m.SecretKeys
@@ -156,8 +156,8 @@ func TestKillDuringKeyedRequests(t *testing.T) {
 			t.Logf("%d keyed requests in %v: %d kills, %d sends, %d lost to a kill, %d answered 5xx, %d 409 in use, %d replayed",
 				w.requests(), elapsed.Round(time.Millisecond), k, cl.c.tries.Load(), cl.c.dropped.Load(), cl.c.fives.Load(),
 				cl.c.inUse.Load(), cl.c.replays.Load())
-			if s := cl.c.fiveSample.Load(); s != nil {
-				t.Logf("a 5xx answer (retried): %v%s", s, logLines(cl.f, s.(string)))
+			if s := cl.c.fiveAnswers(); s != "" {
+				t.Logf("5xx answers (each retried until answered otherwise):%s", s)
 			}
 			if k != kills {
 				t.Errorf("%d kills during the run, want %d", k, kills)
@@ -214,7 +214,7 @@ func TestBackendsTerminated(t *testing.T) {
 		t.Error("no backend was terminated")
 	}
 	if n := cl.c.fives.Load(); n > 0 {
-		t.Errorf("%d answers were 5xx (e.g. %v)", n, cl.c.fiveSample.Load())
+		t.Errorf("%d answers were 5xx:%s", n, cl.c.fiveAnswers())
 	}
 	if n := cl.c.inUse.Load(); n > 0 {
 		t.Errorf("%d answers were 409 idempotency_key_in_use", n)
@@ -241,11 +241,8 @@ func logLines(f *fleet, body string) string {
 	}
 	var b strings.Builder
 	for _, p := range f.procs {
-		raw, _ := os.ReadFile(p.log)
-		for _, line := range strings.Split(string(raw), "\n") {
-			if strings.Contains(line, e.Error.RequestID) {
-				b.WriteString("\n  " + p.name + ": " + line)
-			}
+		for _, line := range p.LogLines(e.Error.RequestID) {
+			b.WriteString("\n  " + p.name + ": " + line)
 		}
 	}
 	return b.String()

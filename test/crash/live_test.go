@@ -11,38 +11,51 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/payd/payd/internal/providers/protocol"
 	"github.com/payd/payd/internal/providers/sim"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil"
 )
 
 // provider is the simulator behind a recorder that counts, per provider
-// idempotency key, the payments it created and the answers it replayed, and
-// that can kill every payd process after the simulator has acted on an
-// initiation but before payd hears the answer.
+// idempotency key, the payments and payouts it made, the answers it
+// replayed and the status questions it answered, and that can kill every
+// payd process after the simulator has acted on a first request of one kind
+// (crashKind) but before payd hears the answer.
 type provider struct {
 	sim *sim.Sim
 	srv *http.Server
 	url string
 
-	crashAt func(n int) bool // asked with the count of first initiations
-	crash   func()           // kills the payd processes
+	crashKind string           // payments or payouts
+	crashAt   func(n int) bool // asked with the count of first requests of crashKind
+	crash     func()           // kills the payd processes
 
-	mu       sync.Mutex
-	created  map[string]int // provider key → payments created under it
-	replayed map[string]int // provider key → answers replayed under it
-	refused  int            // initiations refused (a duplicate reference, ...)
-	firsts   int
-	crashes  int
+	mu      sync.Mutex
+	kinds   map[string]*tally // payments, payouts
+	crashes int
+	crashed []string // the provider keys of the requests payd died waiting for
 }
 
-func startProvider(t *testing.T) *provider {
-	// Push approvals come after the dead run's lease has run out, so the
-	// retry that resumes it asks the provider before any callback tells.
-	p := &provider{sim: sim.New(sim.Config{PushDelay: 4 * time.Second}), created: map[string]int{}, replayed: map[string]int{}}
+// tally is what the provider did for one kind of movement.
+type tally struct {
+	created  map[string]int // provider key → movements made under it
+	replayed map[string]int // provider key → answers replayed under it
+	asked    map[string]int // reference → status questions answered 200
+	refused  int            // requests refused (a duplicate reference, ...)
+	firsts   int
+}
+
+func startProvider(t *testing.T, cfg sim.Config) *provider {
+	p := &provider{sim: sim.New(cfg), kinds: map[string]*tally{}}
+	for _, k := range []string{"payments", "payouts"} {
+		p.kinds[k] = &tally{created: map[string]int{}, replayed: map[string]int{}, asked: map[string]int{}}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +74,8 @@ func startProvider(t *testing.T) *provider {
 }
 
 func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != "POST" || !isInitiate(r.URL.Path) {
+	kind := movement(r.URL.Path)
+	if kind == "" {
 		p.sim.Handler().ServeHTTP(w, r)
 		return
 	}
@@ -70,18 +84,24 @@ func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get(protocol.HeaderIdempotencyKey)
 	crash := false
 	p.mu.Lock()
+	k := p.kinds[kind]
 	switch {
+	case r.Method == "GET":
+		if ref := r.URL.Query().Get("reference"); ref != "" && rec.Code == http.StatusOK {
+			k.asked[ref]++
+		}
 	case rec.Code == http.StatusCreated && rec.Header().Get(protocol.HeaderReplayed) == "true":
-		p.replayed[key]++
+		k.replayed[key]++
 	case rec.Code == http.StatusCreated:
-		p.created[key]++
-		p.firsts++
-		if p.crashAt != nil && p.crashAt(p.firsts) {
+		k.created[key]++
+		k.firsts++
+		if kind == p.crashKind && p.crashAt != nil && p.crashAt(k.firsts) {
 			crash = true
 			p.crashes++
+			p.crashed = append(p.crashed, key)
 		}
 	default:
-		p.refused++
+		k.refused++
 	}
 	p.mu.Unlock()
 	if crash {
@@ -97,20 +117,113 @@ func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
 	w.Write(rec.Body.Bytes())
 }
 
-// isInitiate reports whether path is a rail's POST /{provider}/v1/payments.
-func isInitiate(path string) bool {
+// movement returns payments or payouts for a rail's /{provider}/v1/payments
+// or /{provider}/v1/payouts (where payments are initiated and payouts sent,
+// and both are asked about by reference), else "".
+func movement(path string) string {
 	for _, r := range []string{"bank_a", "bank_b", "wallet_a", "wallet_b", "wallet_c", "wallet_d"} {
-		if path == "/"+r+"/v1/payments" {
-			return true
+		for _, k := range []string{"payments", "payouts"} {
+			if path == "/"+r+"/v1/"+k {
+				return k
+			}
 		}
 	}
-	return false
+	return ""
+}
+
+// killAll kills every process of the fleet at once, and starts them again
+// in the background (restarting.Wait waits for that).
+func killAll(t *testing.T, f *fleet, restarting *sync.WaitGroup) {
+	for _, p := range f.procs {
+		p.kill()
+	}
+	restarting.Add(1)
+	go func() {
+		defer restarting.Done()
+		for _, p := range f.procs {
+			if err := p.start(); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+}
+
+// crashRun drives w with 8 clients while the provider kills every payd
+// process at crashes first requests of kind spread evenly over the run (and
+// the processes start again); it returns what the run created and how long
+// it took, once every intent and payout in db has settled.
+func crashRun(t *testing.T, cl *cluster, db *store.DB, prov *provider, kind string, w workload, crashes int) (result, time.Duration) {
+	total := w.intents
+	if kind == "payouts" {
+		total = w.payouts
+	}
+	every := max(total/(crashes+1), 1)
+	var restarting sync.WaitGroup
+	prov.mu.Lock()
+	prov.crashKind = kind
+	prov.crashAt = func(n int) bool { return n%every == 0 && n/every <= crashes }
+	prov.crash = func() { killAll(t, cl.f, &restarting) }
+	prov.mu.Unlock()
+	start := time.Now()
+	res := drive(t, cl.c, w, 8)
+	restarting.Wait()
+	elapsed := time.Since(start)
+	waitSettled(t, db, 60*time.Second)
+	return res, elapsed
+}
+
+// logFives logs the client's failed sends: those lost to a kill and the
+// 5xx answers, each of those with its log lines.
+func logFives(t *testing.T, c *client) {
+	t.Logf("%d sends lost to a kill, %d answered 5xx%s", c.dropped.Load(), c.fives.Load(), c.fiveAnswers())
+}
+
+// onceEach fails the test unless the provider made one movement under each
+// of want provider keys and refused none.
+func (k *tally) onceEach(t *testing.T, what string, want int) {
+	t.Helper()
+	for key, n := range k.created {
+		if n != 1 {
+			t.Errorf("provider key %s: %d %s made", key, n, what)
+		}
+	}
+	if len(k.created) != want {
+		t.Errorf("the provider made %s under %d keys, want %d", what, len(k.created), want)
+	}
+	if k.refused != 0 {
+		t.Errorf("the provider refused %d %s requests (a second one for one object, under another key?)", k.refused, what)
+	}
+}
+
+// goLive connects the providers of the simulator prov to the cluster's
+// merchant (a timeout of 2 s each) and makes the cluster's client use a new
+// live key.
+func goLive(t *testing.T, cl *cluster, prov *provider, rails ...string) {
+	t.Helper()
+	p0 := cl.f.procs[0]
+	p0.Run("merchant", "kyc", "--merchant", cl.mid, "--status", "approved")
+	for _, rail := range rails {
+		cfg, _ := json.Marshal(map[string]string{"base_url": prov.url + "/" + rail, "api_key": "sk_sim_crash",
+			"callback_secret": "cbsec_crash_0123456789abcdef", "timeout": "2s"})
+		file := filepath.Join(t.TempDir(), rail+".json")
+		if err := os.WriteFile(file, cfg, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p0.Run("provider", "connect", "--merchant", cl.mid, "--provider", rail, "--config", file)
+	}
+	var key struct{ Secret string }
+	if err := json.Unmarshal(p0.Run("key", "create", "--merchant", cl.mid, "--mode", "live", "--json"), &key); err != nil || key.Secret == "" {
+		t.Fatalf("live key: %v", err)
+	}
+	cl.c.apiKey = key.Secret
 }
 
 // front forwards the provider's callbacks to whichever payd process is up,
-// waiting while none is (as a load balancer in front of payd would).
-func front(t *testing.T, f *fleet) string {
+// waiting while none is (as a load balancer in front of payd would); it
+// returns its URL and the count of callbacks payd acknowledged (2xx).
+func front(t *testing.T, f *fleet) (string, *atomic.Int64) {
 	client := &http.Client{Timeout: 10 * time.Second}
+	acked := &atomic.Int64{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -126,6 +239,9 @@ func front(t *testing.T, f *fleet) string {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				acked.Add(1)
+			}
 			for k, v := range resp.Header {
 				w.Header()[k] = v
 			}
@@ -136,7 +252,7 @@ func front(t *testing.T, f *fleet) string {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv.URL, acked
 }
 
 // TestKillBetweenProviderCallAndOutcome: live payment intents on a rail of
@@ -157,78 +273,123 @@ func TestKillBetweenProviderCallAndOutcome(t *testing.T) {
 			if !*full {
 				w.intents, crashes = 30, 2
 			}
-			prov := startProvider(t)
+			// Push approvals come after the dead run's lease has run out,
+			// so the retry that resumes it asks the provider before any
+			// callback tells.
+			prov := startProvider(t, sim.Config{PushDelay: 4 * time.Second})
 			f := &fleet{}
-			callbacks := front(t, f)
+			callbacks, _ := front(t, f)
 			// A short lease, so a retry takes over a dead run's key
 			// within seconds (above the provider timeout of 2 s).
 			cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks)
-			cfg, _ := json.Marshal(map[string]string{"base_url": prov.url + "/" + w.provider, "api_key": "sk_sim_crash",
-				"callback_secret": "cbsec_crash_0123456789abcdef", "timeout": "2s"})
-			file := filepath.Join(t.TempDir(), "conn.json")
-			if err := os.WriteFile(file, cfg, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			p0 := cl.f.procs[0]
-			p0.cli("merchant", "kyc", "--merchant", cl.mid, "--status", "approved")
-			p0.cli("provider", "connect", "--merchant", cl.mid, "--provider", w.provider, "--config", file)
-			var key struct{ Secret string }
-			if err := json.Unmarshal(p0.cli("key", "create", "--merchant", cl.mid, "--mode", "live", "--json"), &key); err != nil || key.Secret == "" {
-				t.Fatalf("live key: %v", err)
-			}
-			cl.c.apiKey = key.Secret
+			goLive(t, cl, prov, w.provider)
 
-			every := max(w.intents/(crashes+1), 1)
-			var restarting sync.WaitGroup
-			prov.crashAt = func(n int) bool { return n%every == 0 && n/every <= crashes }
-			prov.crash = func() {
-				for _, p := range cl.f.procs {
-					p.kill()
-				}
-				restarting.Add(1)
-				go func() {
-					defer restarting.Done()
-					for _, p := range cl.f.procs {
-						if err := p.start(); err != nil {
-							t.Error(err)
-						}
-					}
-				}()
-			}
-			start := time.Now()
-			res := drive(t, cl.c, w, 8)
-			restarting.Wait()
-			elapsed := time.Since(start)
 			db := cl.db(t)
-			waitSettled(t, db, 60*time.Second)
-
+			res, elapsed := crashRun(t, cl, db, prov, "payments", w, crashes)
+			logFives(t, cl.c)
 			prov.mu.Lock()
 			defer prov.mu.Unlock()
-			resumed := 0
-			for k, n := range prov.created {
-				if n != 1 {
-					t.Errorf("provider key %s: %d payments created", k, n)
-				}
-			}
-			for range prov.replayed {
-				resumed++
-			}
+			k := prov.kinds["payments"]
+			k.onceEach(t, "payments", w.intents)
+			resumed := len(k.replayed)
 			t.Logf("%d live intents in %v: %d crashes after the provider acted, %d provider keys asked again (replayed), %d refused, %d sends, %d 409 while a dead run held its key",
-				w.intents, elapsed.Round(time.Millisecond), prov.crashes, resumed, prov.refused, cl.c.tries.Load(), cl.c.inUse.Load())
+				w.intents, elapsed.Round(time.Millisecond), prov.crashes, resumed, k.refused, cl.c.tries.Load(), cl.c.inUse.Load())
 			if prov.crashes != crashes {
 				t.Errorf("%d crashes, want %d", prov.crashes, crashes)
-			}
-			if len(prov.created) != w.intents {
-				t.Errorf("the provider created payments under %d keys for %d intents", len(prov.created), w.intents)
-			}
-			if prov.refused != 0 {
-				t.Errorf("the provider refused %d initiations (a second payment for one intent?)", prov.refused)
 			}
 			if resumed == 0 {
 				t.Error("no retry resumed a crashed run by asking the provider again under its key")
 			}
 			checkAnswers(t, db, cl.c)
 			checkEffects(t, db, workload{intents: w.intents}, result{intents: res.intents, payouts: map[string]string{}})
+		})
+	}
+}
+
+// TestKillBetweenPayoutSendAndOutcome: live payouts to a rail of the
+// provider simulator, each request retried with its key until answered,
+// while every payd process is killed at the moment the rail has paid a
+// payout and before payd hears of it. The killed request's retry answers
+// the payout as it stands (processing); once the dead claim's lease runs
+// out, a dispatcher asks the rail what became of the payout under its
+// provider key and records the payment, and the rail's callback (sent late,
+// about when the lease runs out) finds it recorded or records it itself,
+// whichever comes first: one payment at the provider per payout, each
+// payout succeeded once with one payout.succeeded and one paid posting,
+// and a balanced book.
+func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			n := 3
+			if engine == storetest.SQLite {
+				n = 1
+			}
+			w, crashes := workload{payouts: 200}, 5
+			if !*full {
+				w.payouts, crashes = 30, 2
+			}
+			// Callbacks come 8 s late: about when a dead claim's lease (the
+			// rail's timeout of 2 s and 5 s) runs out and a dispatcher asks.
+			prov := startProvider(t, sim.Config{PushDelay: 100 * time.Millisecond, LateCallbacks: true, LateDelay: 8 * time.Second})
+			f := &fleet{}
+			callbacks, acked := front(t, f)
+			cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
+				"PAYD_RECONCILE_INTERVAL=500ms", "PAYD_SANCTIONS_LIST="+testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv"))
+			goLive(t, cl, prov, "wallet_c", "wallet_b")
+
+			// Live money comes from a live payment (a wallet_c push); the
+			// payouts go out on wallet_b.
+			a, ok := cl.c.post("fund", "/v1/payment_intents", map[string]any{"amount": 100_000, "currency": "DJF",
+				"provider": "wallet_c", "customer_msisdn": "+25377123123", "description": "funding"})
+			var pi struct{ ID, Status string }
+			if json.Unmarshal(a.body, &pi); !ok || a.status != 201 || pi.ID == "" {
+				t.Fatalf("funding payment: %d %s", a.status, a.body)
+			}
+			for deadline := time.Now().Add(30 * time.Second); pi.Status != "succeeded"; time.Sleep(50 * time.Millisecond) {
+				if err := cl.c.get("/v1/payment_intents/"+pi.ID, &pi); err != nil {
+					t.Fatal(err)
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("funding payment %s after 30 s", pi.Status)
+				}
+			}
+
+			db := cl.db(t)
+			res, elapsed := crashRun(t, cl, db, prov, "payouts", w, crashes)
+			logFives(t, cl.c)
+			// Every callback (the payment's and each payout's) acknowledged:
+			// the late ones for the payouts recorded before them included.
+			for deadline := time.Now().Add(60 * time.Second); acked.Load() < int64(1+w.payouts); time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d callbacks acknowledged, want %d", acked.Load(), 1+w.payouts)
+				}
+			}
+
+			prov.mu.Lock()
+			defer prov.mu.Unlock()
+			k := prov.kinds["payouts"]
+			k.onceEach(t, "payouts", w.payouts)
+			asked, resumed := 0, 0
+			for _, n := range k.asked {
+				asked += n
+			}
+			for _, key := range prov.crashed {
+				if k.asked[key] > 0 {
+					resumed++
+				}
+			}
+			t.Logf("%d live payouts in %v: %d crashes after the rail paid (%d of those payouts asked about after), %d status questions about %d payouts, %d sends replayed, %d refused, %d sends, %d 409 while a dead run held its key, %d callbacks acknowledged",
+				w.payouts, elapsed.Round(time.Millisecond), prov.crashes, resumed, asked, len(k.asked), len(k.replayed), k.refused, cl.c.tries.Load(),
+				cl.c.inUse.Load(), acked.Load())
+			if prov.crashes != crashes {
+				t.Errorf("%d crashes, want %d", prov.crashes, crashes)
+			}
+			// The rail's payout key is the payout's reference (its id).
+			if resumed == 0 {
+				t.Errorf("no dispatcher asked the rail about the %d payouts whose send payd died waiting for", len(prov.crashed))
+			}
+			checkAnswers(t, db, cl.c)
+			checkEffects(t, db, workload{intents: 1, payouts: w.payouts}, result{intents: map[string]string{"fund": pi.ID}, payouts: res.payouts})
 		})
 	}
 }

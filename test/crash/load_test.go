@@ -83,8 +83,12 @@ type client struct {
 
 	tries, dropped, fives, inUse, replays atomic.Int64
 	answered                              atomic.Int64
-	fiveSample                            atomic.Value // a 5xx body, for the failure message
+	fiveMu                                sync.Mutex
+	fiveSamples                           []string // the first 5xx answers, with who answered, for the log
 }
+
+// maxFiveSamples is how many 5xx answers a client keeps for the log.
+const maxFiveSamples = 5
 
 func newClient(t *testing.T, f *fleet, apiKey string) *client {
 	return &client{t: t, f: f, apiKey: apiKey, patience: 90 * time.Second,
@@ -116,7 +120,12 @@ func (c *client) post(key, path string, body any) (answer, bool) {
 			continue
 		case a.status >= 500:
 			c.fives.Add(1)
-			c.fiveSample.Store(fmt.Sprintf("%d %s", a.status, a.body))
+			c.fiveMu.Lock()
+			if len(c.fiveSamples) < maxFiveSamples {
+				c.fiveSamples = append(c.fiveSamples, fmt.Sprintf("%s answered POST %s (key %s, send %d): %d %s",
+					p.name, path, key, c.tries.Load(), a.status, a.body))
+			}
+			c.fiveMu.Unlock()
 			time.Sleep(10 * time.Millisecond)
 			continue
 		case a.status == http.StatusConflict && a.code() == "idempotency_key_in_use":
@@ -135,6 +144,19 @@ func (c *client) post(key, path string, body any) (answer, bool) {
 	}
 	c.t.Errorf("%s %s (key %s): no answer within %v", "POST", path, key, c.patience)
 	return answer{}, false
+}
+
+// fiveAnswers returns the 5xx answers kept, each followed by the log lines of
+// every process about its request id (the cause of an internal error is
+// logged there, never answered).
+func (c *client) fiveAnswers() string {
+	c.fiveMu.Lock()
+	defer c.fiveMu.Unlock()
+	var b strings.Builder
+	for _, s := range c.fiveSamples {
+		b.WriteString("\n" + s + logLines(c.f, s))
+	}
+	return b.String()
 }
 
 func (c *client) once(p *proc, key, path string, raw []byte) (answer, error) {
@@ -457,7 +479,7 @@ func waitSettled(t *testing.T, db *store.DB, within time.Duration) {
 func sumLogs(f *fleet) string {
 	var b strings.Builder
 	for _, p := range f.procs {
-		fmt.Fprintf(&b, "--- %s (started %d times)\n%s\n", p.name, p.starts, tail(p.log))
+		fmt.Fprintf(&b, "--- %s (started %d times)\n%s\n", p.name, p.Starts(), p.Tail())
 	}
 	return b.String()
 }

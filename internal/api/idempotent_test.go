@@ -1,0 +1,92 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/idempotency"
+	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/secretbox"
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+// TestKeyAnsweredElsewhereWhileRunning: a request runs under a key no run
+// has answered yet; while its handler runs, another process's run of the
+// same request commits its answer (a process killed as it committed, whose
+// commit lands after the client's retry looked the key up), and the handler
+// then answers without having written anything, so the key is claimed only
+// as the answer is stored. The request answers what the other run stored,
+// replayed, as any later retry would: not a 500. Likewise a key that the
+// other run still holds (it committed a recovery point and is calling a
+// provider) is answered 409 idempotency_key_in_use.
+func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		box, _ := secretbox.New("")
+		ms := merchants.NewService(db, box)
+		m, err := ms.Create(context.Background(), merchants.CreateParams{Name: "Late commit"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := m.SecretKeys[0]
+		newServer := func() *api.Server {
+			return api.NewServer(api.Config{DB: db, Merchants: ms, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		}
+		// other is the process whose run commits first.
+		other := newServer()
+		other.Handle("POST /v1/test/late", func(w http.ResponseWriter, r *http.Request) error {
+			api.WriteJSON(w, http.StatusCreated, map[string]string{"done_by": "other"})
+			return nil
+		})
+		send := func(s *api.Server, path, idem string) *httptest.ResponseRecorder {
+			req := httptest.NewRequest("POST", path, strings.NewReader(`{"n":1}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", idem)
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, req)
+			return w
+		}
+		this := newServer()
+		this.Handle("POST /v1/test/late", func(w http.ResponseWriter, r *http.Request) error {
+			// The other run commits now, after this one looked the key up.
+			if got := send(other, "/v1/test/late", r.Header.Get("Idempotency-Key")); got.Code != http.StatusCreated {
+				t.Errorf("the other run answered %d %s", got.Code, got.Body)
+			}
+			return errs.InvalidState("the object moved on (the other run's effect)")
+		})
+		w := send(this, "/v1/test/late", "late-1")
+		if w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") != "true" || !strings.Contains(w.Body.String(), `"other"`) {
+			t.Errorf("answered %d (replayed %q) %s; want the other run's 201, replayed", w.Code, w.Header().Get("Idempotent-Replayed"), w.Body)
+		}
+		if w := send(this, "/v1/test/late", "late-1"); w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("a retry answered %d %s", w.Code, w.Body)
+		}
+
+		// A run on another process that committed a recovery point and
+		// still holds the key (calling a provider) when this one stores.
+		this.Handle("POST /v1/test/held", func(w http.ResponseWriter, r *http.Request) error {
+			p := auth.Must(r.Context())
+			body, _ := io.ReadAll(r.Body)
+			req := idempotency.Request{Scope: idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID},
+				Key: r.Header.Get("Idempotency-Key"), Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, body)}
+			ctx, _ := idempotency.Start(context.Background(), db, req, nil)
+			if err := idempotency.RecoveryPoint(ctx, "test.call", "obj_1"); err != nil {
+				t.Errorf("the other run's recovery point: %v", err)
+			}
+			return errs.InvalidState("the object moved on (the other run's effect)")
+		})
+		w = send(this, "/v1/test/held", "held-1")
+		if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "idempotency_key_in_use") {
+			t.Errorf("answered %d %s; want 409 idempotency_key_in_use", w.Code, w.Body)
+		}
+	})
+}
