@@ -122,13 +122,24 @@ func Post(ctx context.Context, tx *store.Tx, t Transaction) (string, error) {
 	}
 	entries := append([]Entry(nil), t.Entries...)
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Account.key() < entries[j].Account.key() })
-	for _, e := range entries {
+	accts := make([]string, len(entries))
+	for i, e := range entries {
 		acct, err := accountID(ctx, tx, e.Account)
 		if err != nil {
 			return "", err
 		}
-		if err := applyBalance(ctx, tx, acct, e); err != nil {
-			return "", err
+		accts[i] = acct
+	}
+	moved, err := moveTogether(ctx, tx, entries, accts)
+	if err != nil {
+		return "", err
+	}
+	for i, e := range entries {
+		acct := accts[i]
+		if !moved[i] {
+			if err := applyBalance(ctx, tx, acct, e); err != nil {
+				return "", err
+			}
 		}
 		if err := tx.ExecLater(ctx, `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES (?, ?, ?, ?)`,
 			id, acct, e.Account.Currency, e.Amount); err != nil {

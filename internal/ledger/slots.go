@@ -90,24 +90,69 @@ func applyBalance(ctx context.Context, tx *store.Tx, acct string, e Entry) error
 	return nil
 }
 
+// moveTogether applies, in one round trip, every entry of a posting that
+// adds to an account without the never-negative guard (no entry debits a
+// merchant-facing account), on PostgreSQL: each entry is one statement that
+// takes a free slot or else queues on one (moveStmt), and the statements run
+// in the accounts' fixed order, so a posting waits for the same locks in the
+// same order as one entry at a time. It reports which entries it applied
+// (none when it does not apply); the caller applies the others.
+func moveTogether(ctx context.Context, tx *store.Tx, entries []Entry, accts []string) ([]bool, error) {
+	moved := make([]bool, len(entries))
+	n := slotCount(tx.Dialect())
+	if n == 1 || len(entries) < 2 {
+		return moved, nil
+	}
+	stmts := make([]store.Stmt, len(entries))
+	for i, e := range entries {
+		if e.Amount < 0 && e.Account.Kind.merchantFacing() {
+			return moved, nil
+		}
+		st, ok := moveStmt(tx.Dialect(), n, accts[i], e.Amount)
+		if !ok {
+			return moved, nil
+		}
+		stmts[i] = st
+	}
+	changed, err := tx.ExecAll(ctx, stmts)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range changed {
+		moved[i] = k == 1
+	}
+	return moved, nil
+}
+
+// moveStmt is move as one PostgreSQL statement: add amount to a free slot
+// or, when every slot is busy, to a random one (waiting for it); it returns
+// one row when the amount went in, none when no slot could take it within
+// its bounds.
+func moveStmt(d store.Dialect, n int, acct string, amount int64) (store.Stmt, bool) {
+	free, ok := freeSlotMove(d, n, acct, amount)
+	if !ok {
+		return store.Stmt{}, false
+	}
+	guard, bound := moveGuard(n, amount)
+	q := `WITH free AS (` + free.Query + ` RETURNING 1),
+		queued AS (INSERT INTO ledger_balances (account_id, slot, balance) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM free)
+			ON CONFLICT (account_id, slot) DO UPDATE SET balance = ledger_balances.balance + excluded.balance
+			WHERE ledger_balances.` + guard + ` RETURNING 1)
+		SELECT 1 FROM free UNION ALL SELECT 1 FROM queued`
+	args := append(append([]any{}, free.Args...), acct, rand.IntN(n), amount, bound)
+	return store.Stmt{Query: q, Args: args}, true
+}
+
 // move adds amount to a slot that can take it without leaving the slot
 // bounds (the guard sits in the SQL, so the bound holds under races). It
 // reports false when no slot could take it.
 func move(ctx context.Context, tx *store.Tx, n int, acct string, amount int64) (bool, error) {
-	lo, hi := slotBounds(n)
-	guard, bound := "balance <= ?", hi-amount
-	if amount < 0 {
-		guard, bound = "balance >= ?", lo-amount
-	}
-	if amount > hi || amount < lo {
+	free, ok := freeSlotMove(tx.Dialect(), n, acct, amount)
+	if !ok {
 		return false, nil
 	}
 	if n > 1 {
-		// A slot no other transaction holds: this never waits.
-		res, err := tx.Exec(ctx, `UPDATE ledger_balances SET balance = balance + ?
-			WHERE account_id = ? AND `+guard+` AND slot = (SELECT slot FROM ledger_balances
-			WHERE account_id = ? AND `+guard+` ORDER BY slot LIMIT 1`+tx.Dialect().ForUpdateSkipLocked()+`)`,
-			amount, acct, bound, acct, bound)
+		res, err := tx.Exec(ctx, free.Query, free.Args...)
 		if err != nil {
 			return false, err
 		}
@@ -115,8 +160,39 @@ func move(ctx context.Context, tx *store.Tx, n int, acct string, amount int64) (
 			return true, nil
 		}
 	}
-	// Every slot is busy (or cannot take the amount), or the account predates
-	// its slots: create a slot or queue on one, chosen at random.
+	return moveQueued(ctx, tx, n, acct, amount)
+}
+
+// freeSlotMove is the statement that adds amount to a slot no other
+// transaction holds (it never waits; it changes no row when every slot is
+// busy or cannot take the amount). ok is false when no slot can ever take
+// amount.
+func freeSlotMove(d store.Dialect, n int, acct string, amount int64) (stmt store.Stmt, ok bool) {
+	lo, hi := slotBounds(n)
+	guard, bound := moveGuard(n, amount)
+	if amount > hi || amount < lo {
+		return store.Stmt{}, false
+	}
+	return store.Stmt{Query: `UPDATE ledger_balances SET balance = balance + ?
+			WHERE account_id = ? AND ` + guard + ` AND slot = (SELECT slot FROM ledger_balances
+			WHERE account_id = ? AND ` + guard + ` ORDER BY slot LIMIT 1` + d.ForUpdateSkipLocked() + `)`,
+		Args: []any{amount, acct, bound, acct, bound}}, true
+}
+
+// moveGuard is the condition a slot's balance must meet to take amount.
+func moveGuard(n int, amount int64) (guard string, bound int64) {
+	lo, hi := slotBounds(n)
+	if amount < 0 {
+		return "balance >= ?", lo - amount
+	}
+	return "balance <= ?", hi - amount
+}
+
+// moveQueued adds amount when no free slot took it: every slot is busy (or
+// cannot take the amount), or the account predates its slots. It creates a
+// slot or queues on one, chosen at random.
+func moveQueued(ctx context.Context, tx *store.Tx, n int, acct string, amount int64) (bool, error) {
+	guard, bound := moveGuard(n, amount)
 	slot := 0
 	if n > 1 {
 		slot = rand.IntN(n)

@@ -153,3 +153,59 @@ func TestConcurrentCreditsAndDebitsStayExact(t *testing.T) {
 		}
 	})
 }
+
+// TestPostingQueuesWhenEverySlotIsBusy: with every balance row of the
+// accounts held by open transactions, one more posting queues on a row (on
+// PostgreSQL its balance updates go in one round trip, each taking a free
+// row or else waiting for one) and goes in once a holder commits.
+func TestPostingQueuesWhenEverySlotIsBusy(t *testing.T) {
+	db := storetest.Open(t, storetest.Postgres)
+	ctx := context.Background()
+	if err := db.InTx(ctx, func(tx *store.Tx) error { return topup(ctx, tx, "mer_busy", "DJF", 10) }); err != nil {
+		t.Fatal(err)
+	}
+	const holders = 32 // every slot of both accounts
+	db.SetPoolSize(holders + 4)
+	release := make(chan struct{})
+	var held, done sync.WaitGroup
+	held.Add(holders)
+	for i := 0; i < holders; i++ {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				if err := topup(ctx, tx, "mer_busy", "DJF", 10); err != nil {
+					return err
+				}
+				held.Done()
+				<-release
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	held.Wait()
+	last := make(chan error, 1)
+	go func() {
+		last <- db.InTx(ctx, func(tx *store.Tx) error { return topup(ctx, tx, "mer_busy", "DJF", 10) })
+	}()
+	select {
+	case err := <-last:
+		t.Fatalf("a posting went in while every slot was held (%v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	if err := <-last; err != nil {
+		t.Fatal(err)
+	}
+	done.Wait()
+	avail := acct("mer_busy", "DJF", ledger.Available)
+	if bal, err := ledger.AccountBalance(ctx, db, avail); err != nil || bal != 10*(holders+2) {
+		t.Fatalf("balance %d, %v; want %d", bal, err, 10*(holders+2))
+	}
+	if err := ledger.Verify(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -148,21 +148,39 @@ func (p *pipeTx) later(q string, args []any) error {
 // send sends what waits, followed by last (if not nil), as one batch and
 // returns last's command tag. The caller holds mu.
 func (p *pipeTx) send(ctx context.Context, last *queued) (pgconn.CommandTag, error) {
+	var lasts []queued
+	if last != nil {
+		lasts = []queued{*last}
+	}
+	tags, err := p.sendAll(ctx, lasts)
+	if err != nil || last == nil {
+		return pgconn.CommandTag{}, err
+	}
+	return tags[0], nil
+}
+
+// sendAll sends what waits, followed by lasts, as one batch and returns the
+// command tags of lasts. A failure of one of lasts is the caller's (the
+// transaction is aborted until the caller rolls back to a savepoint); a
+// failure of a statement run later, or a lost connection, breaks the
+// transaction. The caller holds mu.
+func (p *pipeTx) sendAll(ctx context.Context, lasts []queued) ([]pgconn.CommandTag, error) {
 	if p.broken != nil {
-		return pgconn.CommandTag{}, p.broken
+		return nil, p.broken
 	}
 	if p.done {
-		return pgconn.CommandTag{}, sql.ErrTxDone
+		return nil, sql.ErrTxDone
 	}
+	commits := len(lasts) > 0 && lasts[len(lasts)-1].q == "COMMIT"
 	for attempt := 1; ; attempt++ {
-		tag, failedLater, err := p.sendOnce(ctx, last)
+		tags, failedLater, err := p.sendOnce(ctx, lasts)
 		if err == nil {
 			p.pending, p.sent = p.pending[:0], true
-			return tag, nil
+			return tags, nil
 		}
 		err = translate(err)
 		if !p.sent && IsConnLost(err) && attempt < maxConnTries && ctx.Err() == nil &&
-			(last == nil || last.q != "COMMIT" || pgconn.SafeToRetry(err)) {
+			(!commits || pgconn.SafeToRetry(err)) {
 			// The batch carrying BEGIN met a dead connection: nothing of
 			// the transaction was applied (a batch that also carries
 			// COMMIT only if it was not sent at all). The same batch on
@@ -172,7 +190,7 @@ func (p *pipeTx) send(ctx context.Context, last *queued) (pgconn.CommandTag, err
 			p.release(true)
 			if cerr := p.connect(ctx); cerr != nil {
 				p.broken = cerr
-				return pgconn.CommandTag{}, cerr
+				return nil, cerr
 			}
 			continue
 		}
@@ -183,25 +201,25 @@ func (p *pipeTx) send(ctx context.Context, last *queued) (pgconn.CommandTag, err
 		case failedLater:
 			p.broken = errorJoin(ErrLaterFailed, err)
 		default:
-			return pgconn.CommandTag{}, err // last's own failure
+			return nil, err // one of lasts failed
 		}
-		return pgconn.CommandTag{}, p.broken
+		return nil, p.broken
 	}
 }
 
 // sendOnce sends one batch; failedLater reports that a statement run later
-// (not BEGIN, not last) failed.
-func (p *pipeTx) sendOnce(ctx context.Context, last *queued) (tag pgconn.CommandTag, failedLater bool, err error) {
-	if len(p.pending) == 0 {
-		tag, err = p.pg.Exec(ctx, last.q, last.args...)
-		return tag, false, err
+// (not BEGIN, not one of lasts) failed.
+func (p *pipeTx) sendOnce(ctx context.Context, lasts []queued) (tags []pgconn.CommandTag, failedLater bool, err error) {
+	if len(p.pending) == 0 && len(lasts) == 1 {
+		tag, err := p.pg.Exec(ctx, lasts[0].q, lasts[0].args...)
+		return []pgconn.CommandTag{tag}, false, err
 	}
 	b := &pgx.Batch{}
 	for _, s := range p.pending {
 		b.Queue(s.q, s.args...)
 	}
-	if last != nil {
-		b.Queue(last.q, last.args...)
+	for _, s := range lasts {
+		b.Queue(s.q, s.args...)
 	}
 	br := p.pg.SendBatch(ctx, b)
 	for i := range p.pending {
@@ -214,13 +232,39 @@ func (p *pipeTx) sendOnce(ctx context.Context, last *queued) (tag pgconn.Command
 			break
 		}
 	}
-	if err == nil && last != nil {
-		tag, err = br.Exec()
+	for range lasts {
+		if err != nil {
+			break
+		}
+		var tag pgconn.CommandTag
+		if tag, err = br.Exec(); err == nil {
+			tags = append(tags, tag)
+		}
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	return tag, failedLater, err
+	return tags, failedLater, err
+}
+
+// execAll sends what waits and stmts as one batch and returns the rows each
+// of stmts affected.
+func (p *pipeTx) execAll(ctx context.Context, stmts []Stmt) ([]int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lasts := make([]queued, len(stmts))
+	for i, s := range stmts {
+		lasts[i] = queued{q: s.Query, args: s.Args}
+	}
+	tags, err := p.sendAll(ctx, lasts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(tags))
+	for i, t := range tags {
+		out[i] = t.RowsAffected()
+	}
+	return out, nil
 }
 
 func (p *pipeTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {

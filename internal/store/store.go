@@ -381,6 +381,35 @@ func (tx *Tx) ExecLater(ctx context.Context, q string, args ...any) error {
 	return translate(err)
 }
 
+// Stmt is one statement of ExecAll.
+type Stmt struct {
+	Query string
+	Args  []any
+}
+
+// ExecAll runs stmts in order and returns the rows each affected: on
+// PostgreSQL in one round trip with whatever waits (pipeline.go), on SQLite
+// one after the other. It stops at the first failure.
+func (tx *Tx) ExecAll(ctx context.Context, stmts []Stmt) ([]int64, error) {
+	if p, ok := tx.tx.(*pipeTx); ok {
+		rebound := make([]Stmt, len(stmts))
+		for i, s := range stmts {
+			rebound[i] = Stmt{Query: tx.dialect.Rebind(s.Query), Args: s.Args}
+		}
+		return p.execAll(tx.stmtCtx(ctx), rebound)
+	}
+	out := make([]int64, 0, len(stmts))
+	for _, s := range stmts {
+		res, err := tx.Exec(ctx, s.Query, s.Args...)
+		if err != nil {
+			return nil, err
+		}
+		n, _ := res.RowsAffected()
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 // broken is the failure that left the transaction unusable (a statement run
 // later failed, or the connection died), or nil.
 func (tx *Tx) broken() error {
