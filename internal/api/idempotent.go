@@ -72,16 +72,26 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	}
 	defer s.running.Delete(running)
 	for run := 1; ; run++ {
-		found, err := idempotency.Lookup(r.Context(), s.cfg.DB, req)
+		ctx, claim, stored, err := s.claim(r, req)
+		if stored != nil {
+			writeReplay(w, stored)
+			return
+		}
 		if err != nil {
+			if claim != nil && claim.Unit().Retryable() && run < maxRuns {
+				claim.Abort(context.WithoutCancel(r.Context()))
+				continue
+			}
+			if claim != nil {
+				claim.Abort(context.WithoutCancel(r.Context()))
+			}
 			WriteError(w, r, err)
 			return
 		}
-		if found.Replay != nil {
-			writeReplay(w, found.Replay)
+		if claim.Replayed() != nil || claim.Refused() != nil {
+			s.settle(w, r, claim, newBufferedResponse())
 			return
 		}
-		ctx, claim := idempotency.Start(r.Context(), s.cfg.DB, req, found.Resume)
 		rr := r.WithContext(ctx)
 		rr.Body = io.NopCloser(BodyReader(rr))
 		resp := newBufferedResponse()
@@ -104,6 +114,24 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		}
 		LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", claim.Unit().Err())
 	}
+}
+
+// claim starts one run of an idempotent request. On PostgreSQL the key is
+// claimed at once, in the round trip that begins the transaction; on SQLite
+// (where an open transaction holds the one writer) the key is read first and
+// claimed by the request's first write; the answer stored under the key, if
+// any, is returned to replay.
+func (s *Server) claim(r *http.Request, req idempotency.Request) (context.Context, *idempotency.Claim, *idempotency.Stored, error) {
+	if s.cfg.DB.Dialect() == store.Postgres {
+		ctx, claim, err := idempotency.StartClaimed(r.Context(), s.cfg.DB, req)
+		return ctx, claim, nil, err
+	}
+	found, err := idempotency.Lookup(r.Context(), s.cfg.DB, req)
+	if err != nil || found.Replay != nil {
+		return nil, nil, found.Replay, err
+	}
+	ctx, claim := idempotency.Start(r.Context(), s.cfg.DB, req, found.Resume)
+	return ctx, claim, nil, nil
 }
 
 // settle commits or rolls back one run of an idempotent request and answers

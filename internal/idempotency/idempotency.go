@@ -193,6 +193,7 @@ type Claim struct {
 	resume *Recovery
 	replay *Stored
 	err    error
+	eager  bool // claimed before the handler runs (StartClaimed)
 }
 
 type claimKey struct{}
@@ -205,6 +206,24 @@ func Start(ctx context.Context, db *store.DB, r Request, resume *Recovery) (cont
 	c := &Claim{db: db, req: r, resume: resume}
 	ctx, c.unit = db.NewUnit(ctx, store.UnitHooks{Open: c.open})
 	return context.WithValue(ctx, claimKey{}, c), c
+}
+
+// StartClaimed is Start with the key claimed at once, in the same round trip
+// as the transaction's BEGIN, instead of by the request's first write; it
+// replaces Lookup. When another run answered the key, holds it, or used it
+// for another request, the claim says so (Replayed, Refused) and the handler
+// must not run; when a run ended at a recovery point without an answer, this
+// one takes the key over (a fresh lease) and Resuming tells the handler. It
+// is for PostgreSQL, where holding the transaction open while the handler
+// validates costs a pooled connection and nothing else; on SQLite it would
+// hold the one writer, and Lookup then Start is used there.
+func StartClaimed(ctx context.Context, db *store.DB, r Request) (context.Context, *Claim, error) {
+	ctx, c := Start(ctx, db, r, nil)
+	c.eager = true
+	if err := c.unit.Open(ctx); err != nil && !errors.Is(err, errClaimed) {
+		return ctx, c, err
+	}
+	return ctx, c, nil
 }
 
 func claimFrom(ctx context.Context) *Claim {
@@ -272,6 +291,20 @@ func (c *Claim) open(ctx context.Context, tx *store.Tx, first bool) error {
 	case found.Replay != nil:
 		c.replay = found.Replay
 		return errClaimed
+	case found.Resume != nil && c.eager && first:
+		// A phased run ended without an answer: this run takes the key
+		// over, on the lease it saw, and resumes from the point.
+		res, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight' AND locked_until = ?`,
+			append(r.keyArgs(lease), found.Resume.lockedUntil)...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			c.err = ErrInUse
+			return errClaimed
+		}
+		c.resume = found.Resume
+		return nil
 	case found.Resume != nil:
 		// A phased run ended without an answer between this request's
 		// Lookup and now: the next retry resumes it.

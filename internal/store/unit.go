@@ -132,6 +132,13 @@ func (u *Unit) Retryable() bool {
 	return u.broken != nil && u.phases == 0 && (isTransient(u.broken) || IsConnLost(u.broken))
 }
 
+// Open begins the unit's transaction now, running the Open hook, rather
+// than at the first write.
+func (u *Unit) Open(ctx context.Context) error {
+	_, err := u.open(ctx)
+	return err
+}
+
 // open begins the unit's transaction if none is open and runs the Open hook.
 func (u *Unit) open(ctx context.Context) (*Tx, error) {
 	u.mu.Lock()
