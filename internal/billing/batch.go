@@ -109,13 +109,18 @@ func invRow(v *Invoice, now int64) []any {
 		store.MicrosPtr(v.attemptDue), store.MicrosPtr(v.attemptClaimedUntil), store.MicrosPtr(v.PaidAt), now}
 }
 
-// customersByID loads the customers with ids that are not deleted.
-func customersByID(ctx context.Context, q store.Querier, ids []string) (map[string]*Customer, error) {
+// customersByID loads the customers with ids (the deleted ones too when
+// withDeleted).
+func customersByID(ctx context.Context, q store.Querier, ids []string, withDeleted bool) (map[string]*Customer, error) {
 	out := make(map[string]*Customer, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := q.Query(ctx, "SELECT "+customerColumns+" FROM customers WHERE deleted_at IS NULL AND id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
+	live := "deleted_at IS NULL AND "
+	if withDeleted {
+		live = ""
+	}
+	rows, err := q.Query(ctx, "SELECT "+customerColumns+" FROM customers WHERE "+live+"id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
 	if err != nil {
 		return nil, err
 	}

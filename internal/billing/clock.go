@@ -225,20 +225,7 @@ func customersOf(ctx context.Context, tx *store.Tx, subs []*Subscription) (map[s
 			ids = append(ids, s.Customer)
 		}
 	}
-	out := make(map[string]*Customer, len(ids))
-	rows, err := tx.Query(ctx, "SELECT "+customerColumns+" FROM customers WHERE id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		c, err := scanCustomer(rows)
-		if err != nil {
-			return nil, err
-		}
-		out[c.ID] = c
-	}
-	return out, rows.Err()
+	return customersByID(ctx, tx, ids, true)
 }
 
 // attemptRound claims and makes every automatic attempt due on tl (and

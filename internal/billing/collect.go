@@ -83,7 +83,7 @@ func (s *Service) attemptAll(ctx context.Context, invs []*Invoice) error {
 			ids = append(ids, v.Customer)
 		}
 	}
-	customers, err := customersByID(ctx, s.db, ids)
+	customers, err := customersByID(ctx, s.db, ids, false)
 	if err != nil {
 		return err
 	}
