@@ -50,6 +50,7 @@ type DB struct {
 	// transaction units wait in for a group commit, guarded by holding
 	// writeLock (unitgroup.go). SQLite only.
 	writeWaiters atomic.Int32
+	settling     atomic.Bool
 	parked       *parkedTx
 	// group batches SQLite's write transactions into shared commits
 	// (groupcommit.go). Nil on PostgreSQL.

@@ -43,7 +43,9 @@ type parkedMember struct {
 // lockWrite takes SQLite's writer, counting the writers that wait for it
 // (a unit parks its transaction only for a waiting writer). A waiter that
 // gives up (its context ended) may have been the one a unit parked for:
-// it leaves a goroutine to take the writer and commit what is parked.
+// it leaves a goroutine to take the writer and commit what is parked. At
+// most one such goroutine waits at a time (settling): when it takes the
+// writer it commits whatever was parked for anyone who gave up before.
 func (db *DB) lockWrite(ctx context.Context) error {
 	select {
 	case db.writeLock <- struct{}{}:
@@ -56,7 +58,9 @@ func (db *DB) lockWrite(ctx context.Context) error {
 	case db.writeLock <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		go db.settleParked()
+		if db.settling.CompareAndSwap(false, true) {
+			go db.settleParked()
+		}
 		return ctx.Err()
 	}
 }
@@ -66,6 +70,10 @@ func (db *DB) settleParked() {
 	db.writeWaiters.Add(1)
 	db.writeLock <- struct{}{}
 	db.writeWaiters.Add(-1)
+	// Cleared while holding the writer: a waiter giving up from now on
+	// leaves its own goroutine, and whatever was parked until now is
+	// committed here.
+	db.settling.Store(false)
 	if p := db.parked; p != nil {
 		db.parked = nil
 		db.commitParked(p)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -219,5 +220,42 @@ func TestOtherWritersCommitAParkedTransactionFirst(t *testing.T) {
 	}
 	if got := ugRows(t, db); !got["a"] || !got["plain"] {
 		t.Fatalf("rows: %v", got)
+	}
+}
+
+// TestWaitersThatGiveUpLeaveOneGoroutine: many writers giving up while the
+// writer is held leave one goroutine between them to settle what is parked,
+// not one each (a client can hang up as often as it likes).
+func TestWaitersThatGiveUpLeaveOneGoroutine(t *testing.T) {
+	db := openSQLite(t)
+	ctx := context.Background()
+	if err := db.lockWrite(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	wctx, cancel := context.WithCancel(ctx)
+	const n = 50
+	gaveUp := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() { gaveUp <- db.lockWrite(wctx) }()
+	}
+	waitWaiters(t, db, n)
+	cancel()
+	for i := 0; i < n; i++ {
+		if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+			t.Fatalf("waiter: %v", err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // the waiters' goroutines end
+	if extra := runtime.NumGoroutine() - before; extra > 1 {
+		t.Fatalf("%d goroutines left by %d waiters that gave up, want at most 1", extra, n)
+	}
+	db.unlockWrite()
+	deadline := time.Now().Add(5 * time.Second)
+	for db.settling.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the settling goroutine never took the writer")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
