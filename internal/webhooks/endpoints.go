@@ -349,8 +349,13 @@ func scanEndpoint(row interface{ Scan(...any) error }, extra ...any) (Endpoint, 
 }
 
 func getEndpoint(ctx context.Context, q store.Querier, o Owner, id string) (Endpoint, error) {
+	return readEndpoint(ctx, q, o, id, "")
+}
+
+// readEndpoint is getEndpoint with a locking clause (ForUpdate) or none.
+func readEndpoint(ctx context.Context, q store.Querier, o Owner, id, lock string) (Endpoint, error) {
 	ep, err := scanEndpoint(q.QueryRow(ctx, "SELECT "+endpointColumns+` FROM webhook_endpoints
-		WHERE id = ? AND merchant_id = ? AND livemode = ? AND deleted_at IS NULL`, id, o.MerchantID, o.Livemode))
+		WHERE id = ? AND merchant_id = ? AND livemode = ? AND deleted_at IS NULL`+lock, id, o.MerchantID, o.Livemode))
 	if store.IsNotFound(err) {
 		return ep, errs.NotFound("webhook_endpoint", id)
 	}
@@ -409,10 +414,14 @@ func (s *Service) UpdateEndpoint(ctx context.Context, o Owner, id string, p Endp
 	}
 	var ep Endpoint
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		// Locked, and the status written only over the one read: the
+		// circuit breaker also changes it, and an edit made on a stale
+		// read would undo the breaker's disable without resuming.
 		var err error
-		if ep, err = getEndpoint(ctx, tx, o, id); err != nil {
+		if ep, err = readEndpoint(ctx, tx, o, id, tx.Dialect().ForUpdate()); err != nil {
 			return err
 		}
+		readStatus := ep.Status
 		if p.URL != nil {
 			ep.URL = *p.URL
 		}
@@ -432,8 +441,8 @@ func (s *Service) UpdateEndpoint(ctx context.Context, o Owner, id string, p Endp
 		now := store.Micros(tx.Now())
 		evJSON, _ := json.Marshal(ep.EnabledEvents)
 		res, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET url = ?, enabled_events = ?, description = ?, status = ?, updated_at = ?
-			WHERE id = ? AND merchant_id = ? AND livemode = ? AND deleted_at IS NULL`,
-			ep.URL, string(evJSON), ep.Description, ep.Status, now, id, o.MerchantID, o.Livemode)
+			WHERE id = ? AND merchant_id = ? AND livemode = ? AND deleted_at IS NULL AND status = ?`,
+			ep.URL, string(evJSON), ep.Description, ep.Status, now, id, o.MerchantID, o.Livemode, readStatus)
 		if err != nil {
 			return err
 		}
