@@ -240,3 +240,32 @@ func TestBreakerAcrossProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestPausedEndpointQueueIsCapped: an endpoint payd disabled keeps the
+// deliveries of new events for when it is enabled again, but no more than
+// MaxPendingPerEndpoint of them (a receiver that stays down cannot make its
+// queue grow for as long as the merchant's events keep coming).
+func TestPausedEndpointQueueIsCapped(t *testing.T) {
+	t.Parallel()
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		db := e.Main.DB
+		ep := createEndpoint(t, e, e.SK, newReceiver(t).URL(), "payout.failed")
+		if _, err := db.Exec(context.Background(), `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = 'failing',
+			disabled_at = ? WHERE id = ?`, store.Micros(db.Now()), ep.ID); err != nil {
+			t.Fatal(err)
+		}
+		n := webhooks.MaxPendingPerEndpoint + 50
+		emitEvents(t, e, e.Merchant.MerchantID, "payout.failed", n)
+		deadline := time.Now().Add(60 * time.Second)
+		for countRows(t, db, "SELECT COUNT(*) FROM events WHERE dispatched_at IS NULL") > 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("events not dispatched")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		pending := countRows(t, db, "SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'", ep.ID)
+		if pending != webhooks.MaxPendingPerEndpoint {
+			t.Fatalf("%d deliveries wait for the paused endpoint after %d events, want %d", pending, n, webhooks.MaxPendingPerEndpoint)
+		}
+	})
+}

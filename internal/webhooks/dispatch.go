@@ -111,6 +111,7 @@ func (s *Service) Dispatch(ctx context.Context) (dispatched, deliveries int, err
 		}
 		var pairs []pair
 		var testObjects []string
+		room := map[string]int{} // deliveries a paused endpoint may still queue
 		ids := make([]any, 0, len(batch)+1)
 		ids = append(ids, store.Micros(tx.Now()))
 		for i := range batch {
@@ -125,10 +126,28 @@ func (s *Service) Dispatch(ctx context.Context) (dispatched, deliveries int, err
 			}
 			sub := false
 			for _, ep := range eps {
-				if subscribed(ep.EnabledEvents, ev.Type) {
-					pairs = append(pairs, pair{ev, ep.ID})
-					sub = true
+				if !subscribed(ep.EnabledEvents, ev.Type) {
+					continue
 				}
+				if ep.Paused() {
+					// An endpoint payd disabled keeps what happens for
+					// when it is enabled again, up to its queue's cap.
+					left, ok := room[ep.ID]
+					if !ok {
+						n, err := countPending(ctx, tx, ep.ID)
+						if err != nil {
+							return err
+						}
+						left = MaxPendingPerEndpoint - n
+					}
+					if left <= 0 {
+						room[ep.ID] = 0
+						continue
+					}
+					room[ep.ID] = left - 1
+				}
+				pairs = append(pairs, pair{ev, ep.ID})
+				sub = true
 			}
 			if sub && !ev.Livemode {
 				testObjects = append(testObjects, ev.ObjectID)

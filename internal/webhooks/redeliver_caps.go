@@ -84,9 +84,8 @@ func (s *Service) checkRedeliveryCaps(ctx context.Context, tx *store.Tx, o Owner
 	}
 	// Queue depth per endpoint.
 	for _, ep := range targets {
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' LIMIT ?) q`,
-			ep.ID, MaxPendingPerEndpoint).Scan(&n); err != nil {
+		n, err := countPending(ctx, tx, ep.ID)
+		if err != nil {
 			return err
 		}
 		if n >= MaxPendingPerEndpoint {
@@ -129,8 +128,17 @@ func rateLimited(code, param string, after time.Duration, format string, args ..
 // WaitingDeliveries counts an endpoint's pending deliveries, up to
 // MaxPendingPerEndpoint (the portal's notice on an endpoint payd disabled).
 func (s *Service) WaitingDeliveries(ctx context.Context, o Owner, endpointID string) (int, error) {
+	if _, err := getEndpoint(ctx, s.db, o, endpointID); err != nil {
+		return 0, err
+	}
+	return countPending(ctx, s.db, endpointID)
+}
+
+// countPending counts an endpoint's pending deliveries, up to
+// MaxPendingPerEndpoint.
+func countPending(ctx context.Context, q store.Querier, endpointID string) (int, error) {
 	var n int
-	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ? AND merchant_id = ? AND livemode = ?
-		AND status = 'pending' LIMIT ?) q`, endpointID, o.MerchantID, o.Livemode, MaxPendingPerEndpoint).Scan(&n)
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' LIMIT ?) q`,
+		endpointID, MaxPendingPerEndpoint).Scan(&n)
 	return n, err
 }
