@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/store"
 )
 
 // formKeyField is the hidden field that carries a form's idempotency key.
@@ -31,11 +33,28 @@ var errFormKey = errs.Invalid(formKeyField, "parameter_missing", "This form is o
 // form values that make the request (the CSRF token is not one of them).
 //
 // create returns the path to redirect to. once returns it, or the error the
-// create (or the key) met, after which nothing of it remains.
+// create (or the key) met, after which nothing of it remains. A commit whose
+// outcome is unknown (its connection died during it) is settled as the API
+// settles it: the key is read again, and its stored page proves the commit;
+// without one, nothing committed and the create runs again, as it does after
+// a transient failure.
 func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (string, error) {
+	for run := 1; ; run++ {
+		path, again, err := p.onceRun(r, c, fields, create)
+		if !again || run == maxOnceRuns {
+			return path, err
+		}
+	}
+}
+
+// maxOnceRuns bounds how often once runs a create again.
+const maxOnceRuns = 4
+
+// onceRun is one run of once; again reports that it should run again.
+func (p *Portal) onceRun(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (path string, again bool, err error) {
 	key := strings.TrimSpace(r.PostFormValue(formKeyField))
 	if key == "" || len(key) > 255 {
-		return "", errFormKey
+		return "", false, errFormKey
 	}
 	pr := c.principal()
 	body := fields.Encode()
@@ -43,27 +62,32 @@ func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func
 		Key: "portal:" + key, Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, []byte(body))}
 	found, err := idempotency.Lookup(r.Context(), p.cfg.DB, req)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if found.Replay != nil {
-		return string(found.Replay.Body), nil
+		return string(found.Replay.Body), false, nil
 	}
 	ctx, claim := idempotency.Start(r.Context(), p.cfg.DB, req, found.Resume)
-	path, err := create(ctx)
+	path, err = create(ctx)
 	if err == nil {
 		err = claim.Finish(ctx, idempotency.Stored{Status: http.StatusSeeOther, ContentType: "text/plain", Body: []byte(path)})
+		if errors.Is(err, store.ErrCommitUnknown) || store.IsConnLost(err) {
+			claim.Abort(context.WithoutCancel(r.Context()))
+			return "", true, err // the key tells whether it committed
+		}
 	}
 	if err != nil {
-		if abortErr := claim.Abort(r.Context()); abortErr != nil {
-			return "", abortErr
+		retry := claim.Unit().Retryable()
+		if abortErr := claim.Abort(context.WithoutCancel(r.Context())); abortErr != nil {
+			return "", false, abortErr
 		}
 		if rep := claim.Replayed(); rep != nil {
-			return string(rep.Body), nil // the same form, committed by a submission that raced this one
+			return string(rep.Body), false, nil // the same form, committed by a submission that raced this one
 		}
 		if refused := claim.Refused(); refused != nil {
-			return "", refused
+			return "", false, refused
 		}
-		return "", err
+		return "", retry, err
 	}
-	return path, nil
+	return path, false, nil
 }
