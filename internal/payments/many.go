@@ -96,6 +96,7 @@ func (s *Service) CreateMany(ctx context.Context, in []NewIntent) ([]Created, er
 		return nil, err
 	}
 	if err != nil {
+		s.batchFallbacks.Add(1)
 		s.log.Warn("payments: a batch of intents failed; recording each alone", "intents", len(batch), "err", err)
 		for _, b := range batch {
 			out[b.i].Intent, out[b.i].Err = s.recordNew(ctx, b.r, b.res)

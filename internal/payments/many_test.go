@@ -34,6 +34,11 @@ func TestCreateMany(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The batch itself must have worked: a failed batch falls back to
+		// recording each intent alone, which gives the same answers.
+		if n := e.Main.PaymentIntents().BatchFallbacks(); n != 0 {
+			t.Fatalf("%d batches fell back to one intent at a time", n)
+		}
 		want := []payments.Status{payments.Succeeded, payments.RequiresAction, payments.Canceled, "", payments.Succeeded}
 		for i, c := range out {
 			if want[i] == "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/payd/payd/internal/auth"
@@ -38,7 +39,15 @@ type Service struct {
 	// hooks are told every status an intent is given, inside the
 	// transaction that records it (see OnStatus).
 	hooks []statusHooks
+	// batchFallbacks counts CreateMany batches that failed and were
+	// recorded intent by intent instead.
+	batchFallbacks atomic.Int64
 }
+
+// BatchFallbacks is how many CreateMany batches failed as a whole and had
+// their intents recorded one by one (each fell back quietly, with a warning
+// in the log).
+func (s *Service) BatchFallbacks() int64 { return s.batchFallbacks.Load() }
 
 // statusHooks is one registered hook, with its batch form if it has one.
 type statusHooks struct {
