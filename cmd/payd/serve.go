@@ -75,10 +75,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 // defaultMemoryLimit is the Go runtime's soft memory limit for serve when
 // GOMEMLIMIT is not set. Without it the collector lets the heap grow to
 // twice the live heap, which with the full sanctions index loaded (about 27
-// MB live, 40 MB for the whole process) came to 94 MB resident under 16
-// clients; with it the collector runs more often as the heap nears 64 MiB
-// and the process stayed at 77 MB. The limit is soft: it never fails an
-// allocation, and payd's live heap stays well below it.
+// MB of live heap) came to 94 MB resident under 16 clients on PostgreSQL;
+// with it the collector runs more often as the heap nears 64 MiB and the
+// process stayed at 77 MB (88 MB on SQLite, whose page caches live outside
+// the Go heap; docs/performance.md, "Resident memory"). The limit is soft:
+// it never fails an allocation, and payd's live heap stays well below it.
 const defaultMemoryLimit = 64 << 20
 
 func runMigrate(ctx context.Context, e *env, args []string) error {

@@ -359,16 +359,16 @@ func remoteHost(r *http.Request) string {
 // refuses such text outright (which must not surface as a 500). A path is
 // 404, as no object has that name; a query parameter is 400 naming it.
 func checkEncoding(r *http.Request) error {
-	if !cleanText(r.URL.Path) {
+	if !CleanText(r.URL.Path) {
 		return &errs.Error{Kind: errs.KindNotFound, Code: "resource_missing", Message: "no object has a name that is not valid UTF-8 or holds a NUL"}
 	}
-	if cleanText(r.URL.RawQuery) && !strings.Contains(r.URL.RawQuery, "%") {
+	if CleanText(r.URL.RawQuery) && !strings.Contains(r.URL.RawQuery, "%") {
 		return nil
 	}
 	for k, vs := range r.URL.Query() {
-		ok := cleanText(k)
+		ok := CleanText(k)
 		for _, v := range vs {
-			ok = ok && cleanText(v)
+			ok = ok && CleanText(v)
 		}
 		if !ok {
 			name := k
@@ -381,5 +381,6 @@ func checkEncoding(r *http.Request) error {
 	return nil
 }
 
-// cleanText reports whether s is valid UTF-8 without NUL.
-func cleanText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
+// CleanText reports whether s is text payd stores and echoes: valid UTF-8
+// with no NUL (PostgreSQL refuses both in a text column).
+func CleanText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }

@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/auth"
@@ -277,7 +276,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) error {
 func checkFormText(r *http.Request) error {
 	for k, vs := range r.PostForm {
 		for _, v := range vs {
-			if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {
+			if !api.CleanText(v) {
 				return errs.Invalid(k, "invalid_form", "the field %s must be text (valid UTF-8, no NUL)", strings.ToValidUTF8(k, "?"))
 			}
 		}
