@@ -122,16 +122,7 @@ func (s *Service) createKey(ctx context.Context, merchantID string, livemode boo
 // RevokeKey revokes a key of the merchant; it stops working at once in this
 // process and within the cache lifetime (5 s) in others.
 func (s *Service) RevokeKey(ctx context.Context, merchantID, keyID string) error {
-	res, err := s.db.Exec(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND merchant_id = ? AND revoked_at IS NULL",
-		store.Micros(s.db.Now()), keyID, merchantID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return errs.NotFound("api_key", keyID)
-	}
-	s.cache.purgeKeyID(keyID)
-	return nil
+	return s.revokeKey(ctx, merchantID, keyID, "")
 }
 
 // ListKeys lists a merchant's keys in one mode, newest first.
@@ -247,6 +238,12 @@ func (s *Service) CreateKeyByOperator(ctx context.Context, merchantID string, li
 // RevokeKeyByOperator is RevokeKey for `payd key revoke`: the revocation
 // and the audit row naming the operator commit together.
 func (s *Service) RevokeKeyByOperator(ctx context.Context, merchantID, keyID string) error {
+	return s.revokeKey(ctx, merchantID, keyID, OperatorPrincipal)
+}
+
+// revokeKey revokes a key once (the guard is in the UPDATE) and, when
+// auditAs names who did it, writes the audit row in the same transaction.
+func (s *Service) revokeKey(ctx context.Context, merchantID, keyID, auditAs string) error {
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var live bool
 		err := tx.QueryRow(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND merchant_id = ? AND revoked_at IS NULL RETURNING livemode",
@@ -254,10 +251,10 @@ func (s *Service) RevokeKeyByOperator(ctx context.Context, merchantID, keyID str
 		if errors.Is(err, sql.ErrNoRows) || store.IsNotFound(err) {
 			return errs.NotFound("api_key", keyID)
 		}
-		if err != nil {
+		if err != nil || auditAs == "" {
 			return err
 		}
-		return auditSettings(ctx, tx, merchantID, live, OperatorPrincipal, "api_key.revoke", keyID, "")
+		return auditSettings(ctx, tx, merchantID, live, auditAs, "api_key.revoke", keyID, "")
 	})
 	if err == nil {
 		s.cache.purgeKeyID(keyID)
