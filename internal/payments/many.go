@@ -2,7 +2,6 @@ package payments
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -161,25 +160,17 @@ func (s *Service) effectsMany(ctx context.Context, tx *store.Tx, recs []*record,
 
 // insertMany writes new intents with multi-row INSERTs.
 func insertMany(ctx context.Context, tx *store.Tx, recs []*record) error {
-	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 	for start := 0; start < len(recs); start += insertChunk {
 		end := min(start+insertChunk, len(recs))
 		var q strings.Builder
-		q.WriteString(`INSERT INTO payment_intents (id, merchant_id, livemode, amount_minor, currency, provider, flow,
-		customer_msisdn, description, metadata, return_url, idempotency_key, created_at,
-		status, amount_captured_minor, next_action, last_error, payment_method_details, scenario, page_step, page_token_hash, provider_ref,
-		updated_at, succeeded_at, canceled_at, version) VALUES `)
+		q.WriteString(insertIntents)
 		args := make([]any, 0, (end-start)*25)
 		for i := start; i < end; i++ {
 			if i > start {
 				q.WriteString(", ")
 			}
-			q.WriteString(one)
-			r := recs[i]
-			md, _ := json.Marshal(r.Metadata)
-			args = append(args, r.ID, r.MerchantID, r.Livemode, r.AmountMinor, r.Currency, r.Provider, string(r.flow),
-				r.CustomerMSISDN, r.Description, string(md), r.ReturnURL, nullable(r.idemKey, ""), store.Micros(r.CreatedAt))
-			args = append(args, r.mutable()...)
+			q.WriteString(insertIntentRow)
+			args = append(args, insertArgs(recs[i])...)
 		}
 		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
 			return err

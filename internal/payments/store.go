@@ -183,15 +183,24 @@ func insertNow(ctx context.Context, tx *store.Tx, r *record) error {
 }
 
 func insertWith(exec func(ctx context.Context, q string, args ...any) error, ctx context.Context, r *record) error {
+	return exec(ctx, insertIntents+insertIntentRow, insertArgs(r)...)
+}
+
+// insertIntents is the INSERT of new intents up to its VALUES, each row
+// insertIntentRow with insertArgs (insert and insertMany).
+const insertIntents = `INSERT INTO payment_intents (id, merchant_id, livemode, amount_minor, currency, provider, flow,
+		customer_msisdn, description, metadata, return_url, idempotency_key, created_at,
+		status, amount_captured_minor, next_action, last_error, payment_method_details, scenario, page_step, page_token_hash, provider_ref,
+		updated_at, succeeded_at, canceled_at, version) VALUES `
+
+const insertIntentRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+
+// insertArgs are a new intent's values for insertIntentRow.
+func insertArgs(r *record) []any {
 	md, _ := json.Marshal(r.Metadata)
 	args := []any{r.ID, r.MerchantID, r.Livemode, r.AmountMinor, r.Currency, r.Provider, string(r.flow),
 		r.CustomerMSISDN, r.Description, string(md), r.ReturnURL, nullable(r.idemKey, ""), store.Micros(r.CreatedAt)}
-	args = append(args, r.mutable()...)
-	return exec(ctx, `INSERT INTO payment_intents (id, merchant_id, livemode, amount_minor, currency, provider, flow,
-		customer_msisdn, description, metadata, return_url, idempotency_key, created_at,
-		status, amount_captured_minor, next_action, last_error, payment_method_details, scenario, page_step, page_token_hash, provider_ref,
-		updated_at, succeeded_at, canceled_at, version)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`, args...)
+	return append(args, r.mutable()...)
 }
 
 // move writes r's new state as the compare-and-set of t: it succeeds only
