@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/payd/payd/internal/events"
@@ -109,9 +110,10 @@ func invRow(v *Invoice, now int64) []any {
 		store.MicrosPtr(v.attemptDue), store.MicrosPtr(v.attemptClaimedUntil), store.MicrosPtr(v.PaidAt), now}
 }
 
-// customersByID loads the customers with ids (the deleted ones too when
-// withDeleted).
+// customersByID loads the customers with ids, which may repeat (the deleted
+// ones too when withDeleted).
 func customersByID(ctx context.Context, q store.Querier, ids []string, withDeleted bool) (map[string]*Customer, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	out := make(map[string]*Customer, len(ids))
 	if len(ids) == 0 {
 		return out, nil

@@ -217,13 +217,9 @@ func subEvent(sub *Subscription, typ string) events.Pending {
 // customersOf loads the customers of subs (deleted ones too: their
 // subscriptions are canceled, but a period may be opening as they go).
 func customersOf(ctx context.Context, tx *store.Tx, subs []*Subscription) (map[string]*Customer, error) {
-	ids := make([]string, 0, len(subs))
-	seen := map[string]bool{}
-	for _, s := range subs {
-		if !seen[s.Customer] {
-			seen[s.Customer] = true
-			ids = append(ids, s.Customer)
-		}
+	ids := make([]string, len(subs))
+	for i, s := range subs {
+		ids[i] = s.Customer
 	}
 	return customersByID(ctx, tx, ids, true)
 }

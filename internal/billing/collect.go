@@ -75,13 +75,9 @@ func (s *Service) attemptAll(ctx context.Context, invs []*Invoice) error {
 	if len(invs) == 0 {
 		return nil
 	}
-	ids := make([]string, 0, len(invs))
-	seen := map[string]bool{}
-	for _, v := range invs {
-		if !seen[v.Customer] {
-			seen[v.Customer] = true
-			ids = append(ids, v.Customer)
-		}
+	ids := make([]string, len(invs))
+	for i, v := range invs {
+		ids[i] = v.Customer
 	}
 	customers, err := customersByID(ctx, s.db, ids, false)
 	if err != nil {
@@ -266,23 +262,7 @@ func (s *Service) markPaid(ctx context.Context, tx *store.Tx, v *Invoice, pi pay
 	if v.Subscription == nil {
 		return nil
 	}
-	// The usual case (the subscription is active already) costs one
-	// UPDATE that changes nothing; only a recovery reads the subscription
-	// for its event.
-	ph, args := inList(recoverPaid.from)
-	res, err := tx.Exec(ctx, "UPDATE subscriptions SET status = ?, version = version + 1, updated_at = ? WHERE id = ? AND latest_invoice = ? AND status IN ("+ph+")",
-		append([]any{string(recoverPaid.to), store.Micros(tx.Now()), *v.Subscription, v.ID}, args...)...)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil
-	}
-	sub, err := loadSub(ctx, tx, v.MerchantID, v.Livemode, *v.Subscription)
-	if err != nil {
-		return err
-	}
-	return emit(ctx, tx, sub.MerchantID, sub.Livemode, EventSubscriptionUpdated, "subscription", sub.ID, sub)
+	return s.recoverMany(ctx, tx, []*Invoice{v})
 }
 
 // stepTime is when a payment outcome happened on the invoice's time line:
