@@ -25,10 +25,9 @@ func TestCrashDuringFanOut(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			dbURL := storetest.URL(t, engine)
-			addr := testutil.FreeAddr(t)
-			url := "http://" + addr
-			p := testutil.NewProcess(t, bin, "PAYD_ADDR="+addr, "PAYD_DATABASE_URL="+dbURL, "PAYD_SANDBOX_TIMEOUT_DELAY=50ms",
+			p := testutil.NewServer(t, bin, "PAYD_DATABASE_URL="+dbURL, "PAYD_SANDBOX_TIMEOUT_DELAY=50ms",
 				"PAYD_RATE_LIMIT=0", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_SECRETS_KEY="+strings.Repeat("5a", 32))
+			url := p.URL
 			call := func(method, path, key string, body any, headers map[string]string) (int, []byte) {
 				return testutil.Call(t, method, url+path, key, body, headers)
 			}
@@ -39,7 +38,7 @@ func TestCrashDuringFanOut(t *testing.T) {
 			if err := json.Unmarshal(p.Run("merchant", "create", "--name", "Crash test", "--json"), &m); err != nil || len(m.SecretKeys) != 2 {
 				t.Fatalf("merchant create: %v", err)
 			}
-			p.Start(url+"/readyz", "serve")
+			p.Serve()
 			// payd runs without the race detector here, and fast: under -race
 			// (1,000 rows elsewhere) keep enough rows that the kill lands
 			// mid fan-out.
@@ -79,7 +78,7 @@ func TestCrashDuringFanOut(t *testing.T) {
 			}
 			t.Logf("killed with %d of %d rows seen done", done, n)
 
-			p.Start(url+"/readyz", "serve")
+			p.Serve()
 			start := time.Now()
 			for b.Status != "completed" {
 				if time.Since(start) > 90*time.Second {

@@ -44,11 +44,11 @@ func TestCrashBetweenRefundCallAndOutcome(t *testing.T) {
 			provSim.Start(simURL+"/_sim/healthz", "provider-sim", "--addr", simAddr, "--push-delay", "50ms",
 				"--drop-callbacks", "--timeout-rate", "1")
 
-			addr := testutil.FreeAddr(t)
-			url := "http://" + addr
-			p := testutil.NewProcess(t, bin, "PAYD_ADDR="+addr, "PAYD_PUBLIC_URL="+url, "PAYD_DATABASE_URL="+dbURL,
+			p := testutil.NewServer(t, bin, "PAYD_DATABASE_URL="+dbURL,
 				"PAYD_RECONCILE_INTERVAL=2s", "PAYD_RATE_LIMIT=0", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=",
 				"PAYD_SECRETS_KEY="+strings.Repeat("6b", 32))
+			url := p.URL
+			p.Env = append(p.Env, "PAYD_PUBLIC_URL="+url)
 			var m struct {
 				MerchantID string `json:"merchant_id"`
 			}
@@ -70,7 +70,7 @@ func TestCrashBetweenRefundCallAndOutcome(t *testing.T) {
 			if err := json.Unmarshal(p.Run("key", "create", "--merchant", m.MerchantID, "--mode", "live", "--json"), &k); err != nil || k.Secret == "" {
 				t.Fatalf("live key: %v", err)
 			}
-			p.Start(url+"/readyz", "serve")
+			p.Serve()
 			call := func(method, path string, body any, headers map[string]string) (int, []byte) {
 				return testutil.Call(t, method, url+path, k.Secret, body, headers)
 			}
@@ -146,7 +146,7 @@ func TestCrashBetweenRefundCallAndOutcome(t *testing.T) {
 			if _, err := db.Exec(ctx, "UPDATE jobs SET locked_until = 0 WHERE status = 'running'"); err != nil {
 				t.Fatal(err)
 			}
-			p.Start(url+"/readyz", "serve")
+			p.Serve()
 			waitFor(t, p, "the refund settled", func() bool { return refundStatus(t, db, refundID) == "succeeded" })
 			// The client retries its request: the same refund or "still in
 			// use" (the crashed run's lease), never a second refund.
