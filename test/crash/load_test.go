@@ -238,22 +238,28 @@ func drive(t *testing.T, c *client, w workload, clients int) result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// create posts a keyed create until answered and records the
+			// created object's id under its key in into.
+			create := func(what, key, path string, body any, into map[string]string) (string, bool) {
+				a, ok := c.post(key, path, body)
+				if !ok {
+					return "", false
+				}
+				var obj struct{ ID string }
+				if json.Unmarshal(a.body, &obj); a.status != 201 || obj.ID == "" {
+					t.Errorf("%s %s: %d %s", what, key, a.status, a.body)
+					return "", false
+				}
+				mu.Lock()
+				into[key] = obj.ID
+				mu.Unlock()
+				return obj.ID, true
+			}
 			for o := range ops {
 				if o.payout {
 					key := fmt.Sprintf("payout-%d", o.i)
-					a, ok := c.post(key, "/v1/payouts", map[string]any{"amount": 100 + o.i%37, "currency": "DJF",
-						"provider": "wallet_b", "recipient_msisdn": "+25377123456", "description": key})
-					if !ok {
-						continue
-					}
-					var po struct{ ID, Status string }
-					if json.Unmarshal(a.body, &po); a.status != 201 || po.ID == "" {
-						t.Errorf("payout %s: %d %s", key, a.status, a.body)
-						continue
-					}
-					mu.Lock()
-					res.payouts[key] = po.ID
-					mu.Unlock()
+					create("payout", key, "/v1/payouts", map[string]any{"amount": 100 + o.i%37, "currency": "DJF",
+						"provider": "wallet_b", "recipient_msisdn": "+25377123456", "description": key}, res.payouts)
 					continue
 				}
 				key := fmt.Sprintf("pi-%d", o.i)
@@ -262,25 +268,15 @@ func drive(t *testing.T, c *client, w workload, clients int) result {
 				if w.live {
 					body["provider"], body["customer_msisdn"] = w.provider, "+25377123123"
 				}
-				a, ok := c.post(key, "/v1/payment_intents", body)
+				id, ok := create("intent", key, "/v1/payment_intents", body, res.intents)
+				if !ok || w.live {
+					continue
+				}
+				a, ok := c.post("confirm-"+key, "/v1/payment_intents/"+id+"/confirm", map[string]string{"otp": "123456"})
 				if !ok {
 					continue
 				}
-				var pi struct{ ID, Status string }
-				if json.Unmarshal(a.body, &pi); a.status != 201 || pi.ID == "" {
-					t.Errorf("intent %s: %d %s", key, a.status, a.body)
-					continue
-				}
-				mu.Lock()
-				res.intents[key] = pi.ID
-				mu.Unlock()
-				if w.live {
-					continue
-				}
-				a, ok = c.post("confirm-"+key, "/v1/payment_intents/"+pi.ID+"/confirm", map[string]string{"otp": "123456"})
-				if !ok {
-					continue
-				}
+				var pi struct{ Status string }
 				if json.Unmarshal(a.body, &pi); a.status != 200 || pi.Status != "succeeded" {
 					t.Errorf("confirm %s: %d %s", key, a.status, a.body)
 				}
