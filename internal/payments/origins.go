@@ -25,9 +25,10 @@ func (s *Service) Origins(ctx context.Context, p auth.Principal, ids []string) (
 	out := make(map[string]Origin, len(ids))
 	for start := 0; start < len(ids); start += originChunk {
 		part := ids[start:min(start+originChunk, len(ids))]
+		ph, in := store.PaddedIn(part)
 		rows, err := s.db.Query(ctx, `SELECT id, provider, flow, metadata FROM payment_intents
-			WHERE merchant_id = ? AND livemode = ? AND id IN (`+store.Placeholders(len(part))+`)`,
-			append([]any{p.MerchantID, p.Livemode}, store.Args(part)...)...)
+			WHERE merchant_id = ? AND livemode = ? AND id IN (`+ph+`)`,
+			append([]any{p.MerchantID, p.Livemode}, in...)...)
 		if err != nil {
 			return nil, err
 		}

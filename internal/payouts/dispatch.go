@@ -457,7 +457,8 @@ func (s *Service) applyGroup(ctx context.Context, tx *store.Tx, c *claim, g []re
 	won := map[string]bool{}
 	for start := 0; start < len(ids); start += insertChunk {
 		part := ids[start:min(start+insertChunk, len(ids))]
-		rows, err := tx.Query(ctx, q+" AND id IN ("+store.Placeholders(len(part))+") RETURNING id", append(args, store.Args(part)...)...)
+		ph, in := store.PaddedIn(part)
+		rows, err := tx.Query(ctx, q+" AND id IN ("+ph+") RETURNING id", append(args, in...)...)
 		if err != nil {
 			return nil, err
 		}

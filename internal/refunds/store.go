@@ -162,8 +162,9 @@ func (s *Service) IntentsOf(ctx context.Context, p auth.Principal, refundIDs []s
 	out := make(map[string]string, len(refundIDs))
 	for start := 0; start < len(refundIDs); start += inChunk {
 		part := refundIDs[start:min(start+inChunk, len(refundIDs))]
+		ph, in := store.PaddedIn(part)
 		rows, err := s.db.Query(ctx, "SELECT id, payment_intent FROM refunds WHERE merchant_id = ? AND livemode = ? AND id IN ("+
-			store.Placeholders(len(part))+")", append([]any{p.MerchantID, p.Livemode}, store.Args(part)...)...)
+			ph+")", append([]any{p.MerchantID, p.Livemode}, in...)...)
 		if err != nil {
 			return nil, err
 		}

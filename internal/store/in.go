@@ -17,3 +17,22 @@ func Args[T any](values []T) []any {
 	}
 	return out
 }
+
+// PaddedIn returns the placeholders and arguments of an IN (...) list of
+// values padded to the next power of two by repeating the last value, which
+// changes no IN list's meaning. A query whose list length follows its data
+// (a dispatch batch, a set of ids read back) would otherwise be a different
+// statement for every length: each one parsed, planned and kept in every
+// connection's statement cache, pushing out the statements that are reused.
+// Padded, at most a handful of lengths occur. values must not be empty.
+func PaddedIn[T any](values []T) (string, []any) {
+	n := 1
+	for n < len(values) {
+		n *= 2
+	}
+	args := make([]any, n)
+	for i := range args {
+		args[i] = values[min(i, len(values)-1)]
+	}
+	return Placeholders(n), args
+}

@@ -13,3 +13,23 @@ func TestPlaceholders(t *testing.T) {
 		t.Fatalf("%v", a)
 	}
 }
+
+func TestPaddedIn(t *testing.T) {
+	for _, c := range []struct{ n, want int }{{1, 1}, {2, 2}, {3, 4}, {5, 8}, {200, 256}} {
+		vals := make([]int, c.n)
+		for i := range vals {
+			vals[i] = i
+		}
+		ph, args := PaddedIn(vals)
+		if ph != Placeholders(c.want) || len(args) != c.want {
+			t.Fatalf("%d values: %d placeholders, %d args; want %d", c.n, len(ph)/3+1, len(args), c.want)
+		}
+		seen := map[int]bool{}
+		for _, a := range args {
+			seen[a.(int)] = true
+		}
+		if len(seen) != c.n || args[c.want-1] != c.n-1 {
+			t.Fatalf("%d values: padded list %v does not hold exactly the values", c.n, args)
+		}
+	}
+}

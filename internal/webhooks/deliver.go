@@ -219,7 +219,8 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, out []claimed, eventID
 	for id := range eventIDs {
 		args = append(args, id)
 	}
-	rows, err := tx.Query(ctx, "SELECT "+events.Columns+" FROM events WHERE id IN ("+store.Placeholders(len(args))+")", args...)
+	ph, in := store.PaddedIn(args)
+	rows, err := tx.Query(ctx, "SELECT "+events.Columns+" FROM events WHERE id IN ("+ph+")", in...)
 	if err != nil {
 		return err
 	}
@@ -246,7 +247,8 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, out []claimed, eventID
 	for id := range epIdx {
 		args = append(args, id)
 	}
-	erows, err := tx.Query(ctx, "SELECT id, url, secret_sealed, status, deleted_at FROM webhook_endpoints WHERE id IN ("+store.Placeholders(len(args))+")", args...)
+	ph, in = store.PaddedIn(args)
+	erows, err := tx.Query(ctx, "SELECT id, url, secret_sealed, status, deleted_at FROM webhook_endpoints WHERE id IN ("+ph+")", in...)
 	if err != nil {
 		return err
 	}
@@ -504,18 +506,19 @@ func (s *Service) record(ctx context.Context, items []recordItem) error {
 			}
 		}
 		for state, cs := range done {
-			args := []any{state, store.Micros(now)}
 			ids := make([]any, len(cs))
 			leases := make([]any, len(cs))
 			for i, c := range cs {
 				ids[i], leases[i] = c.id, c.lease
 			}
-			args = append(append(args, ids...), leases...)
+			idPH, idArgs := store.PaddedIn(ids)
+			leasePH, leaseArgs := store.PaddedIn(leases)
+			args := append(append([]any{state, store.Micros(now)}, idArgs...), leaseArgs...)
 			// A lease names its delivery and claim, so matching the lease
 			// is the compare-and-set; the id list lets the primary key
 			// find the rows.
 			rows, err := tx.Query(ctx, `UPDATE webhook_deliveries SET status = ?, attempt_count = attempt_count + 1, next_attempt_at = NULL,
-				lease = NULL, updated_at = ? WHERE status = 'pending' AND id IN (`+store.Placeholders(len(cs))+`) AND lease IN (`+store.Placeholders(len(cs))+`)
+				lease = NULL, updated_at = ? WHERE status = 'pending' AND id IN (`+idPH+`) AND lease IN (`+leasePH+`)
 				RETURNING id`, args...)
 			if err != nil {
 				return err

@@ -112,8 +112,7 @@ func (s *Service) Dispatch(ctx context.Context) (dispatched, deliveries int, err
 		var pairs []pair
 		var testObjects []string
 		room := map[string]int{} // deliveries a paused endpoint may still queue
-		ids := make([]any, 0, len(batch)+1)
-		ids = append(ids, store.Micros(tx.Now()))
+		ids := make([]string, 0, len(batch))
 		for i := range batch {
 			ev := &batch[i]
 			key := owner{ev.MerchantID, ev.Livemode}
@@ -166,7 +165,9 @@ func (s *Service) Dispatch(ctx context.Context) (dispatched, deliveries int, err
 			return err
 		}
 		made = len(todo)
-		res, err := tx.Exec(ctx, "UPDATE events SET dispatched_at = ? WHERE dispatched_at IS NULL AND id IN ("+store.Placeholders(len(batch))+")", ids...)
+		ph, in := store.PaddedIn(ids)
+		res, err := tx.Exec(ctx, "UPDATE events SET dispatched_at = ? WHERE dispatched_at IS NULL AND id IN ("+ph+")",
+			append([]any{store.Micros(tx.Now())}, in...)...)
 		if err != nil {
 			return err
 		}
