@@ -71,7 +71,8 @@ func AccountBalance(ctx context.Context, q store.Querier, a AccountRef) (int64, 
 
 // Verify checks the book's invariants over the whole database: every
 // transaction sums to zero per currency, every currency sums to zero, and
-// every account's balance equals the sum of its entries, and no merchant-facing
+// every entry's account exists in its currency, every account's balance
+// equals the sum of its entries, and no merchant-facing
 // balance (nor any of its slots) is negative. Tests call it after
 // every scenario.
 func Verify(ctx context.Context, q store.Querier) error {
@@ -88,6 +89,17 @@ func Verify(ctx context.Context, q store.Querier) error {
 		return fmt.Errorf("ledger transaction %s is unbalanced in %s by %d", id, cur, s)
 	}
 	rows.Close()
+	// Every entry names an account that exists, in the entry's currency (on
+	// PostgreSQL no foreign key holds this: its check locked the account's
+	// row for every posting).
+	var orphan, orphanTx string
+	err = q.QueryRow(ctx, `SELECT e.account_id, e.transaction_id FROM ledger_entries e
+		LEFT JOIN ledger_accounts a ON a.id = e.account_id WHERE a.id IS NULL OR a.currency <> e.currency LIMIT 1`).Scan(&orphan, &orphanTx)
+	if err == nil {
+		return fmt.Errorf("ledger transaction %s has an entry on account %s, which does not exist in its currency", orphanTx, orphan)
+	} else if !store.IsNotFound(err) {
+		return err
+	}
 	rows, err = q.Query(ctx, `SELECT a.currency, CAST(SUM(b.balance) AS BIGINT) FROM ledger_balances b
 		JOIN ledger_accounts a ON a.id = b.account_id GROUP BY a.currency HAVING SUM(b.balance) <> 0`)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -182,4 +183,53 @@ func BenchmarkPostParallel(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "postings/s")
 		})
 	}
+}
+
+// TestVerifyFindsAnEntryWithoutItsAccount: with no foreign key on PostgreSQL,
+// Verify is what proves every entry's account exists in its currency.
+func TestVerifyFindsAnEntryWithoutItsAccount(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return topup(ctx, tx, "mer_1", "DJF", 100) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := ledger.Verify(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		var txID, accID string
+		if err := db.QueryRow(ctx, "SELECT transaction_id, account_id FROM ledger_entries WHERE amount > 0").Scan(&txID, &accID); err != nil {
+			t.Fatal(err)
+		}
+		// Pairs that balance, so only the account check can see them.
+		insert := func(account, currency string) error {
+			_, err := db.Exec(ctx, `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
+				VALUES (?, ?, ?, 5), (?, ?, ?, -5)`, txID, account, currency, txID, account, currency)
+			return err
+		}
+		// An existing account in another currency than the entry's.
+		if err := insert(accID, "USD"); err != nil {
+			t.Fatal(err)
+		}
+		if err := ledger.Verify(ctx, db); err == nil || !strings.Contains(err.Error(), accID) {
+			t.Fatalf("Verify with an entry in another currency than its account's: %v", err)
+		}
+		if _, err := db.Exec(ctx, "DELETE FROM ledger_entries WHERE currency = 'USD'"); err != nil {
+			t.Fatal(err)
+		}
+		// An account that was never created: SQLite's foreign key refuses
+		// it; PostgreSQL has none, and Verify finds it.
+		err := insert("lac_missing", "DJF")
+		if db.Dialect() == store.SQLite {
+			if err == nil {
+				t.Fatal("SQLite took an entry on a missing account")
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ledger.Verify(ctx, db); err == nil || !strings.Contains(err.Error(), "lac_missing") {
+			t.Fatalf("Verify with an entry on a missing account: %v", err)
+		}
+	})
 }
