@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/money"
@@ -134,19 +135,42 @@ func Post(ctx context.Context, tx *store.Tx, t Transaction) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	rows := make([]entryRow, len(entries))
 	for i, e := range entries {
-		acct := accts[i]
 		if !moved[i] {
-			if err := applyBalance(ctx, tx, acct, e); err != nil {
+			if err := applyBalance(ctx, tx, accts[i], e); err != nil {
 				return "", err
 			}
 		}
-		if err := tx.ExecLater(ctx, `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES (?, ?, ?, ?)`,
-			id, acct, e.Account.Currency, e.Amount); err != nil {
-			return "", err
-		}
+		rows[i] = entryRow{id, accts[i], e.Account.Currency, e.Amount}
+	}
+	q, args := insertEntries(rows)
+	if err := tx.ExecLater(ctx, q, args...); err != nil {
+		return "", err
 	}
 	return id, nil
+}
+
+// entryRow is one ledger_entries row.
+type entryRow struct {
+	txID, account, currency string
+	amount                  int64
+}
+
+// insertEntries is one INSERT of rows (a transaction's entries, or a chunk
+// of PostMany's) and its arguments: one statement, not one per entry.
+func insertEntries(rows []entryRow) (string, []any) {
+	var q strings.Builder
+	q.WriteString("INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES ")
+	args := make([]any, 0, len(rows)*4)
+	for i, r := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?)")
+		args = append(args, r.txID, r.account, r.currency, r.amount)
+	}
+	return q.String(), args
 }
 
 func (a AccountRef) key() string {

@@ -86,29 +86,15 @@ func PostMany(ctx context.Context, tx *store.Tx, txns []Transaction) ([]string, 
 			return nil, err
 		}
 	}
-	type row struct {
-		txID, account, currency string
-		amount                  int64
-	}
-	var entries []row
+	var entries []entryRow
 	for i, t := range txns {
 		for _, e := range t.Entries {
-			entries = append(entries, row{txIDs[i], accounts[e.Account.key()].id, e.Account.Currency, e.Amount})
+			entries = append(entries, entryRow{txIDs[i], accounts[e.Account.key()].id, e.Account.Currency, e.Amount})
 		}
 	}
 	for start := 0; start < len(entries); start += manyChunk {
-		end := min(start+manyChunk, len(entries))
-		var q strings.Builder
-		q.WriteString("INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES ")
-		args := make([]any, 0, (end-start)*4)
-		for i := start; i < end; i++ {
-			if i > start {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?)")
-			args = append(args, entries[i].txID, entries[i].account, entries[i].currency, entries[i].amount)
-		}
-		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+		q, args := insertEntries(entries[start:min(start+manyChunk, len(entries))])
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return nil, err
 		}
 	}
