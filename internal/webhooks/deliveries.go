@@ -293,7 +293,8 @@ func webhookFailMarked(ctx context.Context, q store.Querier, objectIDs []string)
 	for len(objectIDs) > 0 {
 		chunk := objectIDs[:min(len(objectIDs), 500)]
 		objectIDs = objectIDs[len(chunk):]
-		rows, err := q.Query(ctx, "SELECT object_id FROM sandbox_webhook_fail WHERE object_id IN ("+store.Placeholders(len(chunk))+")", store.Args(chunk)...)
+		ph, in := store.PaddedIn(chunk)
+		rows, err := q.Query(ctx, "SELECT object_id FROM sandbox_webhook_fail WHERE object_id IN ("+ph+")", in...)
 		if err != nil {
 			return nil, err
 		}
