@@ -278,11 +278,10 @@ func pausedNow(ctx context.Context, tx *store.Tx, work []*dueWork) (map[string]b
 		return nil, nil
 	}
 	sort.Strings(ids)
-	lock := " FOR SHARE"
 	// Every row is locked, whatever its status: a filter in SQL would skip
 	// (and not wait for) a row whose disabling is not committed yet.
 	rows, err := tx.Query(ctx, `SELECT id, status, disabled_reason, deleted_at FROM webhook_endpoints
-		WHERE id IN (`+store.Placeholders(len(ids))+`) ORDER BY id`+lock, store.Args(ids)...)
+		WHERE id IN (`+store.Placeholders(len(ids))+`) ORDER BY id`+tx.Dialect().ForShare(), store.Args(ids)...)
 	if err != nil {
 		return nil, err
 	}
