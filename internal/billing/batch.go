@@ -85,12 +85,25 @@ func setMany(ctx context.Context, tx *store.Tx, table string, cols []column, row
 	return done, nil
 }
 
-// subMutable are a subscription's columns a period start or an end
-// writes.
+// subMutable are a subscription's columns a transition writes, one row at
+// a time (moveSub) or a batch of them (a period start or an end).
 var subMutable = []column{{"status", "TEXT"}, {"items", "TEXT"}, {"pending_lines", "TEXT"}, {"metadata", "TEXT"},
 	{"period_number", "BIGINT"}, {"current_period_start", "BIGINT"}, {"current_period_end", "BIGINT"},
 	{"cancel_at_period_end", "BOOLEAN"}, {"canceled_at", "BIGINT"}, {"ended_at", "BIGINT"}, {"latest_invoice", "TEXT"},
 	{"updated_at", "BIGINT"}}
+
+// subMutableSet is subMutable as the SET list of a one-row UPDATE
+// ("status = ?, items = ?, ...").
+var subMutableSet = setList(subMutable)
+
+// setList is cols as the SET list of a one-row UPDATE, a placeholder each.
+func setList(cols []column) string {
+	set := make([]string, len(cols))
+	for i, c := range cols {
+		set[i] = c.name + " = ?"
+	}
+	return strings.Join(set, ", ")
+}
 
 // subRow is s's batch row for subMutable, at the version read.
 func subRow(s *Subscription, now int64) []any {

@@ -192,12 +192,10 @@ func moveSub(ctx context.Context, tx *store.Tx, s *Subscription, t subTransition
 		return errs.InvalidState("subscription %s is %s; %s is not allowed from there", s.ID, from, t.name)
 	}
 	ph, sargs := inList(t.from)
-	args := []any{string(s.Status), jsonText(s.Items), jsonText(orEmpty(s.pending)), jsonText(s.Metadata), s.periodNumber,
-		store.Micros(s.CurrentPeriodStart), store.Micros(s.CurrentPeriodEnd), s.CancelAtPeriodEnd, store.MicrosPtr(s.CanceledAt),
-		store.MicrosPtr(s.EndedAt), s.LatestInvoice, store.Micros(tx.Now()), s.ID, s.version}
-	res, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, items = ?, pending_lines = ?, metadata = ?, period_number = ?,
-		current_period_start = ?, current_period_end = ?, cancel_at_period_end = ?, canceled_at = ?, ended_at = ?, latest_invoice = ?,
-		updated_at = ?, version = version + 1 WHERE id = ? AND version = ? AND status IN (`+ph+`)`, append(args, sargs...)...)
+	row := subRow(s, store.Micros(tx.Now())) // id, version, then subMutable's values
+	args := append(row[2:], s.ID, s.version)
+	res, err := tx.Exec(ctx, `UPDATE subscriptions SET `+subMutableSet+`, version = version + 1
+		WHERE id = ? AND version = ? AND status IN (`+ph+`)`, append(args, sargs...)...)
 	if err != nil {
 		return err
 	}
