@@ -136,35 +136,19 @@ func customersByID(ctx context.Context, q store.Querier, ids []string, withDelet
 		live = ""
 	}
 	rows, err := q.Query(ctx, "SELECT "+customerColumns+" FROM customers WHERE "+live+"id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
+	cs, err := scanAll(rows, err, scanCustomer)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		c, err := scanCustomer(rows)
-		if err != nil {
-			return nil, err
-		}
+	for _, c := range cs {
 		out[c.ID] = c
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // scanInvoices reads the rows of an invoices query.
 func scanInvoices(rows *sql.Rows, err error) ([]*Invoice, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Invoice
-	for rows.Next() {
-		v, err := scanInvoice(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return scanAll(rows, err, scanInvoice)
 }
 
 // invoicesByID loads the invoices with ids.
@@ -174,18 +158,14 @@ func invoicesByID(ctx context.Context, q store.Querier, ids []string) (map[strin
 		return out, nil
 	}
 	rows, err := q.Query(ctx, "SELECT "+invColumns+" FROM invoices WHERE id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
+	invs, err := scanAll(rows, err, scanInvoice)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		v, err := scanInvoice(rows)
-		if err != nil {
-			return nil, err
-		}
+	for _, v := range invs {
 		out[v.ID] = v
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // onIntentStatusMany is the batch form of onIntentStatus, for the intents

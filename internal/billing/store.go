@@ -15,6 +15,24 @@ import (
 // row is what Scan needs from *sql.Row and *sql.Rows.
 type row interface{ Scan(...any) error }
 
+// scanAll reads every row of a query with scan and closes rows; err is the
+// query's own, so a call can wrap the query directly.
+func scanAll[T any](rows *sql.Rows, err error, scan func(row) (*T, error)) ([]*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -150,19 +168,7 @@ func scanSub(r row) (*Subscription, error) {
 
 // scanSubs reads the rows of a subscriptions query.
 func scanSubs(rows *sql.Rows, err error) ([]*Subscription, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Subscription
-	for rows.Next() {
-		sub, err := scanSub(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub)
-	}
-	return out, rows.Err()
+	return scanAll(rows, err, scanSub)
 }
 
 func loadSub(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string) (*Subscription, error) {
