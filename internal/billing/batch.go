@@ -85,12 +85,25 @@ func setMany(ctx context.Context, tx *store.Tx, table string, cols []column, row
 	return done, nil
 }
 
-// subMutable are a subscription's columns a period start or an end
-// writes.
+// subMutable are a subscription's columns a transition writes, one row at
+// a time (moveSub) or a batch of them (a period start or an end).
 var subMutable = []column{{"status", "TEXT"}, {"items", "TEXT"}, {"pending_lines", "TEXT"}, {"metadata", "TEXT"},
 	{"period_number", "BIGINT"}, {"current_period_start", "BIGINT"}, {"current_period_end", "BIGINT"},
 	{"cancel_at_period_end", "BOOLEAN"}, {"canceled_at", "BIGINT"}, {"ended_at", "BIGINT"}, {"latest_invoice", "TEXT"},
 	{"updated_at", "BIGINT"}}
+
+// subMutableSet is subMutable as the SET list of a one-row UPDATE
+// ("status = ?, items = ?, ...").
+var subMutableSet = setList(subMutable)
+
+// setList is cols as the SET list of a one-row UPDATE, a placeholder each.
+func setList(cols []column) string {
+	set := make([]string, len(cols))
+	for i, c := range cols {
+		set[i] = c.name + " = ?"
+	}
+	return strings.Join(set, ", ")
+}
 
 // subRow is s's batch row for subMutable, at the version read.
 func subRow(s *Subscription, now int64) []any {
@@ -123,35 +136,19 @@ func customersByID(ctx context.Context, q store.Querier, ids []string, withDelet
 		live = ""
 	}
 	rows, err := q.Query(ctx, "SELECT "+customerColumns+" FROM customers WHERE "+live+"id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
+	cs, err := scanAll(rows, err, scanCustomer)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		c, err := scanCustomer(rows)
-		if err != nil {
-			return nil, err
-		}
+	for _, c := range cs {
 		out[c.ID] = c
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // scanInvoices reads the rows of an invoices query.
 func scanInvoices(rows *sql.Rows, err error) ([]*Invoice, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Invoice
-	for rows.Next() {
-		v, err := scanInvoice(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return scanAll(rows, err, scanInvoice)
 }
 
 // invoicesByID loads the invoices with ids.
@@ -161,18 +158,14 @@ func invoicesByID(ctx context.Context, q store.Querier, ids []string) (map[strin
 		return out, nil
 	}
 	rows, err := q.Query(ctx, "SELECT "+invColumns+" FROM invoices WHERE id IN ("+store.Placeholders(len(ids))+")", store.Args(ids)...)
+	invs, err := scanAll(rows, err, scanInvoice)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		v, err := scanInvoice(rows)
-		if err != nil {
-			return nil, err
-		}
+	for _, v := range invs {
 		out[v.ID] = v
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // onIntentStatusMany is the batch form of onIntentStatus, for the intents

@@ -15,6 +15,24 @@ import (
 // row is what Scan needs from *sql.Row and *sql.Rows.
 type row interface{ Scan(...any) error }
 
+// scanAll reads every row of a query with scan and closes rows; err is the
+// query's own, so a call can wrap the query directly.
+func scanAll[T any](rows *sql.Rows, err error, scan func(row) (*T, error)) ([]*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -150,19 +168,7 @@ func scanSub(r row) (*Subscription, error) {
 
 // scanSubs reads the rows of a subscriptions query.
 func scanSubs(rows *sql.Rows, err error) ([]*Subscription, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Subscription
-	for rows.Next() {
-		sub, err := scanSub(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sub)
-	}
-	return out, rows.Err()
+	return scanAll(rows, err, scanSub)
 }
 
 func loadSub(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string) (*Subscription, error) {
@@ -192,12 +198,10 @@ func moveSub(ctx context.Context, tx *store.Tx, s *Subscription, t subTransition
 		return errs.InvalidState("subscription %s is %s; %s is not allowed from there", s.ID, from, t.name)
 	}
 	ph, sargs := inList(t.from)
-	args := []any{string(s.Status), jsonText(s.Items), jsonText(orEmpty(s.pending)), jsonText(s.Metadata), s.periodNumber,
-		store.Micros(s.CurrentPeriodStart), store.Micros(s.CurrentPeriodEnd), s.CancelAtPeriodEnd, store.MicrosPtr(s.CanceledAt),
-		store.MicrosPtr(s.EndedAt), s.LatestInvoice, store.Micros(tx.Now()), s.ID, s.version}
-	res, err := tx.Exec(ctx, `UPDATE subscriptions SET status = ?, items = ?, pending_lines = ?, metadata = ?, period_number = ?,
-		current_period_start = ?, current_period_end = ?, cancel_at_period_end = ?, canceled_at = ?, ended_at = ?, latest_invoice = ?,
-		updated_at = ?, version = version + 1 WHERE id = ? AND version = ? AND status IN (`+ph+`)`, append(args, sargs...)...)
+	row := subRow(s, store.Micros(tx.Now())) // id, version, then subMutable's values
+	args := append(row[2:], s.ID, s.version)
+	res, err := tx.Exec(ctx, `UPDATE subscriptions SET `+subMutableSet+`, version = version + 1
+		WHERE id = ? AND version = ? AND status IN (`+ph+`)`, append(args, sargs...)...)
 	if err != nil {
 		return err
 	}

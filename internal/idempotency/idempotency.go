@@ -391,11 +391,7 @@ const ResumeGrace = 15 * time.Minute
 // it locks the key's row, so a retry taking the key over concurrently (its
 // first write renews the lease) is either seen or sees that decision.
 func Holds(ctx context.Context, tx *store.Tx, ref string, now time.Time) (bool, error) {
-	q := `SELECT locked_until FROM idempotency_keys WHERE recovery_ref = ? AND state = 'in_flight'`
-	if tx.Dialect() == store.Postgres {
-		q += " FOR UPDATE"
-	}
-	rows, err := tx.Query(ctx, q, ref)
+	rows, err := tx.Query(ctx, `SELECT locked_until FROM idempotency_keys WHERE recovery_ref = ? AND state = 'in_flight'`+tx.Dialect().ForUpdate(), ref)
 	if err != nil {
 		return false, err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"io"
@@ -93,6 +94,28 @@ func (d Dialect) ForNoKeyUpdate() string {
 		return " FOR NO KEY UPDATE"
 	}
 	return ""
+}
+
+// ForShare locks the selected rows against writers until the transaction
+// ends (PostgreSQL), while other readers may share them; SQLite's immediate
+// transactions need nothing.
+func (d Dialect) ForShare() string {
+	if d == Postgres {
+		return " FOR SHARE"
+	}
+	return ""
+}
+
+// AdvisoryLock serialises the transactions that take the same key: on
+// PostgreSQL it waits for pg_advisory_xact_lock on the key's hash, held
+// until tx ends. On SQLite it does nothing, since an immediate transaction
+// already holds the one writer.
+func (tx *Tx) AdvisoryLock(ctx context.Context, key string) error {
+	if tx.dialect != Postgres {
+		return nil
+	}
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(?))", key)
+	return err
 }
 
 // translate maps driver errors onto the shared ones.

@@ -5,7 +5,7 @@
 //
 // Queries are written once, with ? placeholders and portable SQL; the dialect
 // (dialect.go) rewrites placeholders for PostgreSQL and supplies the few
-// clauses that differ (FOR UPDATE SKIP LOCKED).
+// clauses that differ (FOR UPDATE SKIP LOCKED) and the advisory lock.
 package store
 
 import (

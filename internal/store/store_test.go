@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
@@ -101,6 +102,54 @@ func TestCompareAndSetUnderRace(t *testing.T) {
 		wg.Wait()
 		if wins != 1 {
 			t.Fatalf("%d writers won, want exactly 1", wins)
+		}
+	})
+}
+
+// TestAdvisoryLockHeldUntilTxEnds checks that on PostgreSQL a transaction
+// holding a key keeps every other transaction from taking that key (and only
+// that key) until it ends; on SQLite, taking a key is allowed and does nothing.
+func TestAdvisoryLockHeldUntilTxEnds(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		take := func(ctx context.Context, key string) error {
+			return db.InTx(ctx, func(tx *store.Tx) error { return tx.AdvisoryLock(ctx, key) })
+		}
+		if err := take(ctx, "test:a"); err != nil {
+			t.Fatal(err)
+		}
+		if db.Dialect() != store.Postgres {
+			return
+		}
+		held, release, done := make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- db.InTx(ctx, func(tx *store.Tx) error {
+				if err := tx.AdvisoryLock(ctx, "test:a"); err != nil {
+					return err
+				}
+				select {
+				case held <- struct{}{}:
+				default:
+				}
+				<-release
+				return nil
+			})
+		}()
+		<-held
+		if err := take(ctx, "test:b"); err != nil {
+			t.Fatalf("another key while test:a is held: %v", err)
+		}
+		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		if err := take(short, "test:a"); err == nil {
+			t.Fatal("test:a taken while another transaction holds it")
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if err := take(ctx, "test:a"); err != nil {
+			t.Fatalf("test:a after the holder committed: %v", err)
 		}
 	})
 }

@@ -158,10 +158,8 @@ func (s *Service) claim(ctx context.Context, n int) (out []claimed, left bool, e
 	lease := ids.Secret("", 10) + ":"
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		out, left = out[:0], false
-		if tx.Dialect() == store.Postgres {
-			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(?)", claimLockID); err != nil {
-				return err
-			}
+		if err := tx.AdvisoryLock(ctx, claimLockKey); err != nil {
+			return err
 		}
 		now := store.Micros(tx.Now())
 		work, merchantInflight, err := dueWorkAt(ctx, tx, now, n)

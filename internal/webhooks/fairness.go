@@ -24,11 +24,11 @@ const (
 	DefaultMerchantConcurrency = 16
 )
 
-// claimLockID serialises claims across processes on PostgreSQL, so the
+// claimLockKey serialises claims across processes on PostgreSQL, so the
 // in-flight counts a claim reads are still true when it leases (two claims
 // at once could each see room for the same slot). SQLite's immediate
 // transactions are already one at a time. A claim is a few short queries.
-const claimLockID = 0x7061796477686b // "paydwhk"
+const claimLockKey = "webhook_claim"
 
 // dueWork is one endpoint's share of the claim: its due deliveries and its
 // attempts in flight.
@@ -278,11 +278,10 @@ func pausedNow(ctx context.Context, tx *store.Tx, work []*dueWork) (map[string]b
 		return nil, nil
 	}
 	sort.Strings(ids)
-	lock := " FOR SHARE"
 	// Every row is locked, whatever its status: a filter in SQL would skip
 	// (and not wait for) a row whose disabling is not committed yet.
 	rows, err := tx.Query(ctx, `SELECT id, status, disabled_reason, deleted_at FROM webhook_endpoints
-		WHERE id IN (`+store.Placeholders(len(ids))+`) ORDER BY id`+lock, store.Args(ids)...)
+		WHERE id IN (`+store.Placeholders(len(ids))+`) ORDER BY id`+tx.Dialect().ForShare(), store.Args(ids)...)
 	if err != nil {
 		return nil, err
 	}

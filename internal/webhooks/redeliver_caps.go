@@ -44,10 +44,8 @@ func (s *Service) checkRedeliveryCaps(ctx context.Context, tx *store.Tx, o Owner
 	if len(targets) == 0 {
 		return nil
 	}
-	if tx.Dialect() == store.Postgres {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(?))", redeliverLockKey(o)); err != nil {
-			return err
-		}
+	if err := tx.AdvisoryLock(ctx, redeliverLockKey(o)); err != nil {
+		return err
 	}
 	now := tx.Now()
 	since := store.Micros(now.Add(-RedeliveryWindow))

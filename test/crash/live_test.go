@@ -2,10 +2,8 @@ package crash
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -29,7 +27,6 @@ import (
 // (crashKind) but before payd hears the answer.
 type provider struct {
 	sim *sim.Sim
-	srv *http.Server
 	url string
 
 	crashKind string           // payments or payouts
@@ -56,18 +53,11 @@ func startProvider(t *testing.T, cfg sim.Config) *provider {
 	for _, k := range []string{"payments", "payouts"} {
 		p.kinds[k] = &tally{created: map[string]int{}, replayed: map[string]int{}, asked: map[string]int{}}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.url = "http://" + ln.Addr().String()
+	srv := httptest.NewServer(http.HandlerFunc(p.serve))
+	p.url = srv.URL
 	p.sim.SetPublicURL(p.url)
-	p.srv = &http.Server{Handler: http.HandlerFunc(p.serve)}
-	go p.srv.Serve(ln)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		p.srv.Shutdown(ctx)
+		srv.Close()
 		p.sim.Close()
 	})
 	return p
