@@ -12,7 +12,7 @@ import (
 // again, and the map forgets a key once its uploads are done (it holds only
 // keys with an upload in flight, so many keys cannot grow it).
 func TestUploadSlotsBounded(t *testing.T) {
-	u := newUploadSlots(MaxUploadsPerKey)
+	u := NewUploadSlots(MaxUploadsPerKey)
 	var held, most atomic.Int64
 	var refused atomic.Int64
 	var wg sync.WaitGroup
