@@ -88,7 +88,7 @@ type Server struct {
 	limiter *rateLimiter
 	public  *clientLimiter
 	metrics *httpMetrics
-	uploads *uploadSlots
+	uploads *UploadSlots
 	handler http.Handler
 	// running holds the idempotency keys of requests in flight in this
 	// process (see idempotent).
@@ -139,7 +139,7 @@ func NewServer(cfg Config) *Server {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Registry),
-		uploads: newUploadSlots(MaxUploadsPerKey)}
+		uploads: NewUploadSlots(MaxUploadsPerKey)}
 	if cfg.RateLimit > 0 {
 		s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
@@ -276,12 +276,14 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 					return
 				}
 			}
-			if rt.upload && (r.ContentLength > largeUpload || r.ContentLength < 0) {
-				if !s.uploads.take(p.ID) {
+			if rt.upload {
+				release, ok := s.uploads.Acquire(p.ID, r)
+				if !ok {
+					RefuseUpload(w)
 					WriteError(w, r, errTooManyUploads())
 					return
 				}
-				defer s.uploads.release(p.ID)
+				defer release()
 			}
 		}
 		key := r.Header.Get("Idempotency-Key")

@@ -24,27 +24,44 @@ import (
 // once; another answers 429 too_many_uploads.
 const MaxUploadsPerKey = 2
 
-// largeUpload is the body size from which an upload takes a slot: anything
-// past the ordinary JSON limit, or of unknown length (chunked).
+// largeUpload is the body size past which an upload takes a slot (as does
+// one of unknown length, chunked): the ordinary JSON limit.
 const largeUpload = DefaultMaxBody
 
 // Upload marks a route that takes bulk uploads: its body is spooled to disk
 // (see BodyReader) and large bodies take a per-key upload slot.
 func Upload() RouteOption { return func(r *route) { r.upload = true } }
 
-// uploadSlots counts the large uploads in flight per key. An entry lives only
-// while its key has one in flight, so the map is bounded by the requests
-// being served.
-type uploadSlots struct {
+// UploadSlots counts the large uploads in flight per principal (an API key,
+// or a portal user). An entry lives only while its principal has one in
+// flight, so the map is bounded by the requests being served.
+type UploadSlots struct {
 	mu   sync.Mutex
 	max  int
 	busy map[string]int
 }
 
-func newUploadSlots(max int) *uploadSlots { return &uploadSlots{max: max, busy: map[string]int{}} }
+// NewUploadSlots makes slots allowing each principal max large uploads at
+// once.
+func NewUploadSlots(max int) *UploadSlots { return &UploadSlots{max: max, busy: map[string]int{}} }
+
+// Acquire takes one of principal's slots when r's body is large: over
+// DefaultMaxBody, or of unknown length (chunked). It reports false when all
+// of principal's slots are in use, having read nothing of the body; the
+// caller then refuses r (see RefuseUpload). Otherwise the caller calls
+// release once r is served; a small body takes no slot.
+func (u *UploadSlots) Acquire(principal string, r *http.Request) (release func(), ok bool) {
+	if r.ContentLength >= 0 && r.ContentLength <= largeUpload {
+		return func() {}, true
+	}
+	if !u.take(principal) {
+		return nil, false
+	}
+	return func() { u.release(principal) }, true
+}
 
 // take reserves a slot for key, or reports false when all of its slots are in use.
-func (u *uploadSlots) take(key string) bool {
+func (u *UploadSlots) take(key string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.busy[key] >= u.max {
@@ -54,7 +71,7 @@ func (u *uploadSlots) take(key string) bool {
 	return true
 }
 
-func (u *uploadSlots) release(key string) {
+func (u *UploadSlots) release(key string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.busy[key]--; u.busy[key] <= 0 {
@@ -63,11 +80,16 @@ func (u *uploadSlots) release(key string) {
 }
 
 // inFlight is the number of keys holding a slot (for tests).
-func (u *uploadSlots) inFlight() int {
+func (u *UploadSlots) inFlight() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return len(u.busy)
 }
+
+// RefuseUpload prepares w for refusing an upload Acquire turned away: the
+// connection closes after the answer, so the server does not read (up to
+// 256 KiB of) the unread body to keep it open.
+func RefuseUpload(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
 
 func errTooManyUploads() error {
 	return &errs.Error{Kind: errs.KindRateLimited, Code: "too_many_uploads",

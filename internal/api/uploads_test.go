@@ -2,6 +2,9 @@ package api
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,7 +15,7 @@ import (
 // again, and the map forgets a key once its uploads are done (it holds only
 // keys with an upload in flight, so many keys cannot grow it).
 func TestUploadSlotsBounded(t *testing.T) {
-	u := newUploadSlots(MaxUploadsPerKey)
+	u := NewUploadSlots(MaxUploadsPerKey)
 	var held, most atomic.Int64
 	var refused atomic.Int64
 	var wg sync.WaitGroup
@@ -48,6 +51,42 @@ func TestUploadSlotsBounded(t *testing.T) {
 		}
 		u.release(k)
 		u.release(k)
+	}
+	if n := u.inFlight(); n != 0 {
+		t.Fatalf("%d keys remembered after every upload ended", n)
+	}
+}
+
+// TestUploadSlotsTakenByLargeBodies: Acquire gives a body of at most
+// DefaultMaxBody a free pass, and makes a larger one or one of unknown
+// length (chunked) take a slot, refusing the third while two are held.
+func TestUploadSlotsTakenByLargeBodies(t *testing.T) {
+	u := NewUploadSlots(MaxUploadsPerKey)
+	req := func(n int64) *http.Request {
+		r := httptest.NewRequest("POST", "/v1/payouts/bulk", strings.NewReader(""))
+		r.ContentLength = n
+		return r
+	}
+	var releases []func()
+	for _, n := range []int64{DefaultMaxBody + 1, -1} {
+		release, ok := u.Acquire("key_a", req(n))
+		if !ok {
+			t.Fatalf("a %d-byte upload was refused a free slot", n)
+		}
+		releases = append(releases, release)
+	}
+	if _, ok := u.Acquire("key_a", req(-1)); ok {
+		t.Fatal("a third large upload got a slot")
+	}
+	for _, n := range []int64{0, DefaultMaxBody} {
+		release, ok := u.Acquire("key_a", req(n))
+		if !ok {
+			t.Fatalf("a %d-byte body was refused while the large uploads held every slot", n)
+		}
+		release()
+	}
+	for _, release := range releases {
+		release()
 	}
 	if n := u.inFlight(); n != 0 {
 		t.Fatalf("%d keys remembered after every upload ended", n)

@@ -13,6 +13,7 @@ package portal
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -54,6 +55,9 @@ type Portal struct {
 	// hashing bounds concurrent password verifications: each argon2id run
 	// takes 64 MiB, and a burst of logins must not exhaust memory.
 	hashing chan struct{}
+	// uploads bounds the large form uploads (payout batch CSVs) each user
+	// has in flight, as the API bounds each key's.
+	uploads *api.UploadSlots
 	caps    []capability
 	volume  volumeSource
 	daily   dailySource
@@ -83,7 +87,7 @@ func New(cfg Config) (*Portal, error) {
 		return nil, err
 	}
 	return &Portal{cfg: cfg, pages: pages, httpsPublic: strings.HasPrefix(cfg.PublicURL, "https://"),
-		hashing: make(chan struct{}, 4)}, nil
+		hashing: make(chan struct{}, 4), uploads: api.NewUploadSlots(api.MaxUploadsPerKey)}, nil
 }
 
 // Cleanup deletes expired sessions and old login failures; the app runs it
@@ -230,6 +234,14 @@ func (p *Portal) page(need role, h pageHandler) http.Handler {
 		}
 		c := &reqCtx{sess: sess, mode: mode, live: mode == "live", csrf: sessionCSRF(sess), ip: clientIP(r)}
 		if r.Method == http.MethodPost {
+			// A large upload takes one of the user's slots before its body
+			// is read, so one user cannot make the process parse many at once.
+			release, ok := p.uploads.Acquire(sess.UserID, r)
+			if !ok {
+				p.tooManyUploads(w, r, c)
+				return
+			}
+			defer release()
 			if err := parseForm(w, r); err != nil {
 				p.fail(w, r, c, err)
 				return
@@ -321,6 +333,16 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, c *reqCtx, err err
 		return
 	}
 	p.render(w, r, c, status, "error", &view{Title: http.StatusText(status), Error: e.Message, ErrorCode: e.Code})
+}
+
+// tooManyUploads refuses an upload while the user already has
+// api.MaxUploadsPerKey large ones in flight: 429 with Retry-After, the body
+// left unread.
+func (p *Portal) tooManyUploads(w http.ResponseWriter, r *http.Request, c *reqCtx) {
+	api.RefuseUpload(w)
+	w.Header().Set("Retry-After", "1")
+	msg := fmt.Sprintf("You already have %d large uploads in progress. Wait for one to finish, then upload this file again.", api.MaxUploadsPerKey)
+	p.render(w, r, c, http.StatusTooManyRequests, "error", &view{Title: "Too many uploads", Error: msg, ErrorCode: "too_many_uploads"})
 }
 
 func (p *Portal) forbidden(w http.ResponseWriter, r *http.Request, c *reqCtx, code, msg string) {

@@ -64,6 +64,9 @@ type DB struct {
 	// onCommit, when set (tests), is told of every commit with the context
 	// that made it.
 	onCommit atomic.Pointer[func(context.Context)]
+	// commitFault, when set (tests), loses the answers of chosen unit
+	// commits (commitfault.go).
+	commitFault atomic.Pointer[func(context.Context) CommitFault]
 	// maxIdle is the pool's idle connection limit; lastDrop is when the
 	// idle connections were last dropped (see connLost), in Unix nanoseconds.
 	maxIdle  int

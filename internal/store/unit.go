@@ -378,9 +378,8 @@ func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) er
 			u.unlock()
 		}
 	} else {
-		if err = stx.Commit(); err != nil {
-			err = commitErr(err)
-		} else {
+		var applied bool
+		if applied, err = commitFaulted(stx, u.db.faultOf(ctx)); applied {
 			u.db.committed(ctx)
 		}
 		u.stx, u.tx, u.wrote = nil, nil, false

@@ -107,12 +107,13 @@ func (db *DB) takeParked() *parkedTx {
 // commitParked commits p and tells its units the outcome. The caller holds
 // the writer.
 func (db *DB) commitParked(p *parkedTx) error {
-	err := p.stx.Commit()
-	if err != nil {
-		err = commitErr(err)
-	}
+	fault := CommitNormally
 	for _, m := range p.members {
-		if err == nil {
+		fault = max(fault, db.faultOf(m.ctx))
+	}
+	applied, err := commitFaulted(p.stx, fault)
+	for _, m := range p.members {
+		if applied {
 			db.committed(m.ctx)
 		}
 		m.done <- err
