@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -18,51 +19,72 @@ import (
 )
 
 // stallServer is a receiver that never answers: each request waits until
-// the sender gives up (its attempt timeout) or the test ends. It counts
-// the requests it got and the most it held at once, per path and in all.
+// the sender gives up (its attempt timeout) or the test ends. It counts the
+// requests it got and the most the sender had in flight at once, per path
+// and in all.
+//
+// In flight is counted from the requests' arrivals, not from the handlers
+// still running: every attempt here lasts the sender's whole timeout (5 s),
+// so requests that arrive within stallWindow (less than that) of each other
+// were all in flight together, whereas a handler may notice its sender's
+// disconnect only after the sender's next attempt has already arrived (on a
+// loaded machine a whole round of 16 timed-out attempts was still counted
+// when the next 16 came in).
 type stallServer struct {
 	srv     *httptest.Server
 	stop    chan struct{}
 	mu      sync.Mutex
 	started int
-	now     map[string]int
-	maxPath map[string]int
-	cur     int
-	maxAll  int
+	arrived map[string][]time.Time
 }
 
+// stallWindow is shorter than the sender's 5 s attempt timeout by a second
+// of scheduling slack.
+const stallWindow = 4 * time.Second
+
 func newStallServer(t *testing.T) *stallServer {
-	s := &stallServer{stop: make(chan struct{}), now: map[string]int{}, maxPath: map[string]int{}}
+	s := &stallServer{stop: make(chan struct{}), arrived: map[string][]time.Time{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.started++
-		s.now[r.URL.Path]++
-		s.maxPath[r.URL.Path] = max(s.maxPath[r.URL.Path], s.now[r.URL.Path])
-		s.cur++
-		s.maxAll = max(s.maxAll, s.cur)
+		s.arrived[r.URL.Path] = append(s.arrived[r.URL.Path], time.Now())
 		s.mu.Unlock()
 		select {
 		case <-r.Context().Done():
 		case <-s.stop:
 		}
-		s.mu.Lock()
-		s.now[r.URL.Path]--
-		s.cur--
-		s.mu.Unlock()
 	}))
 	t.Cleanup(s.srv.Close)
 	t.Cleanup(func() { close(s.stop) }) // runs first: no handler is left waiting
 	return s
 }
 
+// counts returns the requests received and the most that arrived within one
+// stallWindow, in all and per path.
 func (s *stallServer) counts() (started, maxAll int, maxPath map[string]int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	mp := map[string]int{}
-	for k, v := range s.maxPath {
-		mp[k] = v
+	maxPath = map[string]int{}
+	var all []time.Time
+	for path, ts := range s.arrived {
+		maxPath[path] = peakWithin(ts, stallWindow)
+		all = append(all, ts...)
 	}
-	return s.started, s.maxAll, mp
+	return s.started, peakWithin(all, stallWindow), maxPath
+}
+
+// peakWithin is the most of ts within any window shorter than w.
+func peakWithin(ts []time.Time, w time.Duration) int {
+	ts = append([]time.Time(nil), ts...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	peak, lo := 0, 0
+	for hi := range ts {
+		for ts[hi].Sub(ts[lo]) >= w {
+			lo++
+		}
+		peak = max(peak, hi-lo+1)
+	}
+	return peak
 }
 
 func createEndpoint(t *testing.T, e *apptest.Env, key, url string, types ...string) endpointJSON {
