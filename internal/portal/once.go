@@ -41,10 +41,25 @@ var errFormKey = errs.Invalid(formKeyField, "parameter_missing", "This form is o
 func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (string, error) {
 	for run := 1; ; run++ {
 		path, again, err := p.onceRun(r, c, fields, create)
-		if !again || run == maxOnceRuns {
+		if !again {
+			return path, err
+		}
+		if run == maxOnceRuns {
+			if errors.Is(err, store.ErrCommitUnknown) || store.IsConnLost(err) {
+				return "", errOutcomeUnknown(err)
+			}
 			return path, err
 		}
 	}
+}
+
+// errOutcomeUnknown is once's answer when no run could learn whether its
+// commit happened: the user is told that submitting the same form again is
+// safe (it carries the same key, so it replays or creates once), rather than
+// shown a bare internal error that invites a second, fresh form.
+func errOutcomeUnknown(cause error) *errs.Error {
+	return &errs.Error{Kind: errs.KindUnavailable, Code: "outcome_unknown", Err: cause,
+		Message: "The database did not confirm whether this was saved. Submit this same form again: it is safe, and it will not create a second one."}
 }
 
 // maxOnceRuns bounds how often once runs a create again.

@@ -42,7 +42,7 @@ func TestRefundFormCommitUnknown(t *testing.T) {
 			return store.CommitNormally
 		}, http.StatusSeeOther, 2, 1},
 		{"never confirmed", func(int64) store.CommitFault { return store.CommitLostBefore },
-			http.StatusInternalServerError, maxOnceRuns, 0},
+			http.StatusServiceUnavailable, maxOnceRuns, 0},
 	}
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		admin := e.NewPortal()
@@ -68,6 +68,9 @@ func TestRefundFormCommitUnknown(t *testing.T) {
 				}
 				if n := commits.Load(); n != int64(tc.commits) {
 					t.Errorf("%d commits tried, want %d", n, tc.commits)
+				}
+				if tc.status == http.StatusServiceUnavailable && !strings.Contains(pg.Body, "outcome_unknown") {
+					t.Errorf("the unconfirmed create's page does not say its outcome is unknown: %.800s", pg.Body)
 				}
 				if tc.status == http.StatusSeeOther && pg.Location != path+"?done=refund_created" {
 					t.Errorf("redirected to %q, want the intent's page with the success notice", pg.Location)

@@ -326,7 +326,9 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, c *reqCtx, err err
 	e := errs.As(err)
 	if e == nil || status >= 500 {
 		api.LoggerFrom(r.Context()).Error("portal internal error", "err", err, "path", r.URL.Path)
-		e = errs.Internal(err)
+		if e == nil || e.Kind != errs.KindUnavailable {
+			e = errs.Internal(err) // an unavailable service's message is written for the user
+		}
 	}
 	if e.Kind == errs.KindNotFound {
 		p.notFound(w, r, c)
