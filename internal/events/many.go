@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/store"
@@ -43,18 +42,12 @@ func EmitMany(ctx context.Context, tx *store.Tx, pending []Pending) ([]Event, er
 	now := store.Micros(tx.Now())
 	for start := 0; start < len(out); start += emitChunk {
 		end := min(start+emitChunk, len(out))
-		var q strings.Builder
-		q.WriteString("INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at) VALUES ")
+		q := "INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at) VALUES " + store.Rows(end-start, 8)
 		args := make([]any, 0, (end-start)*8)
-		for i := start; i < end; i++ {
-			if i > start {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
-			e := out[i]
+		for _, e := range out[start:end] {
 			args = append(args, e.ID, e.MerchantID, e.Livemode, e.Type, e.ObjectType, e.ObjectID, string(e.Data), now)
 		}
-		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return nil, err
 		}
 	}

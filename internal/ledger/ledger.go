@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/money"
@@ -160,17 +159,11 @@ type entryRow struct {
 // insertEntries is one INSERT of rows (a transaction's entries, or a chunk
 // of PostMany's) and its arguments: one statement, not one per entry.
 func insertEntries(rows []entryRow) (string, []any) {
-	var q strings.Builder
-	q.WriteString("INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES ")
 	args := make([]any, 0, len(rows)*4)
-	for i, r := range rows {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString("(?, ?, ?, ?)")
+	for _, r := range rows {
 		args = append(args, r.txID, r.account, r.currency, r.amount)
 	}
-	return q.String(), args
+	return "INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES " + store.Rows(len(rows), 4), args
 }
 
 func (a AccountRef) key() string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/money"
@@ -71,18 +70,13 @@ func PostMany(ctx context.Context, tx *store.Tx, txns []Transaction) ([]string, 
 	now := store.Micros(tx.Now())
 	for start := 0; start < len(txns); start += manyChunk {
 		end := min(start+manyChunk, len(txns))
-		var q strings.Builder
-		q.WriteString("INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at) VALUES ")
+		q := "INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at) VALUES " + store.Rows(end-start, 6)
 		args := make([]any, 0, (end-start)*6)
 		for i := start; i < end; i++ {
-			if i > start {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?, ?)")
 			t := txns[i]
 			args = append(args, txIDs[i], t.MerchantID, t.Livemode, t.Kind, t.Reference, now)
 		}
-		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return nil, err
 		}
 	}

@@ -167,20 +167,15 @@ func insertRows(ctx context.Context, tx *store.Tx, b *Batch, ins []*payoutInput)
 	const cols = "batch_id, row_no, livemode, amount, provider, recipient_msisdn, recipient_account, recipient_name, description, reference, scenario, created_at"
 	for start := 0; start < len(ins); start += insertChunk {
 		end := min(start+insertChunk, len(ins))
-		var q strings.Builder
-		q.WriteString("INSERT INTO payout_batch_rows (" + cols + ") VALUES ")
+		q := "INSERT INTO payout_batch_rows (" + cols + ") VALUES " + store.Rows(end-start, 12)
 		args := make([]any, 0, (end-start)*12)
 		for i := start; i < end; i++ {
 			in := ins[i]
-			if i > start {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 			args = append(args, b.ID, in.Row, b.Livemode, in.Amount, in.Provider, nullable(strPtr(in.MSISDN)),
 				nullable(strPtr(in.Account)), nullable(strPtr(in.Name)), nullable(strPtr(in.Description)), in.Reference,
 				nullable(strPtr(in.Scenario)), micros(b.CreatedAt))
 		}
-		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return err
 		}
 	}

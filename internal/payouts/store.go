@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/payd/payd/internal/errs"
@@ -103,15 +102,10 @@ func insertPayouts(ctx context.Context, tx *store.Tx, ps []*Payout, dispatch fun
 		created_by, approved_by, dispatch_at, dispatch_attempts, claim_id, created_at, updated_at`
 	for start := 0; start < len(ps); start += insertChunk {
 		end := min(start+insertChunk, len(ps))
-		var q strings.Builder
-		q.WriteString("INSERT INTO payouts (" + cols + ") VALUES ")
+		q := "INSERT INTO payouts (" + cols + ") VALUES " + store.Rows(end-start, 25)
 		args := make([]any, 0, (end-start)*25)
 		for i := start; i < end; i++ {
 			p := ps[i]
-			if i > start {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 			meta, err := json.Marshal(p.Metadata)
 			if err != nil {
 				return err
@@ -129,7 +123,7 @@ func insertPayouts(ctx context.Context, tx *store.Tx, ps []*Payout, dispatch fun
 				string(meta), p.Reference, nullable(p.BatchID), batchRow, p.Screening.json(), scenario, p.NeedsApproval,
 				p.CreatedBy, nullable(p.ApprovedBy), at, p.dispatchAttempts, claim, store.Micros(p.CreatedAt), store.Micros(p.UpdatedAt))
 		}
-		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return err
 		}
 	}

@@ -188,14 +188,10 @@ func (l *Log) Flush(ctx context.Context) error {
 	err := l.db.InTx(ctx, func(tx *store.Tx) error {
 		for start := 0; start < len(batch); start += rowsPerInsert {
 			chunk := batch[start:min(start+rowsPerInsert, len(batch))]
-			var q strings.Builder
-			q.WriteString("INSERT INTO request_logs (id, merchant_id, livemode, principal_id, method, path, status, request_id, latency_us, created_at) VALUES ")
+			q := "INSERT INTO request_logs (id, merchant_id, livemode, principal_id, method, path, status, request_id, latency_us, created_at) VALUES " +
+				store.Rows(len(chunk), 10)
 			args := make([]any, 0, len(chunk)*10)
-			for i, e := range chunk {
-				if i > 0 {
-					q.WriteString(", ")
-				}
-				q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			for _, e := range chunk {
 				path := e.Path
 				if len(path) > maxPath {
 					path = path[:maxPath]
@@ -204,7 +200,7 @@ func (l *Log) Flush(ctx context.Context) error {
 					e.RequestID, e.Latency.Microseconds(), store.Micros(e.At))
 				scopes[scope{e.MerchantID, e.Livemode}] = true
 			}
-			if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+			if _, err := tx.Exec(ctx, q, args...); err != nil {
 				return err
 			}
 		}

@@ -36,3 +36,10 @@ func PaddedIn[T any](values []T) (string, []any) {
 	}
 	return Placeholders(n), args
 }
+
+// Rows returns the VALUES list of a multi-row INSERT: n rows of cols
+// placeholders each, "(?, ?), (?, ?)". n and cols must be at least 1.
+func Rows(n, cols int) string {
+	row := "(" + Placeholders(cols) + ")"
+	return strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}

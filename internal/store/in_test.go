@@ -33,3 +33,12 @@ func TestPaddedIn(t *testing.T) {
 		}
 	}
 }
+
+func TestRows(t *testing.T) {
+	if got := Rows(2, 3); got != "(?, ?, ?), (?, ?, ?)" {
+		t.Fatalf("%q", got)
+	}
+	if got := Rows(1, 1); got != "(?)" {
+		t.Fatalf("%q", got)
+	}
+}

@@ -569,14 +569,10 @@ func insertAttempts(ctx context.Context, tx *store.Tx, items []recordItem, now t
 	for len(items) > 0 {
 		chunk := items[:min(len(items), perStatement)]
 		items = items[len(chunk):]
-		var sb strings.Builder
-		sb.WriteString("INSERT INTO webhook_attempts (delivery_id, livemode, attempt, at, http_status, latency_ms, error, response_body, created_at) VALUES ")
+		q := "INSERT INTO webhook_attempts (delivery_id, livemode, attempt, at, http_status, latency_ms, error, response_body, created_at) VALUES " +
+			store.Rows(len(chunk), 9)
 		args := make([]any, 0, len(chunk)*9)
-		for i, it := range chunk {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		for _, it := range chunk {
 			var status, msg, resp any
 			if it.o.httpStatus != 0 {
 				status = it.o.httpStatus
@@ -589,7 +585,7 @@ func insertAttempts(ctx context.Context, tx *store.Tx, items []recordItem, now t
 			}
 			args = append(args, it.c.id, it.c.livemode, it.c.attempts+1, store.Micros(it.o.at), status, it.o.latency.Milliseconds(), msg, resp, store.Micros(now))
 		}
-		if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return err
 		}
 	}
