@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +51,14 @@ func TestReadNeverRevealsCardData(t *testing.T) {
 		outputs = append(outputs, string(j))
 	}
 	var logs bytes.Buffer
-	for _, h := range []slog.Handler{slog.NewJSONHandler(&logs, nil), slog.NewTextHandler(&logs, nil)} {
+	// Without their timestamps, whose digits may hold a secret's by chance.
+	noTime := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey && len(groups) == 0 {
+			return slog.Attr{}
+		}
+		return a
+	}}
+	for _, h := range []slog.Handler{slog.NewJSONHandler(&logs, noTime), slog.NewTextHandler(&logs, noTime)} {
 		l := slog.New(h)
 		l.Info("read", "card", r, "payment", p, "ptr", &r)
 		l.Info("read", slog.Any("card", r), slog.Group("g", "card", r))
@@ -58,9 +67,18 @@ func TestReadNeverRevealsCardData(t *testing.T) {
 
 	secrets := []string{pan, pan[:6], "11111111", hex.EncodeToString(r.Track2()), hex.EncodeToString(ac),
 		"deadbeef", "DEADBEEF", "222 173 190 239", "2907"}
+	// A pointer field printed with %d, %x or %X shows its address, whose
+	// digits may hold a secret's by chance (an address with "2907" in it):
+	// the address is not card data, so it is taken out before the check.
+	addr := uint64(reflect.ValueOf(&r).Pointer())
+	addrs := []string{strconv.FormatUint(addr, 10), strconv.FormatUint(addr, 16)}
 	for _, out := range outputs {
+		out = strings.ToLower(out)
+		for _, a := range addrs {
+			out = strings.ReplaceAll(out, a, "<address>")
+		}
 		for _, s := range secrets {
-			if strings.Contains(strings.ToLower(out), strings.ToLower(s)) {
+			if strings.Contains(out, strings.ToLower(s)) {
 				t.Errorf("output reveals %q: %s", s, out)
 			}
 		}
