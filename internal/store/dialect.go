@@ -111,10 +111,21 @@ func (d Dialect) ForShare() string {
 // until tx ends. On SQLite it does nothing, since an immediate transaction
 // already holds the one writer.
 func (tx *Tx) AdvisoryLock(ctx context.Context, key string) error {
+	return tx.advisoryLock(ctx, "hashtext(?)", key)
+}
+
+// AdvisoryLockID is AdvisoryLock on a numeric key, for a lock whose key
+// processes of an earlier version already take by number (a rolling deploy
+// then keeps both versions serialised on it).
+func (tx *Tx) AdvisoryLockID(ctx context.Context, id int64) error {
+	return tx.advisoryLock(ctx, "?", id)
+}
+
+func (tx *Tx) advisoryLock(ctx context.Context, keyExpr string, key any) error {
 	if tx.dialect != Postgres {
 		return nil
 	}
-	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext(?))", key)
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock("+keyExpr+")", key)
 	return err
 }
 

@@ -158,7 +158,7 @@ func (s *Service) claim(ctx context.Context, n int) (out []claimed, left bool, e
 	lease := ids.Secret("", 10) + ":"
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		out, left = out[:0], false
-		if err := tx.AdvisoryLock(ctx, claimLockKey); err != nil {
+		if err := tx.AdvisoryLockID(ctx, claimLockID); err != nil {
 			return err
 		}
 		now := store.Micros(tx.Now())

@@ -24,11 +24,13 @@ const (
 	DefaultMerchantConcurrency = 16
 )
 
-// claimLockKey serialises claims across processes on PostgreSQL, so the
+// claimLockID serialises claims across processes on PostgreSQL, so the
 // in-flight counts a claim reads are still true when it leases (two claims
 // at once could each see room for the same slot). SQLite's immediate
 // transactions are already one at a time. A claim is a few short queries.
-const claimLockKey = "webhook_claim"
+// The key is a number that earlier versions take too, so a rolling deploy
+// keeps old and new processes serialised.
+const claimLockID = 0x7061796477686b // "paydwhk"
 
 // dueWork is one endpoint's share of the claim: its due deliveries and its
 // attempts in flight.
