@@ -447,7 +447,9 @@ func (s *Service) UpdateEndpoint(ctx context.Context, o Owner, id string, p Endp
 			return err
 		}
 		if n, _ := res.RowsAffected(); n != 1 {
-			return errs.NotFound("webhook_endpoint", id)
+			// The row was read locked and not deleted, so only a change of
+			// its status could miss here: a conflict, not a missing endpoint.
+			return errs.InvalidState("webhook endpoint %s changed while this request ran; retrieve it and try again", id)
 		}
 		switch {
 		case p.Disabled != nil && *p.Disabled && ep.Paused():
