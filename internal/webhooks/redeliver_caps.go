@@ -24,8 +24,9 @@ const (
 	// one merchant and mode in the window.
 	MaxRedeliveriesPerMerchant = 1000
 	// MaxPendingPerEndpoint is the waiting queue of an endpoint beyond which
-	// redeliver refuses to add to it. The outbox still gives every new event
-	// its delivery: events are never dropped, they wait their turn.
+	// redeliver refuses to add to it, and beyond which an endpoint payd
+	// disabled gets no new deliveries (dispatch.go); the events themselves
+	// stay in the outbox and can be redelivered once it is resumed.
 	MaxPendingPerEndpoint = 1000
 )
 
