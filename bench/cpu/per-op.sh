@@ -11,6 +11,7 @@
 # is counted: run it with nothing else using the database server.
 set -euo pipefail
 bin=$1; engine=${2:-postgres}; shift $(( $# >= 2 ? 2 : 1 ))
+case " $* " in *" -clients"*) echo "per-op.sh runs 16 clients; -clients cannot be changed" >&2; exit 2;; esac
 out=$(mktemp)
 "$bin" -engine "$engine" -database-url "${PAYD_TEST_DATABASE_URL:-}" -clients 16 -duration 10s -warmup 3s "$@" >"$out" 2>/dev/null & bpid=$!
 ticks() { local s=0 t; for p in "$@"; do t=$(awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0); s=$((s + ${t:-0})); done; echo "$s"; }

@@ -9,8 +9,8 @@
 set -euo pipefail
 engine=${1:-sqlite}; C=${2:-16}; T=${3:-10}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-dir=$(mktemp -d)
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; [ -n "${db:-}" ] && dropdb -h 127.0.0.1 -U postgres --if-exists "$db"; rm -rf "$dir"' EXIT
+dir=$(mktemp -d); pid=
+trap '[ -n "$pid" ] && { kill $pid 2>/dev/null; wait $pid 2>/dev/null; }; [ -n "${db:-}" ] && dropdb -h 127.0.0.1 -U postgres --if-exists "$db"; rm -rf "$dir"' EXIT
 (cd "$root" && go build -o "$dir/payd" ./cmd/payd)
 url="sqlite:$dir/payd.db"
 if [ "$engine" = postgres ]; then
