@@ -3,6 +3,7 @@ package testutil
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -51,7 +52,12 @@ var shared struct {
 func SharedPayd(t *testing.T) string {
 	t.Helper()
 	shared.once.Do(func() {
+		// RepoRoot fails the test with Fatal (ending this func early):
+		// the error is set first, so later callers fail too rather than
+		// get an empty binary path.
+		shared.err = errors.New("testutil: the repository root was not found")
 		root := RepoRoot(t)
+		shared.err = nil
 		if shared.dir, shared.err = os.MkdirTemp("", "payd-bin-"); shared.err != nil {
 			return
 		}
