@@ -6,6 +6,10 @@ import (
 	"github.com/payd/payd/internal/store"
 )
 
+// MovedTogether is how many entries the one-round-trip balance update has
+// applied in this process.
+func MovedTogether() int64 { return movedTogether.Load() }
+
 // SlotsOf is how many balance rows hold the account's balance.
 func SlotsOf(ctx context.Context, q store.Querier, a AccountRef) (int, error) {
 	var n int

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/store"
@@ -120,9 +121,16 @@ func moveTogether(ctx context.Context, tx *store.Tx, entries []Entry, accts []st
 	}
 	for i, k := range changed {
 		moved[i] = k == 1
+		if moved[i] {
+			movedTogether.Add(1)
+		}
 	}
 	return moved, nil
 }
+
+// movedTogether counts the entries moveTogether applied (tests tell the
+// one-round-trip path from the fallback with it).
+var movedTogether atomic.Int64
 
 // moveStmt is move as one PostgreSQL statement: add amount to a free slot
 // or, when every slot is busy, to a random one (waiting for it); it returns

@@ -187,6 +187,7 @@ func TestPostingQueuesWhenEverySlotIsBusy(t *testing.T) {
 		}()
 	}
 	held.Wait()
+	together := ledger.MovedTogether()
 	last := make(chan error, 1)
 	go func() {
 		last <- db.InTx(ctx, func(tx *store.Tx) error { return topup(ctx, tx, "mer_busy", "DJF", 10) })
@@ -201,6 +202,11 @@ func TestPostingQueuesWhenEverySlotIsBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	done.Wait()
+	// The queued posting's two entries went through the one-round-trip
+	// update (each waiting on a held row), not the entry-by-entry fallback.
+	if n := ledger.MovedTogether() - together; n < 2 {
+		t.Fatalf("%d entries moved together after the slots were released, want at least the last posting's 2", n)
+	}
 	avail := acct("mer_busy", "DJF", ledger.Available)
 	if bal, err := ledger.AccountBalance(ctx, db, avail); err != nil || bal != 10*(holders+2) {
 		t.Fatalf("balance %d, %v; want %d", bal, err, 10*(holders+2))
