@@ -15,7 +15,9 @@ import (
 //
 // The transaction opens lazily, at the first write: a request that validates,
 // sleeps or calls a provider before it writes holds no connection and, on
-// SQLite, not the writer. Each joined InTx runs under a savepoint, so a fn
+// SQLite, not the writer. (The one exception is an API route marked
+// ClaimAtOnce, whose key is claimed on PostgreSQL as the request starts: its
+// handler must write before any slow work.) Each joined InTx runs under a savepoint, so a fn
 // that fails is undone alone and the caller can go on (answer 4xx, try
 // another step) exactly as if its own transaction had rolled back; a nested
 // InTx is a nested savepoint. A failure that breaks the transaction itself
@@ -186,6 +188,11 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 	}
 	u.stx = stx
 	u.tx = db.newTx(stx)
+	// In another unit's parked transaction, a statement interrupted by this
+	// request's cancelled context would roll back the others' finished work
+	// too (SQLite rolls back the whole transaction): its statements are
+	// shielded, as a grouped transaction's are.
+	u.tx.shield = u.shared != nil
 	u.wrote = false
 	first := u.opens == 0
 	u.opens++

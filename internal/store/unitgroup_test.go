@@ -259,3 +259,34 @@ func TestWaitersThatGiveUpLeaveOneGoroutine(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestCancelledUnitLeavesParkedWorkAlone: a unit going on in another unit's
+// parked transaction whose request is cancelled in the middle of a long
+// statement must not roll back the parked unit's finished work (SQLite
+// undoes the whole transaction when a statement is interrupted).
+func TestCancelledUnitLeavesParkedWorkAlone(t *testing.T) {
+	db := openSQLite(t)
+	cctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var bctx context.Context
+	bctx, b, aDone, bWrote := parkForB(t, db, func(ctx context.Context) error {
+		go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+		return db.InTx(ctx, func(tx *Tx) error {
+			// A statement that runs far longer than 20 ms.
+			_, err := tx.Exec(cctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000)
+				INSERT INTO ug (who) SELECT 'b' || i FROM n`)
+			return err
+		})
+	})
+	<-bWrote // b's work may finish or fail; either way a's row must commit
+	if b.shared == nil {
+		t.Fatal("b did not go on in a's parked transaction")
+	}
+	b.Commit(bctx, nil)
+	if err := <-aDone; err != nil {
+		t.Fatalf("a's commit: %v", err)
+	}
+	if got := ugRows(t, db); !got["a"] {
+		t.Fatal("a's committed row is gone: b's cancelled statement rolled back the shared transaction")
+	}
+}
