@@ -53,11 +53,14 @@ func (db *DB) lockWrite(ctx context.Context) error {
 	default:
 	}
 	db.writeWaiters.Add(1)
-	defer db.writeWaiters.Add(-1)
 	select {
 	case db.writeLock <- struct{}{}:
+		db.writeWaiters.Add(-1)
 		return nil
 	case <-ctx.Done():
+		// No longer a waiter before deciding whether a settler is needed,
+		// so that no unit parks for this one once that is decided.
+		db.writeWaiters.Add(-1)
 		if db.settling.CompareAndSwap(false, true) {
 			go db.settleParked()
 		}
