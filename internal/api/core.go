@@ -26,7 +26,7 @@ func (s *Server) registerCore() {
 		return nil
 	}, Public())
 	s.Handle("GET /v1/balance", s.getBalance)
-	s.Handle("POST /v1/sandbox/topups", s.createTopup, TestModeOnly())
+	s.Handle("POST /v1/sandbox/topups", s.createTopup, TestModeOnly(), ClaimAtOnce())
 	s.Handle("GET /v1/settings", s.getSettings)
 	s.Handle("POST /v1/settings", s.updateSettings)
 	s.Handle("GET /v1/settings/changes/{id}", s.getSettingsChange)

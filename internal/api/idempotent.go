@@ -32,14 +32,14 @@ const maxRuns = 8
 //
 // An upload route's body is spooled to a temporary file instead of memory
 // (uploads.go); each run reads it from there through BodyReader.
-func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, upload bool, h HandlerFunc) {
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, rt route, h HandlerFunc) {
 	if len(key) > 255 {
 		WriteError(w, r, errs.Invalid("Idempotency-Key", "idempotency_key_invalid", "Idempotency-Key must be at most 255 characters"))
 		return
 	}
 	var body []byte
 	var hash string
-	if upload {
+	if rt.upload {
 		sp, sum, err := spool(r)
 		if err != nil {
 			WriteError(w, r, err)
@@ -72,7 +72,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	}
 	defer s.running.Delete(running)
 	for run := 1; ; run++ {
-		ctx, claim, stored, err := s.claim(r, req)
+		ctx, claim, stored, err := s.claim(r, req, rt.claimAtOnce)
 		if stored != nil {
 			writeReplay(w, stored)
 			return
@@ -116,13 +116,14 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	}
 }
 
-// claim starts one run of an idempotent request. On PostgreSQL the key is
-// claimed at once, in the round trip that begins the transaction; on SQLite
-// (where an open transaction holds the one writer) the key is read first and
-// claimed by the request's first write; the answer stored under the key, if
-// any, is returned to replay.
-func (s *Server) claim(r *http.Request, req idempotency.Request) (context.Context, *idempotency.Claim, *idempotency.Stored, error) {
-	if s.cfg.DB.Dialect() == store.Postgres {
+// claim starts one run of an idempotent request. On PostgreSQL, for a route
+// marked ClaimAtOnce, the key is claimed at once, in the round trip that
+// begins the transaction; otherwise (and always on SQLite, where an open
+// transaction holds the one writer) the key is read first and claimed by the
+// request's first write, so no connection is held before it. The answer
+// stored under the key, if any, is returned to replay.
+func (s *Server) claim(r *http.Request, req idempotency.Request, atOnce bool) (context.Context, *idempotency.Claim, *idempotency.Stored, error) {
+	if atOnce && s.cfg.DB.Dialect() == store.Postgres {
 		ctx, claim, err := idempotency.StartClaimed(r.Context(), s.cfg.DB, req)
 		return ctx, claim, nil, err
 	}

@@ -2,11 +2,13 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/payd/payd/internal/api"
@@ -29,9 +31,9 @@ import (
 // other run still holds (it committed a recovery point and is calling a
 // provider) is answered 409 idempotency_key_in_use.
 //
-// On PostgreSQL a run claims its key before its handler runs, so the window
-// does not open: the other run's claim waits for this run's commit and then
-// replays this run's answer.
+// On PostgreSQL a route marked ClaimAtOnce claims its key before its handler
+// runs, so there the window does not open: the other run's claim waits for
+// this run's commit and then replays this run's answer.
 func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		box, _ := secretbox.New("")
@@ -62,13 +64,17 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 		this := newServer()
 		if db.Dialect() == store.Postgres {
 			var otherAnswer chan *httptest.ResponseRecorder
-			this.Handle("POST /v1/test/late", func(w http.ResponseWriter, r *http.Request) error {
+			this.Handle("POST /v1/test/early", func(w http.ResponseWriter, r *http.Request) error {
 				otherAnswer = make(chan *httptest.ResponseRecorder, 1)
 				idem := r.Header.Get("Idempotency-Key")
-				go func() { otherAnswer <- send(other, "/v1/test/late", idem) }()
+				go func() { otherAnswer <- send(other, "/v1/test/early", idem) }()
 				return errs.InvalidState("the object moved on")
-			})
-			w := send(this, "/v1/test/late", "late-1")
+			}, api.ClaimAtOnce())
+			other.Handle("POST /v1/test/early", func(w http.ResponseWriter, r *http.Request) error {
+				api.WriteJSON(w, http.StatusCreated, map[string]string{"done_by": "other"})
+				return nil
+			}, api.ClaimAtOnce())
+			w := send(this, "/v1/test/early", "early-1")
 			if w.Code != http.StatusConflict || w.Header().Get("Idempotent-Replayed") == "true" {
 				t.Errorf("this run answered %d (replayed %q) %s; want its own 409", w.Code, w.Header().Get("Idempotent-Replayed"), w.Body)
 			}
@@ -76,7 +82,6 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 			if o.Code != http.StatusConflict || o.Header().Get("Idempotent-Replayed") != "true" {
 				t.Errorf("the other run answered %d (replayed %q) %s; want this run's 409, replayed", o.Code, o.Header().Get("Idempotent-Replayed"), o.Body)
 			}
-			return
 		}
 		this.Handle("POST /v1/test/late", func(w http.ResponseWriter, r *http.Request) error {
 			// The other run commits now, after this one looked the key up.
@@ -109,6 +114,61 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 		w = send(this, "/v1/test/held", "held-1")
 		if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "idempotency_key_in_use") {
 			t.Errorf("answered %d %s; want 409 idempotency_key_in_use", w.Code, w.Body)
+		}
+	})
+}
+
+// TestKeyedRequestHoldsNoConnectionBeforeItWrites: a keyed request whose
+// handler has not written yet (it is validating, resolving a host name,
+// waiting on a sandbox scenario) holds no pooled connection, on either
+// engine, so clients cannot tie up the pool with slow keyed requests; only a
+// route marked ClaimAtOnce takes one at once on PostgreSQL.
+func TestKeyedRequestHoldsNoConnectionBeforeItWrites(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		box, _ := secretbox.New("")
+		ms := merchants.NewService(db, box)
+		m, err := ms.Create(context.Background(), merchants.CreateParams{Name: "Slow handlers"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := api.NewServer(api.Config{DB: db, Merchants: ms, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		const n = 8
+		var started sync.WaitGroup
+		release := make(chan struct{})
+		slow := func(w http.ResponseWriter, r *http.Request) error {
+			started.Done()
+			<-release
+			api.WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
+			return nil
+		}
+		s.Handle("POST /v1/test/slow", slow)
+		s.Handle("POST /v1/test/slow_at_once", slow, api.ClaimAtOnce())
+		run := func(path string) (inUse int) {
+			started.Add(n)
+			release = make(chan struct{})
+			var done sync.WaitGroup
+			for i := range n {
+				done.Add(1)
+				go func() {
+					defer done.Done()
+					req := httptest.NewRequest("POST", path, strings.NewReader(`{}`))
+					req.Header.Set("Authorization", "Bearer "+m.SecretKeys[0])
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Idempotency-Key", fmt.Sprintf("%s-%d", path, i))
+					s.ServeHTTP(httptest.NewRecorder(), req)
+				}()
+			}
+			started.Wait()
+			inUse = db.SQL().Stats().InUse
+			close(release)
+			done.Wait()
+			return inUse
+		}
+		if k := run("/v1/test/slow"); k != 0 {
+			t.Fatalf("%d keyed requests that had not written held %d connections; want none", n, k)
+		}
+		if k := run("/v1/test/slow_at_once"); db.Dialect() == store.Postgres && k < n {
+			t.Fatalf("%d ClaimAtOnce requests held %d connections on PostgreSQL; want one each (the test's own check)", n, k)
 		}
 	})
 }

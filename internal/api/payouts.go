@@ -15,7 +15,7 @@ import (
 // RegisterPayouts mounts the payout endpoints.
 func RegisterPayouts(s *Server, svc *payouts.Service) {
 	h := payoutHandlers{svc: svc}
-	s.Handle("POST /v1/payouts", h.create)
+	s.Handle("POST /v1/payouts", h.create, ClaimAtOnce())
 	s.Handle("GET /v1/payouts", h.list)
 	s.Handle("GET /v1/payouts/{id}", h.get)
 	s.Handle("POST /v1/payouts/{id}/approve", h.approve)

@@ -14,7 +14,7 @@ import (
 // RegisterRefunds mounts the refund endpoints.
 func RegisterRefunds(s *Server, svc *refunds.Service) {
 	h := refundHandlers{svc: svc}
-	s.Handle("POST /v1/refunds", h.create, RequireIdempotencyKey())
+	s.Handle("POST /v1/refunds", h.create, RequireIdempotencyKey(), ClaimAtOnce())
 	s.Handle("GET /v1/refunds", h.list)
 	s.Handle("GET /v1/refunds/{id}", h.get)
 	s.Handle("POST /v1/refunds/{id}/approve", h.approve)

@@ -40,6 +40,7 @@ type route struct {
 	requireIdemKey   bool
 	skipIdempotency  bool
 	upload           bool
+	claimAtOnce      bool
 }
 
 // RouteOption configures a route.
@@ -64,6 +65,17 @@ func RequireIdempotencyKey() RouteOption { return func(r *route) { r.requireIdem
 // NoIdempotency exempts a POST from idempotency (for endpoints that stream or
 // whose answers must not be replayed).
 func NoIdempotency() RouteOption { return func(r *route) { r.skipIdempotency = true } }
+
+// ClaimAtOnce marks a route whose handler writes before any slow work (no
+// provider, DNS or other network call, no wait, before its first write; a
+// provider call after a recovery point is fine, since the checkpoint's commit
+// gives the connection back). On PostgreSQL such a request claims its key in
+// the round trip that begins its transaction, before its handler runs, which
+// saves a round trip and closes the window in which another process's run
+// commits the same key meanwhile. It also holds a pooled connection from the
+// start, which is why it is not the default: a handler that did slow work
+// first would let a client tie up the pool.
+func ClaimAtOnce() RouteOption { return func(r *route) { r.claimAtOnce = true } }
 
 // Config is what the HTTP layer needs.
 type Config struct {
@@ -293,7 +305,7 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 				return
 			}
 			if key != "" {
-				s.idempotent(w, r, key, rt.upload, h)
+				s.idempotent(w, r, key, rt, h)
 				return
 			}
 		}
