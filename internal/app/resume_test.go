@@ -70,7 +70,11 @@ func (h *heldProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // intent settles once.
 func TestResumeAfterProviderCall(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		h := &heldProvider{sim: sim.New(sim.Config{PushDelay: 200 * time.Millisecond}), path: "/wallet_c/v1/payments",
+		// The customer approves (the provider's push) 5 s after the payment
+		// is created: well after the retry below has asked the provider again
+		// (with 200 ms, a slow run under the race detector saw the push settle
+		// the intent before the retry, which then had nothing to ask).
+		h := &heldProvider{sim: sim.New(sim.Config{PushDelay: 5 * time.Second}), path: "/wallet_c/v1/payments",
 			acted: make(chan struct{}), release: make(chan struct{})}
 		srv := httptest.NewServer(h)
 		released := false
