@@ -131,7 +131,7 @@ func (s *Server) claim(r *http.Request, req idempotency.Request, atOnce bool) (c
 	if err != nil || found.Replay != nil {
 		return nil, nil, found.Replay, err
 	}
-	ctx, claim := idempotency.Start(r.Context(), s.cfg.DB, req, found.Resume)
+	ctx, claim := idempotency.Start(r.Context(), s.cfg.DB, req, found)
 	return ctx, claim, nil, nil
 }
 

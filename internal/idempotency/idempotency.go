@@ -7,16 +7,26 @@
 // The HTTP middleware first looks the key up (Lookup: a plain read). Unless
 // that settles the request (a stored answer to replay, a different request
 // under the key), it starts a claim (Start): a store.Unit carried in the
-// request's context, whose transaction opens at the request's first write
-// and begins by inserting the key's row. Capability code keeps calling
-// db.InTx(ctx, fn), which joins the unit. The middleware then stores the
-// response in the same transaction and commits once (Claim.Finish), or rolls
-// everything back (Claim.Abort), which leaves no key behind.
+// request's context, whose transaction opens at the request's first write.
+// Capability code keeps calling db.InTx(ctx, fn), which joins the unit. The
+// middleware then writes the key's row, with the response, as the last
+// statement of that transaction and commits once (Claim.Finish), or rolls
+// everything back (Claim.Abort), which leaves no key behind. The key's row is
+// written once, finished: it is neither inserted first and updated at the
+// end nor seen by anyone before the request's effect commits with it.
 //
 // Two requests with the same key race on the row's primary key: on
-// PostgreSQL the second INSERT waits for the first transaction and then sees
-// its stored answer; on SQLite the single writer orders them the same way.
-// So a concurrent duplicate waits for the first and replays its answer.
+// PostgreSQL the second INSERT waits for the first transaction and fails
+// when it commits; the second's transaction (its effect included) rolls
+// back and it answers the first's stored answer. On SQLite one process runs
+// one request per key at a time (the middleware refuses a duplicate in
+// flight). So a concurrent duplicate replays the first's answer and its own
+// run leaves nothing.
+//
+// Where the key's row must be visible before the end, it is written first,
+// in the round trip that begins the transaction: a claim taken at once
+// (StartClaimed), a key whose old row (past Retention) is overwritten, and a
+// run taking over an earlier run's recovery point.
 //
 // A request that must call a provider between two writes commits a recovery
 // point first (RecoveryPoint): its writes so far and the point's name and
@@ -33,6 +43,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"net/http"
 	"time"
@@ -96,6 +107,9 @@ type Found struct {
 	// Resume is set when an earlier run of the request committed a recovery
 	// point and has ended without an answer: this request takes it over.
 	Resume *Recovery
+	// Stale is set when the key's row is older than Retention: the request
+	// runs and overwrites it.
+	Stale bool
 }
 
 // RequestHash fingerprints a request: method, path and body.
@@ -155,7 +169,7 @@ func readKey(ctx context.Context, q store.Querier, r Request) (keyRow, error) {
 // resume, an error, or (all nil) that the row is stale and r may overwrite it.
 func (k keyRow) judge(r Request, now time.Time) (Found, error) {
 	if store.FromMicros(k.created).Add(Retention).Before(now) {
-		return Found{}, nil
+		return Found{Stale: true}, nil
 	}
 	if k.method != r.Method || k.path != r.Path || k.hash != r.Hash {
 		return Found{}, errReused
@@ -194,16 +208,24 @@ type Claim struct {
 	replay *Stored
 	err    error
 	eager  bool // claimed before the handler runs (StartClaimed)
+	// late: the key's row is written by the unit's last statement (with the
+	// answer, or with a recovery point), not by its first.
+	late bool
+	// held: the key's row is this run's, in the open transaction or
+	// committed by a recovery point.
+	held bool
 }
 
 type claimKey struct{}
 
-// Start returns ctx carrying a claim of r's key and its unit of work. The
-// key is claimed by the first write of the request, in that write's
-// transaction; resume (from Lookup) takes over an earlier run's recovery
-// point instead.
-func Start(ctx context.Context, db *store.DB, r Request, resume *Recovery) (context.Context, *Claim) {
-	c := &Claim{db: db, req: r, resume: resume}
+// Start returns ctx carrying a claim of r's key and its unit of work; found
+// is what Lookup found. The key's row is written by the request's last
+// statement, with its answer (Finish) or a recovery point (RecoveryPoint),
+// in the request's one transaction; when found holds a recovery point to
+// take over, or a row past Retention to overwrite, it is written by the
+// request's first write instead.
+func Start(ctx context.Context, db *store.DB, r Request, found Found) (context.Context, *Claim) {
+	c := &Claim{db: db, req: r, resume: found.Resume, late: found.Resume == nil && !found.Stale}
 	ctx, c.unit = db.NewUnit(ctx, store.UnitHooks{Open: c.open})
 	return context.WithValue(ctx, claimKey{}, c), c
 }
@@ -218,8 +240,8 @@ func Start(ctx context.Context, db *store.DB, r Request, resume *Recovery) (cont
 // validates costs a pooled connection and nothing else; on SQLite it would
 // hold the one writer, and Lookup then Start is used there.
 func StartClaimed(ctx context.Context, db *store.DB, r Request) (context.Context, *Claim, error) {
-	ctx, c := Start(ctx, db, r, nil)
-	c.eager = true
+	ctx, c := Start(ctx, db, r, Found{})
+	c.eager, c.late = true, false
 	if err := c.unit.Open(ctx); err != nil && !errors.Is(err, errClaimed) {
 		return ctx, c, err
 	}
@@ -245,6 +267,18 @@ var errClaimed = errors.New("idempotency: the key was claimed by another request
 
 // open is the unit's first statement in each of its transactions.
 func (c *Claim) open(ctx context.Context, tx *store.Tx, first bool) error {
+	if c.late && !c.held {
+		return nil // written last (Finish, RecoveryPoint)
+	}
+	err := c.openEarly(ctx, tx, first)
+	if err == nil {
+		c.held = true
+	}
+	return err
+}
+
+// openEarly claims (or renews) the key as the transaction's first statement.
+func (c *Claim) openEarly(ctx context.Context, tx *store.Tx, first bool) error {
 	now := tx.Now()
 	r := c.req
 	lease := store.Micros(now.Add(r.lease()))
@@ -330,14 +364,58 @@ func (c *Claim) Unit() *store.Unit { return c.unit }
 
 // Finish stores resp as the key's answer in the request's transaction and
 // commits it: the claim, the effect and the answer in one commit.
+//
+// When the key's row is written here (the usual case), another run of the
+// same request that committed first makes the row's INSERT fail and the
+// whole transaction roll back: Finish then returns errClaimed and the claim
+// says what that run left (Replayed, Refused).
 func (c *Claim) Finish(ctx context.Context, resp Stored) error {
-	// The key is this transaction's (claimed in it, or renewed in it): the
-	// update goes to the database with the COMMIT, in one round trip.
-	return c.unit.Commit(ctx, func(tx *store.Tx) error {
-		return tx.ExecLater(ctx, `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ?,
-			recovery_point = NULL, recovery_ref = NULL`+keyWhere+` AND state = 'in_flight'`,
-			c.req.keyArgs(resp.Status, resp.ContentType, resp.Body)...)
+	inserted := false
+	// The statement goes to the database with the COMMIT, in one round trip.
+	err := c.unit.Commit(ctx, func(tx *store.Tx) error {
+		// (Opening the transaction ran open first: a key taken over or
+		// claimed early is held by now.)
+		if c.held {
+			// Claimed or renewed in this transaction, or by a recovery point.
+			return tx.ExecLater(ctx, `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ?,
+				recovery_point = NULL, recovery_ref = NULL`+keyWhere+` AND state = 'in_flight'`,
+				c.req.keyArgs(resp.Status, resp.ContentType, resp.Body)...)
+		}
+		now := tx.Now()
+		r := c.req
+		inserted = true
+		return tx.ExecLater(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash,
+			state, status_code, content_type, body, locked_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?)`,
+			r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash,
+			resp.Status, resp.ContentType, resp.Body, store.Micros(now), store.Micros(now))
 	})
+	if err != nil && inserted && store.IsConflict(err) && c.heldByAnother(ctx) {
+		return errClaimed
+	}
+	return err
+}
+
+// heldByAnother reads the key after this run's late write of it met the row
+// of another run, and records what that row means for this one (Replayed,
+// Refused). It reports false when no row is there to explain the conflict.
+func (c *Claim) heldByAnother(ctx context.Context) bool {
+	k, err := readKey(context.WithoutCancel(ctx), c.db, c.req)
+	if err != nil {
+		return false
+	}
+	found, err := k.judge(c.req, c.db.Now())
+	switch {
+	case err != nil:
+		c.err = err
+	case found.Replay != nil:
+		c.replay = found.Replay
+	case found.Resume != nil:
+		// A phased run ended without an answer: the next retry resumes it.
+		c.err = ErrInUse
+	default:
+		return false
+	}
+	return true
 }
 
 // Abort rolls back what the request wrote since its last recovery point.
@@ -370,10 +448,36 @@ func RecoveryPoint(ctx context.Context, point, ref string) error {
 		return nil
 	}
 	err := c.unit.Checkpoint(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET recovery_point = ?, recovery_ref = ?`+keyWhere+` AND state = 'in_flight'`,
-			c.req.keyArgs(point, ref)...)
-		return err
+		if c.held {
+			_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET recovery_point = ?, recovery_ref = ?`+keyWhere+` AND state = 'in_flight'`,
+				c.req.keyArgs(point, ref)...)
+			return err
+		}
+		// The key's row is written here, with the point: the request's
+		// writes so far and its claim commit together.
+		now := tx.Now()
+		r := c.req
+		res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash,
+			state, recovery_point, recovery_ref, locked_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?, ?, ?)
+			ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`,
+			r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash, point, ref,
+			store.Micros(now.Add(r.lease())), store.Micros(now))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		// Another run of the request holds or answered the key (on
+		// PostgreSQL the INSERT waited for its transaction to end).
+		if !c.heldByAnother(ctx) {
+			return fmt.Errorf("idempotency: the key's row conflicts but cannot be read")
+		}
+		return errClaimed
 	})
+	if err == nil {
+		c.held = true
+	}
 	return err
 }
 

@@ -82,7 +82,7 @@ func (p *Portal) onceRun(r *http.Request, c *reqCtx, fields url.Values, create f
 	if found.Replay != nil {
 		return string(found.Replay.Body), false, nil
 	}
-	ctx, claim := idempotency.Start(r.Context(), p.cfg.DB, req, found.Resume)
+	ctx, claim := idempotency.Start(r.Context(), p.cfg.DB, req, found)
 	path, err = create(ctx)
 	if err == nil {
 		err = claim.Finish(ctx, idempotency.Stored{Status: http.StatusSeeOther, ContentType: "text/plain", Body: []byte(path)})

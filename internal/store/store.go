@@ -318,6 +318,10 @@ type Tx struct {
 	// shield: a grouped SQLite transaction whose statements must not be
 	// interrupted by a cancelled context (groupcommit.go).
 	shield bool
+	// writes counts the writing statements (Exec, ExecLater, ExecAll) run
+	// in the transaction: a unit's fn in a transaction that has none needs
+	// no savepoint (unit.go).
+	writes atomic.Int64
 }
 
 func (db *DB) newTx(c txConn) *Tx {
@@ -378,6 +382,7 @@ func (tx *Tx) Cache() *sync.Map { return tx.cache }
 // error it returns is for SQLite's immediate run, or a transaction already
 // broken.
 func (tx *Tx) ExecLater(ctx context.Context, q string, args ...any) error {
+	tx.writes.Add(1)
 	if p, ok := tx.tx.(*pipeTx); ok {
 		return p.later(tx.dialect.Rebind(q), args)
 	}
@@ -400,6 +405,7 @@ func (tx *Tx) ExecAll(ctx context.Context, stmts []Stmt) ([]int64, error) {
 		for i, s := range stmts {
 			rebound[i] = Stmt{Query: tx.dialect.Rebind(s.Query), Args: s.Args}
 		}
+		tx.writes.Add(1)
 		return p.execAll(tx.stmtCtx(ctx), rebound)
 	}
 	out := make([]int64, 0, len(stmts))
@@ -427,6 +433,7 @@ func (tx *Tx) broken() error {
 
 // Exec runs a statement in the transaction.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	tx.writes.Add(1)
 	r, err := tx.tx.ExecContext(tx.stmtCtx(ctx), tx.dialect.Rebind(q), args...)
 	return r, translate(err)
 }

@@ -17,10 +17,12 @@ import (
 // sleeps or calls a provider before it writes holds no connection and, on
 // SQLite, not the writer. (The one exception is an API route marked
 // ClaimAtOnce, whose key is claimed on PostgreSQL as the request starts: its
-// handler must write before any slow work.) Each joined InTx runs under a savepoint, so a fn
-// that fails is undone alone and the caller can go on (answer 4xx, try
-// another step) exactly as if its own transaction had rolled back; a nested
-// InTx is a nested savepoint. A failure that breaks the transaction itself
+// handler must write before any slow work.) Each joined InTx runs under a
+// savepoint, so a fn that fails is undone alone and the caller can go on
+// (answer 4xx, try another step) exactly as if its own transaction had rolled
+// back; a nested InTx is a nested savepoint. A fn run in a transaction that
+// has written nothing yet needs no savepoint: if it fails, the whole
+// transaction is rolled back and the unit's next write opens another. A failure that breaks the transaction itself
 // (a lost connection, a deadlock, SQLite busy) poisons the unit: every later
 // call returns that error and the owner rolls the whole unit back (and may run
 // the request again, see Retryable).
@@ -246,20 +248,31 @@ func (u *Unit) rollbackLocked() {
 	u.unlock()
 }
 
-// run runs fn under a savepoint of the unit's transaction.
+// run runs fn under a savepoint of the unit's transaction (none when the
+// transaction holds nothing yet).
 func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	tx, err := u.open(ctx)
 	if err != nil {
 		return err
 	}
 	bg := context.WithoutCancel(ctx)
-	u.mu.Lock()
-	u.sp++
-	sp := "payd_sp" + strconv.Itoa(u.sp)
-	u.mu.Unlock()
-	if err := tx.ExecLater(bg, "SAVEPOINT "+sp); err != nil {
-		u.fail(err)
-		return err
+	// A transaction that has written nothing yet (no Open hook statement,
+	// no earlier fn's write) holds nothing a failing fn must not undo: fn
+	// runs without a savepoint, and if it fails the transaction is rolled
+	// back whole and the next write opens a new one. This spares the common
+	// request (one InTx) a savepoint: on PostgreSQL a subtransaction for its
+	// writes, on SQLite a copy of every page it changes.
+	bare := tx.writes.Load() == 0
+	sp := ""
+	if !bare {
+		u.mu.Lock()
+		u.sp++
+		sp = "payd_sp" + strconv.Itoa(u.sp)
+		u.mu.Unlock()
+		if err := tx.ExecLater(bg, "SAVEPOINT "+sp); err != nil {
+			u.fail(err)
+			return err
+		}
 	}
 	after := len(tx.after)
 	defer func() {
@@ -277,6 +290,13 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		}
 		if isTransient(err) || IsConnLost(err) {
 			u.fail(err)
+			return err
+		}
+		if bare {
+			u.mu.Lock()
+			u.rollbackLocked()
+			u.opens-- // the next transaction is the one this would have been
+			u.mu.Unlock()
 			return err
 		}
 		if _, rerr := tx.tx.ExecContext(bg, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
