@@ -115,6 +115,48 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 		if w.Code != http.StatusConflict || !strings.Contains(w.Body.String(), "idempotency_key_in_use") {
 			t.Errorf("answered %d %s; want 409 idempotency_key_in_use", w.Code, w.Body)
 		}
+
+		// A run whose handler wrote an effect, while another process's run
+		// committed its own effect and answer under the key: the key's row
+		// is this run's last write, it meets the other's, and this run's
+		// whole transaction (its effect with it) rolls back; it answers the
+		// other's answer. One effect per key.
+		effect := func(r *http.Request, who string) error {
+			_, err := ms.Create(r.Context(), merchants.CreateParams{Name: "effect of " + who + " " + r.Header.Get("Idempotency-Key")})
+			return err
+		}
+		other.Handle("POST /v1/test/wrote", func(w http.ResponseWriter, r *http.Request) error {
+			if err := effect(r, "other"); err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, map[string]string{"done_by": "other"})
+			return nil
+		})
+		this.Handle("POST /v1/test/wrote", func(w http.ResponseWriter, r *http.Request) error {
+			// The other run commits first (on SQLite this run holds the one
+			// writer from its first write on, so the other goes before it).
+			if got := send(other, "/v1/test/wrote", r.Header.Get("Idempotency-Key")); got.Code != http.StatusCreated {
+				t.Errorf("the other run answered %d %s", got.Code, got.Body)
+			}
+			if err := effect(r, "this"); err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, map[string]string{"done_by": "this"})
+			return nil
+		})
+		w = send(this, "/v1/test/wrote", "wrote-1")
+		if w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") != "true" || !strings.Contains(w.Body.String(), `"other"`) {
+			t.Errorf("answered %d (replayed %q) %s; want the other run's 201, replayed", w.Code, w.Header().Get("Idempotent-Replayed"), w.Body)
+		}
+		for who, want := range map[string]int{"other": 1, "this": 0} {
+			var n int
+			if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE name = ?", "effect of "+who+" wrote-1").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != want {
+				t.Errorf("%d effects of %s's run, want %d", n, who, want)
+			}
+		}
 	})
 }
 

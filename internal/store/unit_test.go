@@ -109,6 +109,51 @@ func TestUnitCommitsOnce(t *testing.T) {
 	})
 }
 
+// TestUnitFirstWriteNeedsNoSavepoint: a unit's InTx in a transaction that
+// has written nothing runs without a savepoint; if it fails, the whole
+// transaction is rolled back (PostgreSQL's, aborted by a unique violation,
+// included), the unit stays usable, and its next write opens a transaction
+// that the Open hook sees as the first again. One commit in all.
+func TestUnitFirstWriteNeedsNoSavepoint(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		if err := db.InTx(context.Background(), func(tx *store.Tx) error { return insertMerchant(context.Background(), tx, "mer_b0") }); err != nil {
+			t.Fatal(err)
+		}
+		var commits atomic.Int64
+		db.OnCommit(func(context.Context) { commits.Add(1) })
+		defer db.OnCommit(nil)
+		var firsts []bool
+		ctx, u := db.NewUnit(context.Background(), store.UnitHooks{Open: func(ctx context.Context, tx *store.Tx, first bool) error {
+			firsts = append(firsts, first)
+			return nil
+		}})
+		// A unique violation on the transaction's first write.
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := insertMerchant(ctx, tx, "mer_b1"); err != nil {
+				return err
+			}
+			return insertMerchant(ctx, tx, "mer_b0")
+		}); !store.IsConflict(err) {
+			t.Fatalf("duplicate: %v", err)
+		}
+		if u.Opened() || u.Err() != nil {
+			t.Fatalf("after the failed first write: opened %v, err %v; want a closed transaction and a usable unit", u.Opened(), u.Err())
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_b2") }); err != nil {
+			t.Fatal(err)
+		}
+		if err := u.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := countMerchants(t, db, "mer_b"); got != 2 {
+			t.Fatalf("%d rows, want mer_b0 and mer_b2", got)
+		}
+		if commits.Load() != 1 || len(firsts) != 2 || !firsts[0] || !firsts[1] {
+			t.Fatalf("commits %d, Open hook's first %v; want 1 and [true true]", commits.Load(), firsts)
+		}
+	})
+}
+
 // terminate ends PostgreSQL backends from a connection outside db's pool,
 // as an operator's pg_terminate_backend or a restart would.
 func terminate(t *testing.T, admin *store.DB, pids ...int) {
