@@ -24,8 +24,13 @@ func Args[T any](values []T) []any {
 // (a dispatch batch, a set of ids read back) would otherwise be a different
 // statement for every length: each one parsed, planned and kept in every
 // connection's statement cache, pushing out the statements that are reused.
-// Padded, at most a handful of lengths occur. values must not be empty.
+// Padded, at most a handful of lengths occur. An empty list gives "NULL",
+// with no arguments: IN (NULL) is valid SQL on both engines and matches no
+// row, as an empty list would.
 func PaddedIn[T any](values []T) (string, []any) {
+	if len(values) == 0 {
+		return "NULL", nil
+	}
 	n := 1
 	for n < len(values) {
 		n *= 2

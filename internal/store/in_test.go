@@ -42,3 +42,9 @@ func TestRows(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+func TestPaddedInEmpty(t *testing.T) {
+	if ph, args := PaddedIn([]string(nil)); ph != "NULL" || len(args) != 0 {
+		t.Fatalf("empty list: %q %v; want NULL and no arguments", ph, args)
+	}
+}

@@ -164,3 +164,23 @@ func TestRebind(t *testing.T) {
 		t.Fatal("sqlite must not rebind")
 	}
 }
+
+// TestPaddedInEmptyMatchesNothing: an empty padded IN list is valid SQL on
+// both engines and matches no row.
+func TestPaddedInEmptyMatchesNothing(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_in1") }); err != nil {
+			t.Fatal(err)
+		}
+		ph, args := store.PaddedIn([]string{})
+		var n int
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM merchants WHERE id IN ("+ph+")", args...).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("empty IN list: %d rows, %v", n, err)
+		}
+		ph, args = store.PaddedIn([]string{"mer_in1"})
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM merchants WHERE id IN ("+ph+")", args...).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("one-value IN list: %d rows, %v", n, err)
+		}
+	})
+}
