@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"testing"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -103,14 +105,36 @@ const (
 	argonKeyLen  = 32
 )
 
+// lowCost makes HashPassword use argon2id's lowest parameters; only a test
+// binary can set it (UseLowHashCostForTests).
+var lowCost atomic.Bool
+
+// UseLowHashCostForTests makes HashPassword hash with argon2id's lowest cost
+// (one pass over 64 KiB, one lane) in this process. Test suites create
+// merchants and users by the hundred, and at the real cost (about 0.1 s a
+// hash, 0.3 s under the race detector) hashing was most of their time. It
+// panics outside a test binary, so payd itself always hashes at full cost.
+// Hashes made either way verify alike: VerifyPassword reads the parameters
+// from the hash.
+func UseLowHashCostForTests() {
+	if !testing.Testing() {
+		panic("auth: UseLowHashCostForTests outside a test binary")
+	}
+	lowCost.Store(true)
+}
+
 // HashPassword returns an encoded argon2id hash with a random salt.
 func HashPassword(password string) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", argonMemory, argonTime, argonThreads,
+	t, m, p := uint32(argonTime), uint32(argonMemory), uint8(argonThreads)
+	if lowCost.Load() {
+		t, m, p = 1, 64, 1
+	}
+	key := argon2.IDKey([]byte(password), salt, t, m, p, argonKeyLen)
+	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", m, t, p,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
 }
 

@@ -1,6 +1,9 @@
 package auth
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestPasswordHash(t *testing.T) {
 	h, err := HashPassword("correct horse")
@@ -15,6 +18,37 @@ func TestPasswordHash(t *testing.T) {
 	}
 	if _, err := VerifyPassword("$bcrypt$x", "a"); err == nil {
 		t.Fatal("malformed hash accepted")
+	}
+	// Full cost unless a test asked for less (this package's tests do not).
+	if !strings.Contains(h, "$m=65536,t=2,p=2$") {
+		t.Fatalf("hash %s: want argon2id at 64 MiB, 2 passes, 2 lanes", h)
+	}
+}
+
+// TestLowHashCostForTests: the low cost a test binary may ask for still
+// makes hashes that verify, and names its own parameters; hashes made at
+// full cost verify after the switch as before it.
+func TestLowHashCostForTests(t *testing.T) {
+	full, err := HashPassword("correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	UseLowHashCostForTests()
+	defer lowCost.Store(false)
+	low, err := HashPassword("correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(low, "$m=64,t=1,p=1$") {
+		t.Fatalf("low-cost hash %s", low)
+	}
+	for _, h := range []string{full, low} {
+		if ok, _ := VerifyPassword(h, "correct horse"); !ok {
+			t.Fatalf("%s: right password refused", h)
+		}
+		if ok, _ := VerifyPassword(h, "wrong"); ok {
+			t.Fatalf("%s: wrong password accepted", h)
+		}
 	}
 }
 

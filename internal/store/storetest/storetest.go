@@ -15,8 +15,16 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/store"
 )
+
+// A test binary that opens test databases creates merchants and portal
+// users by the dozen, each with an argon2id password hash: at the real cost
+// hashing was most of such a suite's time. Passwords are hashed at the
+// lowest cost in these binaries; the auth package's own tests check the
+// real one.
+func init() { auth.UseLowHashCostForTests() }
 
 // Engine names an engine under test.
 type Engine string
