@@ -18,3 +18,6 @@ func GroupCommits(db *DB) int64 {
 	}
 	return db.group.batches.Load()
 }
+
+// WriteWaiters is how many units wait for SQLite's writer (0 on PostgreSQL).
+func WriteWaiters(db *DB) int32 { return db.writeWaiters.Load() }

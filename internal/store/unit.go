@@ -45,6 +45,9 @@ type Unit struct {
 	closed bool
 	broken error // sticky failure that poisoned the transaction
 	wrote  bool  // a joined fn succeeded in the open transaction
+	// running counts the joined fns running now (nested InTx calls): only
+	// the outermost may run without a savepoint.
+	running int
 	sp     int   // savepoint names
 	opens  int   // transactions opened
 	phases int   // transactions committed
@@ -256,19 +259,28 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return err
 	}
 	bg := context.WithoutCancel(ctx)
-	// A transaction that has written nothing yet (no Open hook statement,
-	// no earlier fn's write) holds nothing a failing fn must not undo: fn
-	// runs without a savepoint, and if it fails the transaction is rolled
-	// back whole and the next write opens a new one. This spares the common
+	// A transaction that holds nothing yet (no Open hook statement, no
+	// earlier fn that succeeded in it) and no fn running in it (this is not
+	// a nested InTx) holds nothing a failing fn must not undo: fn runs
+	// without a savepoint, and if it fails the transaction is rolled back
+	// whole and the next write opens a new one. This spares the common
 	// request (one InTx) a savepoint: on PostgreSQL a subtransaction for its
 	// writes, on SQLite a copy of every page it changes.
-	bare := tx.writes.Load() == 0
+	u.mu.Lock()
+	bare := u.running == 0 && !u.wrote && tx.writes.Load() == 0
+	u.running++
 	sp := ""
 	if !bare {
-		u.mu.Lock()
 		u.sp++
 		sp = "payd_sp" + strconv.Itoa(u.sp)
+	}
+	u.mu.Unlock()
+	defer func() {
+		u.mu.Lock()
+		u.running--
 		u.mu.Unlock()
+	}()
+	if !bare {
 		if err := tx.ExecLater(bg, "SAVEPOINT "+sp); err != nil {
 			u.fail(err)
 			return err
@@ -294,8 +306,10 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		}
 		if bare {
 			u.mu.Lock()
-			u.rollbackLocked()
-			u.opens-- // the next transaction is the one this would have been
+			if u.tx == tx {
+				u.rollbackLocked()
+				u.opens-- // the next transaction is the one this would have been
+			}
 			u.mu.Unlock()
 			return err
 		}
