@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/payd/payd/internal/errs"
@@ -38,7 +39,32 @@ var errFormKey = errs.Invalid(formKeyField, "parameter_missing", "This form is o
 // settles it: the key is read again, and its stored page proves the commit;
 // without one, nothing committed and the create runs again, as it does after
 // a transient failure.
+//
+// Two submissions of one form in this process (a double click) do not run
+// at once: the second waits for the first to end and then goes to the page
+// the first stored, as a later one would. (Across processes the key's row
+// settles it: the second's create rolls back when it meets the first's.)
 func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (string, error) {
+	if key := strings.TrimSpace(r.PostFormValue(formKeyField)); key != "" {
+		pr := c.principal()
+		flight := pr.MerchantID + "\x00" + strconv.FormatBool(pr.Livemode) + "\x00" + pr.ID + "\x00" + key
+		mine := make(chan struct{})
+		for {
+			other, busy := p.inFlight.LoadOrStore(flight, mine)
+			if !busy {
+				break
+			}
+			select {
+			case <-other.(chan struct{}):
+			case <-r.Context().Done():
+				return "", r.Context().Err()
+			}
+		}
+		defer func() {
+			p.inFlight.Delete(flight)
+			close(mine)
+		}()
+	}
 	for run := 1; ; run++ {
 		path, again, err := p.onceRun(r, c, fields, create)
 		if !again {

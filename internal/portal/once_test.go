@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/store"
@@ -109,4 +110,66 @@ func countRefunds(t *testing.T, e *apptest.Env, pi string) int {
 	}
 	data, _ := r.Map(t)["data"].([]any)
 	return len(data)
+}
+
+// TestRefundFormDoubleClick: the same refund form submitted twice at once
+// (the second while the first is still committing) makes one refund, and
+// both submissions land on the intent's page with the success notice: the
+// second waits for the first and goes where it went.
+func TestRefundFormDoubleClick(t *testing.T) {
+	t.Parallel()
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		admin := e.NewPortal()
+		admin.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
+		r := e.Post("/v1/payment_intents", map[string]any{"amount_minor": 1000, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "77123456"})
+		pi, _ := r.Map(t)["id"].(string)
+		if c := e.Post("/v1/payment_intents/"+pi+"/confirm", map[string]string{"otp": "123456"}); c.Status != 200 {
+			t.Fatalf("confirm: %d %s", c.Status, c.Body)
+		}
+		path := "/portal/test/payment_intents/" + pi
+		key := formKey(t, admin.Get(path))
+		form := url.Values{"amount_minor": {"300"}, "reason": {"requested_by_customer"}, "idempotency_key": {key}, "csrf_token": {admin.CSRF}}
+
+		// The first submission's commit is held back for a moment, so the
+		// second arrives while the first runs.
+		var commits atomic.Int64
+		e.Main.DB.FaultCommits(func(context.Context) store.CommitFault {
+			if commits.Add(1) == 1 {
+				time.Sleep(300 * time.Millisecond)
+			}
+			return store.CommitNormally
+		})
+		defer e.Main.DB.FaultCommits(nil)
+		post := func() (int, string) {
+			req, _ := http.NewRequest("POST", admin.Base+path+"/refunds", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := admin.Client.Do(req)
+			if err != nil {
+				t.Error(err)
+				return 0, ""
+			}
+			resp.Body.Close()
+			return resp.StatusCode, resp.Header.Get("Location")
+		}
+		type answer struct {
+			status   int
+			location string
+		}
+		answers := make(chan answer, 2)
+		for range 2 {
+			go func() {
+				s, l := post()
+				answers <- answer{s, l}
+			}()
+			time.Sleep(50 * time.Millisecond)
+		}
+		for range 2 {
+			if a := <-answers; a.status != http.StatusSeeOther || a.location != path+"?done=refund_created" {
+				t.Errorf("a submission answered %d to %q, want 303 to the intent's page with the success notice", a.status, a.location)
+			}
+		}
+		if n := countRefunds(t, e, pi); n != 1 {
+			t.Fatalf("%d refunds, want 1", n)
+		}
+	})
 }

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/payd/payd/internal/api"
@@ -58,9 +59,11 @@ type Portal struct {
 	// uploads bounds the large form uploads (payout batch CSVs) each user
 	// has in flight, as the API bounds each key's.
 	uploads *api.UploadSlots
-	caps    []capability
-	volume  volumeSource
-	daily   dailySource
+	// inFlight holds the form keys whose submission runs now (once.go).
+	inFlight sync.Map
+	caps     []capability
+	volume   volumeSource
+	daily    dailySource
 
 	// The capabilities' services, looked up per request (each is wired by
 	// its own wirer, some after the portal's).
