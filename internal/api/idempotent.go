@@ -63,8 +63,9 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		Lease: s.cfg.IdempotencyLease}
 	// A duplicate arriving at this process while the first still runs is
 	// refused at once (409); one arriving at another process cannot see a
-	// claim that has not committed, so it runs until its first write, waits
-	// there for the first's commit and replays its answer.
+	// claim that has not committed, so it runs to its last statement (the
+	// key's row), which waits for the first's commit and fails; its own
+	// writes roll back and it replays the first's answer.
 	running := req.MerchantID + "\x00" + strconv.FormatBool(req.Livemode) + "\x00" + req.PrincipalID + "\x00" + key
 	if _, busy := s.running.LoadOrStore(running, struct{}{}); busy {
 		WriteError(w, r, idempotency.ErrInUse)
@@ -172,10 +173,11 @@ func (s *Server) settle(w http.ResponseWriter, r *http.Request, claim *idempoten
 		// the stored answer, or runs the request again.
 		return true
 	case claim.Replayed() != nil:
-		// A handler that wrote nothing claims the key only here, and
+		// The key's row is written only here (unless claimed early), and
 		// another run of the request answered it meanwhile (a process
 		// killed as it committed: its commit became visible after this
-		// run looked the key up). Its answer, as any retry would get.
+		// run looked the key up); this run's writes rolled back. Its
+		// answer, as any retry would get.
 		writeReplay(w, claim.Replayed())
 		return false
 	case claim.Refused() != nil:

@@ -18,10 +18,12 @@
 // Two requests with the same key race on the row's primary key: on
 // PostgreSQL the second INSERT waits for the first transaction and fails
 // when it commits; the second's transaction (its effect included) rolls
-// back and it answers the first's stored answer. On SQLite one process runs
-// one request per key at a time (the middleware refuses a duplicate in
-// flight). So a concurrent duplicate replays the first's answer and its own
-// run leaves nothing.
+// back and it answers the first's stored answer. Within one process callers
+// must not run two requests with one key at once (on SQLite the second would
+// meet the first's row in a shared, uncommitted group transaction): the API
+// middleware refuses a duplicate in flight with 409, and the portal makes a
+// second submission of a form wait for the first. So a concurrent duplicate
+// replays the first's answer (or is refused) and its own run leaves nothing.
 //
 // Where the key's row must be visible before the end, it is written first,
 // in the round trip that begins the transaction: a claim taken at once

@@ -48,9 +48,9 @@ type Unit struct {
 	// running counts the joined fns running now (nested InTx calls): only
 	// the outermost may run without a savepoint.
 	running int
-	sp     int   // savepoint names
-	opens  int   // transactions opened
-	phases int   // transactions committed
+	sp      int // savepoint names
+	opens   int // transactions opened
+	phases  int // transactions committed
 }
 
 // UnitHooks are the owner's statements in each transaction of a unit.
