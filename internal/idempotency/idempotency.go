@@ -288,21 +288,11 @@ func (c *Claim) openEarly(ctx context.Context, tx *store.Tx, first bool) error {
 		// Ours already (after a recovery point) or taken over from a run
 		// that ended: renew the lease, on the lease we saw when resuming so
 		// that of two retries only one takes over.
-		q := `UPDATE idempotency_keys SET locked_until = ?` + keyWhere + ` AND state = 'in_flight'`
-		args := r.keyArgs(lease)
+		var seen *int64
 		if first {
-			q += ` AND locked_until = ?`
-			args = append(args, c.resume.lockedUntil)
+			seen = &c.resume.lockedUntil
 		}
-		res, err := tx.Exec(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			c.err = ErrInUse
-			return errClaimed
-		}
-		return nil
+		return c.renew(ctx, tx, lease, seen)
 	}
 	res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash, state, locked_until, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?) ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`,
@@ -330,14 +320,8 @@ func (c *Claim) openEarly(ctx context.Context, tx *store.Tx, first bool) error {
 	case found.Resume != nil && c.eager && first:
 		// A phased run ended without an answer: this run takes the key
 		// over, on the lease it saw, and resumes from the point.
-		res, err := tx.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight' AND locked_until = ?`,
-			append(r.keyArgs(lease), found.Resume.lockedUntil)...)
-		if err != nil {
+		if err := c.renew(ctx, tx, lease, &found.Resume.lockedUntil); err != nil {
 			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			c.err = ErrInUse
-			return errClaimed
 		}
 		c.resume = found.Resume
 		return nil
@@ -351,6 +335,28 @@ func (c *Claim) openEarly(ctx context.Context, tx *store.Tx, first bool) error {
 		content_type = NULL, body = NULL, recovery_point = NULL, recovery_ref = NULL, locked_until = ?, created_at = ?`+keyWhere,
 		r.keyArgs(r.Method, r.Path, r.Hash, lease, store.Micros(now))...)
 	return err
+}
+
+// renew sets the lease of the key's in-flight row to lease; with seen, only
+// if the lease is still the one seen (so that of two runs taking the key
+// over, one wins). A row that is not there, not in flight or on another
+// lease refuses this run (409).
+func (c *Claim) renew(ctx context.Context, tx *store.Tx, lease int64, seen *int64) error {
+	q := `UPDATE idempotency_keys SET locked_until = ?` + keyWhere + ` AND state = 'in_flight'`
+	args := c.req.keyArgs(lease)
+	if seen != nil {
+		q += ` AND locked_until = ?`
+		args = append(args, *seen)
+	}
+	res, err := tx.Exec(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		c.err = ErrInUse
+		return errClaimed
+	}
+	return nil
 }
 
 // Replayed returns the answer another run of the same request stored while
