@@ -50,14 +50,7 @@ func TestRefundFormCommitUnknown(t *testing.T) {
 		admin.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
 		for _, tc := range cases {
 			t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
-				r := e.Post("/v1/payment_intents", map[string]any{"amount_minor": 1000, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "77123456"})
-				pi, _ := r.Map(t)["id"].(string)
-				if c := e.Post("/v1/payment_intents/"+pi+"/confirm", map[string]string{"otp": "123456"}); c.Status != 200 {
-					t.Fatalf("confirm: %d %s", c.Status, c.Body)
-				}
-				path := "/portal/test/payment_intents/" + pi
-				key := formKey(t, admin.Get(path))
-				form := url.Values{"amount_minor": {"300"}, "reason": {"requested_by_customer"}, "idempotency_key": {key}}
+				pi, path, form := refundForm(t, e, admin)
 
 				var commits atomic.Int64
 				e.Main.DB.FaultCommits(func(context.Context) store.CommitFault { return tc.fault(commits.Add(1)) })
@@ -101,6 +94,21 @@ func TestRefundFormCommitUnknown(t *testing.T) {
 	})
 }
 
+// refundForm makes a succeeded 1,000 DJF intent and returns it, its portal
+// page and the values of that page's refund form for 300 (with the form's
+// key).
+func refundForm(t *testing.T, e *apptest.Env, admin *apptest.Portal) (pi, path string, form url.Values) {
+	t.Helper()
+	r := e.Post("/v1/payment_intents", map[string]any{"amount_minor": 1000, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "77123456"})
+	pi, _ = r.Map(t)["id"].(string)
+	if c := e.Post("/v1/payment_intents/"+pi+"/confirm", map[string]string{"otp": "123456"}); c.Status != 200 {
+		t.Fatalf("confirm: %d %s", c.Status, c.Body)
+	}
+	path = "/portal/test/payment_intents/" + pi
+	key := formKey(t, admin.Get(path))
+	return pi, path, url.Values{"amount_minor": {"300"}, "reason": {"requested_by_customer"}, "idempotency_key": {key}}
+}
+
 // countRefunds is how many refunds the API lists for a payment intent.
 func countRefunds(t *testing.T, e *apptest.Env, pi string) int {
 	t.Helper()
@@ -121,14 +129,8 @@ func TestRefundFormDoubleClick(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		admin := e.NewPortal()
 		admin.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
-		r := e.Post("/v1/payment_intents", map[string]any{"amount_minor": 1000, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "77123456"})
-		pi, _ := r.Map(t)["id"].(string)
-		if c := e.Post("/v1/payment_intents/"+pi+"/confirm", map[string]string{"otp": "123456"}); c.Status != 200 {
-			t.Fatalf("confirm: %d %s", c.Status, c.Body)
-		}
-		path := "/portal/test/payment_intents/" + pi
-		key := formKey(t, admin.Get(path))
-		form := url.Values{"amount_minor": {"300"}, "reason": {"requested_by_customer"}, "idempotency_key": {key}, "csrf_token": {admin.CSRF}}
+		pi, path, form := refundForm(t, e, admin)
+		form.Set("csrf_token", admin.CSRF)
 
 		// The first submission's commit is held back for a moment, so the
 		// second arrives while the first runs.
