@@ -140,9 +140,9 @@ func TestKillDuringKeyedRequests(t *testing.T) {
 				kills = 3
 			}
 			ctx, stop := context.WithCancel(context.Background())
-			killed := chaos(ctx, t, cl.f, cl.c, w.requests(), kills)
+			killed, killing := chaos(ctx, t, cl.f, cl.c, w.requests(), kills)
 			start := time.Now()
-			res := drive(t, cl.c, w, 12)
+			res := drive(t, cl.c, w, 12, killing)
 			elapsed := time.Since(start)
 			stop()
 			k := killed()
@@ -208,7 +208,7 @@ func TestBackendsTerminated(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	res := drive(t, cl.c, w, 12)
+	res := drive(t, cl.c, w, 12, nil)
 	stop()
 	total := <-terminated
 	t.Logf("%d keyed requests in %v: %d backends terminated, %d sends, %d answered 5xx, %d 409 in use",

@@ -155,7 +155,7 @@ func crashRun(t *testing.T, cl *cluster, db *store.DB, prov *provider, kind stri
 	prov.crash = func() { killAll(t, cl.f, &restarting) }
 	prov.mu.Unlock()
 	start := time.Now()
-	res := drive(t, cl.c, w, 8)
+	res := drive(t, cl.c, w, 8, nil)
 	restarting.Wait()
 	elapsed := time.Since(start)
 	waitSettled(t, db, 60*time.Second)

@@ -225,7 +225,11 @@ type result struct {
 }
 
 // drive runs the workload with clients concurrent senders.
-func drive(t *testing.T, c *client, w workload, clients int) result {
+//
+// When hold is not nil, the last sixth of the workload is sent only once hold
+// is closed (chaos: after its last kill), so a fast run cannot end before
+// the kills it is meant to meet.
+func drive(t *testing.T, c *client, w workload, clients int, hold <-chan struct{}) result {
 	res := result{intents: map[string]string{}, payouts: map[string]string{}}
 	var mu sync.Mutex
 	type op struct {
@@ -284,7 +288,11 @@ func drive(t *testing.T, c *client, w workload, clients int) result {
 		}()
 	}
 	// Interleave the two kinds so kills land on both.
-	for i := 0; i < max(w.intents, w.payouts); i++ {
+	n := max(w.intents, w.payouts)
+	for i := 0; i < n; i++ {
+		if hold != nil && i == n-n/6 {
+			<-hold
+		}
 		if i < w.intents {
 			ops <- op{i: i}
 		}
@@ -299,12 +307,14 @@ func drive(t *testing.T, c *client, w workload, clients int) result {
 
 // chaos SIGKILLs a random process that is up each time the client's
 // answered requests pass one of kills random points of the run (between 5%
-// and 95% of total), and starts it again at once; it returns a function
-// that stops it (when ctx ends) and reports the kills made.
-func chaos(ctx context.Context, t *testing.T, f *fleet, c *client, total, kills int) func() int {
+// and 75% of total), and starts it again at once; it returns a function
+// that stops it (when ctx ends) and reports the kills made, and a channel
+// closed once it has made them all (drive holds the end of the run until
+// then: every point lies before the part it holds).
+func chaos(ctx context.Context, t *testing.T, f *fleet, c *client, total, kills int) (func() int, <-chan struct{}) {
 	points := make([]int64, kills)
 	for i := range points {
-		points[i] = int64(total/20 + rand.IntN(max(total*9/10, 1)))
+		points[i] = int64(total/20 + rand.IntN(max(total*7/10, 1)))
 	}
 	slices.Sort(points)
 	var made atomic.Int64
@@ -334,7 +344,7 @@ func chaos(ctx context.Context, t *testing.T, f *fleet, c *client, total, kills 
 			}
 		}
 	}()
-	return func() int { <-done; return int(made.Load()) }
+	return func() int { <-done; return int(made.Load()) }, done
 }
 
 // checkAnswers holds every key to its stored answer: each answer a client
