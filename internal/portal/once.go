@@ -17,6 +17,10 @@ import (
 // formKeyField is the hidden field that carries a form's idempotency key.
 const formKeyField = "idempotency_key"
 
+// maxFormKey is the longest form key accepted (an Idempotency-Key's limit);
+// a longer one is refused before it is held anywhere.
+const maxFormKey = 255
+
 // newFormKey is a fresh idempotency key for a form that creates something:
 // each rendering of the form gets one, so submitting it twice (a double
 // click, a reload that re-posts, a back button) sends the same key.
@@ -45,7 +49,7 @@ var errFormKey = errs.Invalid(formKeyField, "parameter_missing", "This form is o
 // the first stored, as a later one would. (Across processes the key's row
 // settles it: the second's create rolls back when it meets the first's.)
 func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (string, error) {
-	if key := strings.TrimSpace(r.PostFormValue(formKeyField)); key != "" {
+	if key := strings.TrimSpace(r.PostFormValue(formKeyField)); key != "" && len(key) <= maxFormKey {
 		pr := c.principal()
 		flight := pr.MerchantID + "\x00" + strconv.FormatBool(pr.Livemode) + "\x00" + pr.ID + "\x00" + key
 		mine := make(chan struct{})
@@ -94,7 +98,7 @@ const maxOnceRuns = 4
 // onceRun is one run of once; again reports that it should run again.
 func (p *Portal) onceRun(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (path string, again bool, err error) {
 	key := strings.TrimSpace(r.PostFormValue(formKeyField))
-	if key == "" || len(key) > 255 {
+	if key == "" || len(key) > maxFormKey {
 		return "", false, errFormKey
 	}
 	pr := c.principal()
