@@ -294,14 +294,9 @@ func (c *Claim) openEarly(ctx context.Context, tx *store.Tx, first bool) error {
 		}
 		return c.renew(ctx, tx, lease, seen)
 	}
-	res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash, state, locked_until, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?) ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`,
-		r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash, lease, store.Micros(now))
-	if err != nil {
+	inserted, err := c.insertInFlight(ctx, tx, nil, nil)
+	if err != nil || inserted {
 		return err
-	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		return nil
 	}
 	// Another request holds or answered the key; on PostgreSQL the INSERT
 	// above waited for its transaction to end.
@@ -335,6 +330,25 @@ func (c *Claim) openEarly(ctx context.Context, tx *store.Tx, first bool) error {
 		content_type = NULL, body = NULL, recovery_point = NULL, recovery_ref = NULL, locked_until = ?, created_at = ?`+keyWhere,
 		r.keyArgs(r.Method, r.Path, r.Hash, lease, store.Micros(now))...)
 	return err
+}
+
+// insertInFlight inserts the key's row in flight, under a fresh lease and
+// with a recovery point (or none: nil); it reports false, having changed
+// nothing, when the key already has a row (on PostgreSQL once the
+// transaction that wrote it, if still open, has ended).
+func (c *Claim) insertInFlight(ctx context.Context, tx *store.Tx, point, ref any) (bool, error) {
+	now := tx.Now()
+	r := c.req
+	res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash,
+		state, recovery_point, recovery_ref, locked_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?, ?, ?)
+		ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`,
+		r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash, point, ref,
+		store.Micros(now.Add(r.lease())), store.Micros(now))
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }
 
 // renew sets the lease of the key's in-flight row to lease; with seen, only
@@ -463,18 +477,9 @@ func RecoveryPoint(ctx context.Context, point, ref string) error {
 		}
 		// The key's row is written here, with the point: the request's
 		// writes so far and its claim commit together.
-		now := tx.Now()
-		r := c.req
-		res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash,
-			state, recovery_point, recovery_ref, locked_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?, ?, ?)
-			ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`,
-			r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash, point, ref,
-			store.Micros(now.Add(r.lease())), store.Micros(now))
-		if err != nil {
+		inserted, err := c.insertInFlight(ctx, tx, point, ref)
+		if err != nil || inserted {
 			return err
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			return nil
 		}
 		// Another run of the request holds or answered the key (on
 		// PostgreSQL the INSERT waited for its transaction to end).
