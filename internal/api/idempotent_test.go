@@ -21,6 +21,22 @@ import (
 	"github.com/payd/payd/internal/store/storetest"
 )
 
+// apiOnDB creates a merchant named name on db and returns the merchants
+// service, the merchant's secret test key, and a function that makes an API
+// server (a payd process, as far as the tests here are concerned) on db.
+func apiOnDB(t *testing.T, db *store.DB, name string) (*merchants.Service, string, func() *api.Server) {
+	t.Helper()
+	box, _ := secretbox.New("")
+	ms := merchants.NewService(db, box)
+	m, err := ms.Create(context.Background(), merchants.CreateParams{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms, m.SecretKeys[0], func() *api.Server {
+		return api.NewServer(api.Config{DB: db, Merchants: ms, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	}
+}
+
 // TestKeyAnsweredElsewhereWhileRunning: a request runs under a key no run
 // has answered yet; while its handler runs, another process's run of the
 // same request commits its answer (a process killed as it committed, whose
@@ -36,16 +52,7 @@ import (
 // this run's commit and then replays this run's answer.
 func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		box, _ := secretbox.New("")
-		ms := merchants.NewService(db, box)
-		m, err := ms.Create(context.Background(), merchants.CreateParams{Name: "Late commit"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		key := m.SecretKeys[0]
-		newServer := func() *api.Server {
-			return api.NewServer(api.Config{DB: db, Merchants: ms, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		}
+		ms, key, newServer := apiOnDB(t, db, "Late commit")
 		// other is the process whose run commits first.
 		other := newServer()
 		other.Handle("POST /v1/test/late", func(w http.ResponseWriter, r *http.Request) error {
@@ -167,13 +174,8 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 // route marked ClaimAtOnce takes one at once on PostgreSQL.
 func TestKeyedRequestHoldsNoConnectionBeforeItWrites(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		box, _ := secretbox.New("")
-		ms := merchants.NewService(db, box)
-		m, err := ms.Create(context.Background(), merchants.CreateParams{Name: "Slow handlers"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := api.NewServer(api.Config{DB: db, Merchants: ms, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		_, key, newServer := apiOnDB(t, db, "Slow handlers")
+		s := newServer()
 		const n = 8
 		var started sync.WaitGroup
 		release := make(chan struct{})
@@ -194,7 +196,7 @@ func TestKeyedRequestHoldsNoConnectionBeforeItWrites(t *testing.T) {
 				go func() {
 					defer done.Done()
 					req := httptest.NewRequest("POST", path, strings.NewReader(`{}`))
-					req.Header.Set("Authorization", "Bearer "+m.SecretKeys[0])
+					req.Header.Set("Authorization", "Bearer "+key)
 					req.Header.Set("Content-Type", "application/json")
 					req.Header.Set("Idempotency-Key", fmt.Sprintf("%s-%d", path, i))
 					s.ServeHTTP(httptest.NewRecorder(), req)
