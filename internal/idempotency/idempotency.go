@@ -28,7 +28,9 @@
 // Where the key's row must be visible before the end, it is written first,
 // in the round trip that begins the transaction: a claim taken at once
 // (StartClaimed), a key whose old row (past Retention) is overwritten, and a
-// run taking over an earlier run's recovery point.
+// run taking over an earlier run's recovery point. A request's first
+// recovery point writes the row (in flight, with the point) in the
+// transaction that point commits.
 //
 // A request that must call a provider between two writes commits a recovery
 // point first (RecoveryPoint): its writes so far and the point's name and

@@ -20,9 +20,11 @@ import (
 // handler must write before any slow work.) Each joined InTx runs under a
 // savepoint, so a fn that fails is undone alone and the caller can go on
 // (answer 4xx, try another step) exactly as if its own transaction had rolled
-// back; a nested InTx is a nested savepoint. A fn run in a transaction that
-// has written nothing yet needs no savepoint: if it fails, the whole
-// transaction is rolled back and the unit's next write opens another. A failure that breaks the transaction itself
+// back; a nested InTx is a nested savepoint. The outermost fn in a
+// transaction that holds nothing yet (no Open hook write, no earlier fn that
+// succeeded) needs no savepoint: if it fails, the whole transaction is rolled
+// back and the unit's next write opens another. A failure that breaks the
+// transaction itself
 // (a lost connection, a deadlock, SQLite busy) poisons the unit: every later
 // call returns that error and the owner rolls the whole unit back (and may run
 // the request again, see Retryable).
