@@ -71,6 +71,10 @@ type DB struct {
 	// idle connections were last dropped (see connLost), in Unix nanoseconds.
 	maxIdle  int
 	lastDrop atomic.Int64
+	// commits counts this DB's commits; ckpt, on a SQLite file, copies the
+	// write-ahead log into the database off the writer (checkpoint.go).
+	commits atomic.Int64
+	ckpt    *checkpointer
 }
 
 // connLost is told that a pooled connection turned out dead. The server
@@ -100,6 +104,9 @@ func (db *DB) OnCommit(fn func(ctx context.Context)) {
 }
 
 func (db *DB) committed(ctx context.Context) {
+	if n := db.commits.Add(1); n%ckptCommits == 0 && db.ckpt != nil {
+		db.ckpt.poke()
+	}
 	if f := db.onCommit.Load(); f != nil {
 		(*f)(ctx)
 	}
@@ -140,6 +147,11 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		// on a big table) holds its temporary data in memory.
 		dsn := "file:" + path + sep + "_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=temp_store(2)&_time_format=sqlite"
+		if SQLitePath(url) != "" {
+			// Checkpoints run off the writer (checkpoint.go), not inside
+			// the COMMIT that crosses SQLite's threshold.
+			dsn += "&_pragma=wal_autocheckpoint(0)"
+		}
 		s, err := sql.Open("payd-sqlite", dsn)
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
@@ -155,6 +167,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if err := db.sql.PingContext(ctx); err != nil {
 		db.sql.Close()
 		return nil, fmt.Errorf("connect %s: %w", db.dialect, err)
+	}
+	if db.dialect == SQLite && SQLitePath(url) != "" {
+		db.startCheckpointer()
 	}
 	return db, nil
 }
@@ -206,7 +221,6 @@ func redactURL(u string) string {
 	return u
 }
 
-// Close closes the connection pool.
 // SetPoolSize bounds the pool at n open (and idle) connections, instead of
 // the engine's default (32 on PostgreSQL, 8 on SQLite).
 func (db *DB) SetPoolSize(n int) {
@@ -215,7 +229,13 @@ func (db *DB) SetPoolSize(n int) {
 	db.sql.SetMaxIdleConns(n)
 }
 
-func (db *DB) Close() error { return db.sql.Close() }
+// Close stops the checkpointer (SQLite) and closes the connection pool.
+func (db *DB) Close() error {
+	if db.ckpt != nil {
+		db.ckpt.close()
+	}
+	return db.sql.Close()
+}
 
 // SQL exposes the pool for the few places that need it (migrations, stats).
 func (db *DB) SQL() *sql.DB { return db.sql }
@@ -375,7 +395,9 @@ func (tx *Tx) Cache() *sync.Map { return tx.cache }
 // ExecLater runs a statement in the transaction whose result the caller
 // does not need: on PostgreSQL it waits and goes to the server with the
 // transaction's next statement that needs an answer, or with its COMMIT
-// (pipeline.go), saving a round trip; on SQLite it runs at once. Use it for
+// (pipeline.go), saving a round trip; in a unit's SQLite transaction it
+// waits for the writer to be taken (latetx.go), elsewhere on SQLite it runs
+// at once. Use it for
 // writes that fail only when something is wrong (a lost connection, a
 // broken invariant): a failure shows at a later statement or at the commit
 // and the transaction can then only be rolled back (ErrLaterFailed). The
@@ -385,6 +407,9 @@ func (tx *Tx) ExecLater(ctx context.Context, q string, args ...any) error {
 	tx.writes.Add(1)
 	if p, ok := tx.tx.(*pipeTx); ok {
 		return p.later(tx.dialect.Rebind(q), args)
+	}
+	if l, ok := tx.tx.(*lateTx); ok {
+		return l.later(ctx, q, args)
 	}
 	_, err := tx.tx.ExecContext(tx.stmtCtx(ctx), tx.dialect.Rebind(q), args...)
 	return translate(err)
@@ -427,6 +452,9 @@ func (tx *Tx) broken() error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.broken
+	}
+	if l, ok := tx.tx.(*lateTx); ok {
+		return l.lateErr()
 	}
 	return nil
 }

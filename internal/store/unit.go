@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strconv"
 	"sync"
@@ -37,13 +36,8 @@ type Unit struct {
 	hooks UnitHooks
 
 	mu     sync.Mutex
-	stx    txConn
+	stx    txConn // on SQLite a lateTx (latetx.go)
 	tx     *Tx
-	locked bool // holds the SQLite writer
-	// shared is the parked transaction (SQLite group commit, unitgroup.go)
-	// this unit goes on in, with other units' finished work in it; nil when
-	// the unit began its transaction itself.
-	shared *parkedTx
 	closed bool
 	broken error // sticky failure that poisoned the transaction
 	wrote  bool  // a joined fn succeeded in the open transaction
@@ -165,20 +159,8 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 	var stx txConn
 	var err error
 	if db.writeLock != nil {
-		if err := db.lockWrite(ctx); err != nil {
-			return nil, err
-		}
-		u.locked = true
-		if p := db.takeParked(); p != nil {
-			// Go on in the transaction other units parked, under a
-			// savepoint that undoes this unit's work alone.
-			if _, err := p.stx.ExecContext(bg, "SAVEPOINT payd_unit"); err != nil {
-				db.abortParked(p)
-				u.unlock()
-				return nil, translate(err)
-			}
-			u.shared, stx = p, p.stx
-		}
+		// SQLite: the writer is taken when a statement needs it (latetx.go).
+		stx = &lateTx{db: db}
 	}
 	for attempt := 1; stx == nil; attempt++ {
 		// A BEGIN that meets a dead pooled connection changed nothing:
@@ -190,16 +172,10 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 		db.connLost()
 	}
 	if err != nil {
-		u.unlock()
 		return nil, err
 	}
 	u.stx = stx
 	u.tx = db.newTx(stx)
-	// In another unit's parked transaction, a statement interrupted by this
-	// request's cancelled context would roll back the others' finished work
-	// too (SQLite rolls back the whole transaction): its statements are
-	// shielded, as a grouped transaction's are.
-	u.tx.shield = u.shared != nil
 	u.wrote = false
 	first := u.opens == 0
 	u.opens++
@@ -211,13 +187,6 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 		}
 	}
 	return u.tx, nil
-}
-
-func (u *Unit) unlock() {
-	if u.locked {
-		u.db.unlockWrite()
-		u.locked = false
-	}
 }
 
 // fail poisons the unit with err (the transaction can no longer be used).
@@ -234,23 +203,10 @@ func (u *Unit) fail(err error) {
 }
 
 func (u *Unit) rollbackLocked() {
-	if p := u.shared; p != nil && u.stx != nil {
-		// Undo this unit's work alone; the others' waits for a commit.
-		bg := context.Background()
-		_, err := p.stx.ExecContext(bg, "ROLLBACK TO payd_unit")
-		if err == nil {
-			_, err = p.stx.ExecContext(bg, "RELEASE payd_unit")
-		}
-		if err != nil {
-			u.db.abortParked(p)
-		} else {
-			u.db.handOn(p)
-		}
-	} else if u.stx != nil {
-		u.stx.Rollback()
+	if u.stx != nil {
+		u.stx.Rollback() // a lateTx undoes this unit's work alone
 	}
-	u.stx, u.tx, u.wrote, u.shared = nil, nil, false, nil
-	u.unlock()
+	u.stx, u.tx, u.wrote = nil, nil, false
 }
 
 // run runs fn under a savepoint of the unit's transaction (none when the
@@ -400,33 +356,19 @@ func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) er
 	}
 	stx, tx := u.stx, u.tx
 	var err error
-	if sq, ok := stx.(*sql.Tx); ok && u.db.writeLock != nil {
+	if lt, ok := stx.(*lateTx); ok {
 		// SQLite: park the transaction for a waiting writer, or commit it
 		// with every unit parked in it (unitgroup.go).
-		p := u.shared
-		if p == nil {
-			p = &parkedTx{stx: sq}
-		}
-		me := parkedMember{ctx: ctx, done: make(chan error, 1)}
-		p.members = append(p.members, me)
-		u.stx, u.tx, u.wrote, u.shared = nil, nil, false, nil
-		if end && u.db.writeWaiters.Load() > 0 && len(p.members) < maxGroup {
-			u.db.parked = p
-			u.unlock()
-			u.mu.Unlock()
-			err = awaitParked(me)
-			u.mu.Lock()
-		} else {
-			err = u.db.commitParked(p)
-			u.unlock()
-		}
+		u.stx, u.tx, u.wrote = nil, nil, false
+		u.mu.Unlock()
+		err = lt.commitGrouped(ctx, end)
+		u.mu.Lock()
 	} else {
 		var applied bool
 		if applied, err = commitFaulted(stx, u.db.faultOf(ctx)); applied {
 			u.db.committed(ctx)
 		}
 		u.stx, u.tx, u.wrote = nil, nil, false
-		u.unlock()
 	}
 	if err != nil {
 		u.broken = err

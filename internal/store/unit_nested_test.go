@@ -75,30 +75,33 @@ func TestNestedFailureInAParkedTransaction(t *testing.T) {
 	}
 	ctxA, a := db.NewUnit(bg, store.UnitHooks{})
 	ctxB, b := db.NewUnit(bg, store.UnitHooks{})
+	// A's write needs an answer: A takes the writer and holds it.
 	if err := db.InTx(ctxA, func(tx *store.Tx) error { return insertMerchant(ctxA, tx, "mer_pa") }); err != nil {
 		t.Fatal(err)
 	}
-	inB, goOn, bErr := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	inserted, fail, bErr := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
 		bErr <- db.InTx(ctxB, func(tx *store.Tx) error {
-			close(inB)
-			<-goOn
+			// Undoing the nested step's savepoint needs the writer: B
+			// waits for it while A holds it.
 			_ = db.InTx(ctxB, func(*store.Tx) error { return errors.New("step refused") })
 			_ = insertMerchant(ctxB, tx, "mer_pleak")
+			close(inserted)
+			<-fail
 			return errors.New("the request fails")
 		})
 	}()
 	waitWriter()
 	aDone := make(chan error, 1)
-	go func() { aDone <- a.Commit(ctxA, nil) }()
-	<-inB // B goes on in A's parked transaction
+	go func() { aDone <- a.Commit(ctxA, nil) }() // parks for B
+	<-inserted                                   // B went on in A's parked transaction
 	ctxC, c := db.NewUnit(bg, store.UnitHooks{})
 	cWrote := make(chan error, 1)
 	go func() {
 		cWrote <- db.InTx(ctxC, func(tx *store.Tx) error { return insertMerchant(ctxC, tx, "mer_pc") })
 	}()
 	waitWriter()
-	close(goOn)
+	close(fail)
 	<-bErr
 	b.Rollback()
 	if err := <-cWrote; err != nil {

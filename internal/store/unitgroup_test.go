@@ -93,7 +93,7 @@ func TestUnitsShareACommit(t *testing.T) {
 	if err := <-bWrote; err != nil {
 		t.Fatal(err)
 	}
-	if b.shared == nil {
+	if b.sharedTx() == nil {
 		t.Fatal("b did not go on in a's parked transaction")
 	}
 	select {
@@ -279,7 +279,7 @@ func TestCancelledUnitLeavesParkedWorkAlone(t *testing.T) {
 		})
 	})
 	<-bWrote // b's work may finish or fail; either way a's row must commit
-	if b.shared == nil {
+	if b.sharedTx() == nil {
 		t.Fatal("b did not go on in a's parked transaction")
 	}
 	b.Commit(bctx, nil)
@@ -289,4 +289,18 @@ func TestCancelledUnitLeavesParkedWorkAlone(t *testing.T) {
 	if got := ugRows(t, db); !got["a"] {
 		t.Fatal("a's committed row is gone: b's cancelled statement rolled back the shared transaction")
 	}
+}
+
+// sharedTx is the parked transaction u's open SQLite transaction goes on in,
+// or nil.
+func (u *Unit) sharedTx() *parkedTx {
+	u.mu.Lock()
+	lt, _ := u.stx.(*lateTx)
+	u.mu.Unlock()
+	if lt == nil {
+		return nil
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	return lt.shared
 }

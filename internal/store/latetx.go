@@ -1,0 +1,261 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// lateTx is a unit's transaction on SQLite, begun as late as it can be.
+//
+// SQLite has one writer, and a transaction holds it from BEGIN to COMMIT:
+// whatever Go work a request does between its first write and its commit
+// (building the next statement, rendering its answer) is time every other
+// writer waits. So a unit's SQLite transaction takes the writer only when
+// it must: statements run with Tx.ExecLater wait in Go, and the writer is
+// taken (and the transaction begun, or joined: unitgroup.go) at the first
+// statement that needs an answer (Exec, a query) or at the commit, and what
+// waits runs first. A create whose writes are all ExecLater holds the writer
+// only for its statements and its commit.
+//
+// As on PostgreSQL (pipeline.go), a statement run later fails where it runs,
+// not where it was called: the failure is reported to the statement or
+// commit that ran it, and the transaction can then only be rolled back
+// (ErrLaterFailed).
+type lateTx struct {
+	db *DB
+
+	mu      sync.Mutex
+	pending []queued
+	real    *sql.Tx
+	// shared is the parked transaction (group commit, unitgroup.go) real
+	// belongs to, with other units' finished work in it; nil when this
+	// transaction began real itself.
+	shared *parkedTx
+	locked bool  // holds the writer
+	broken error // a statement run later failed, or BEGIN did
+	done   bool
+}
+
+// later queues a statement until the transaction holds the writer; once it
+// does, the statement runs at once.
+func (t *lateTx) later(ctx context.Context, q string, args []any) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.broken != nil {
+		return t.broken
+	}
+	if t.done {
+		return sql.ErrTxDone
+	}
+	if t.real == nil {
+		t.pending = append(t.pending, queued{q: q, args: args})
+		return nil
+	}
+	_, err := t.real.ExecContext(t.stmtCtx(ctx), q, args...)
+	return translate(err)
+}
+
+// stmtCtx shields a statement in another unit's parked transaction from
+// this request's cancelled context: SQLite rolls back the whole transaction
+// when a write statement in it is interrupted, which would undo the others'
+// finished work. A context cancelled before the statement starts is still
+// honoured.
+func (t *lateTx) stmtCtx(ctx context.Context) context.Context {
+	if t.shared != nil && ctx.Err() == nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+// acquire takes the writer, begins (or joins) the transaction and runs what
+// waits. An error from taking the writer (ctx ended) leaves the
+// transaction as it was; any later failure breaks it. The caller holds mu.
+func (t *lateTx) acquire(ctx context.Context) error {
+	if t.broken != nil {
+		return t.broken
+	}
+	if t.done {
+		return sql.ErrTxDone
+	}
+	if t.real != nil {
+		return nil
+	}
+	db := t.db
+	if err := db.lockWrite(ctx); err != nil {
+		return err
+	}
+	t.locked = true
+	bg := context.WithoutCancel(ctx)
+	if p := db.takeParked(); p != nil {
+		// Go on in the transaction other units parked, under a savepoint
+		// that undoes this unit's work alone.
+		if _, err := p.stx.ExecContext(bg, "SAVEPOINT payd_unit"); err != nil {
+			db.abortParked(p)
+			t.unlock()
+			t.broken = translate(err)
+			return t.broken
+		}
+		t.shared, t.real = p, p.stx
+	} else {
+		var err error
+		for attempt := 1; ; attempt++ {
+			// A BEGIN that meets a dead pooled connection changed nothing:
+			// another connection.
+			var stx *sql.Tx
+			if stx, err = db.sql.BeginTx(bg, nil); err == nil {
+				t.real = stx
+				break
+			}
+			if err = translate(err); attempt == maxConnTries || !IsConnLost(err) {
+				break
+			}
+			db.connLost()
+		}
+		if err != nil {
+			t.unlock()
+			t.broken = err
+			return err
+		}
+	}
+	for _, s := range t.pending {
+		if _, err := t.real.ExecContext(t.stmtCtx(ctx), s.q, s.args...); err != nil {
+			t.pending = nil
+			t.broken = errorJoin(ErrLaterFailed, translate(err))
+			return t.broken
+		}
+	}
+	t.pending = nil
+	return nil
+}
+
+func (t *lateTx) unlock() {
+	if t.locked {
+		t.db.unlockWrite()
+		t.locked = false
+	}
+}
+
+func (t *lateTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.acquire(ctx); err != nil {
+		return nil, err
+	}
+	return t.real.ExecContext(t.stmtCtx(ctx), q, args...)
+}
+
+func (t *lateTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.acquire(ctx); err != nil {
+		return nil, err
+	}
+	return t.real.QueryContext(t.stmtCtx(ctx), q, args...)
+}
+
+func (t *lateTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.acquire(ctx); err != nil {
+		// *sql.Row carries no error of ours: a query that fails says so
+		// (the table does not exist), and the transaction keeps the cause.
+		return t.db.sql.QueryRowContext(ctx, `SELECT 1 FROM "store: the transaction could not run its statements"`)
+	}
+	return t.real.QueryRowContext(t.stmtCtx(ctx), q, args...)
+}
+
+// empty reports whether the transaction neither holds nor waits with anything. The
+// caller holds mu.
+func (t *lateTx) empty() bool { return t.real == nil && len(t.pending) == 0 }
+
+// Commit is for a lateTx used outside a unit; units commit through
+// Unit.commit, which groups commits (unitgroup.go).
+func (t *lateTx) Commit() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.empty() && t.broken == nil && !t.done {
+		t.done = true
+		return nil
+	}
+	if err := t.acquire(context.Background()); err != nil {
+		t.rollbackLocked()
+		return err
+	}
+	err := t.real.Commit()
+	t.real, t.done = nil, true
+	t.unlock()
+	return err
+}
+
+// Rollback undoes the transaction's work (this unit's alone in a shared
+// one) and releases the writer.
+func (t *lateTx) Rollback() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rollbackLocked()
+	return nil
+}
+
+func (t *lateTx) rollbackLocked() {
+	t.pending = nil
+	if p := t.shared; p != nil {
+		bg := context.Background()
+		_, err := p.stx.ExecContext(bg, "ROLLBACK TO payd_unit")
+		if err == nil {
+			_, err = p.stx.ExecContext(bg, "RELEASE payd_unit")
+		}
+		if err != nil {
+			t.db.abortParked(p)
+		} else {
+			t.db.handOn(p)
+		}
+	} else if t.real != nil {
+		t.real.Rollback()
+	}
+	t.real, t.shared, t.done = nil, nil, true
+	t.unlock()
+}
+
+// lateErr is the failure that left t unusable, or nil.
+func (t *lateTx) lateErr() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.broken
+}
+
+// commitGrouped runs what waits and commits: it parks the transaction for a
+// writer that waits (when end: the unit's last commit) or commits it with
+// every unit parked in it, and returns the outcome of that commit
+// (unitgroup.go). A transaction that never wrote commits nothing.
+func (t *lateTx) commitGrouped(ctx context.Context, end bool) error {
+	t.mu.Lock()
+	if t.empty() && t.broken == nil && !t.done {
+		t.done = true
+		t.mu.Unlock()
+		return nil
+	}
+	if err := t.acquire(ctx); err != nil {
+		t.rollbackLocked()
+		t.mu.Unlock()
+		return err
+	}
+	db := t.db
+	p := t.shared
+	if p == nil {
+		p = &parkedTx{stx: t.real}
+	}
+	me := parkedMember{ctx: ctx, done: make(chan error, 1)}
+	p.members = append(p.members, me)
+	t.real, t.shared, t.done = nil, nil, true
+	if end && db.writeWaiters.Load() > 0 && len(p.members) < maxGroup {
+		db.parked = p
+		t.unlock()
+		t.mu.Unlock()
+		return awaitParked(me)
+	}
+	err := db.commitParked(p)
+	t.unlock()
+	t.mu.Unlock()
+	return err
+}
