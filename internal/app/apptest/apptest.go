@@ -237,9 +237,34 @@ func (e *Env) RequireSecretsAbsent(secrets ...string) {
 	e.T.Helper()
 	logs := e.Logs.String()
 	for _, s := range secrets {
-		if s != "" && strings.Contains(logs, s) {
-			e.T.Errorf("a secret (%.10s…) appears in the logs", s)
+		if at := secretAt(logs, s); at >= 0 {
+			e.T.Errorf("a secret (%.10s…) appears in the logs at byte %d: …%s…", s, at,
+				strings.ReplaceAll(logs[max(at-60, 0):at], "\n", " ")+"[secret]")
 		}
+	}
+}
+
+// secretAt is where s appears in logs, or -1. A secret made of digits alone
+// (a PIN, a code) counts only where it is not part of a longer run of digits:
+// a log line's timestamp or duration may hold any six digits in a row.
+func secretAt(logs, s string) int {
+	if s == "" {
+		return -1
+	}
+	if strings.Trim(s, "0123456789") != "" {
+		return strings.Index(logs, s)
+	}
+	digit := func(i int) bool { return i >= 0 && i < len(logs) && logs[i] >= '0' && logs[i] <= '9' }
+	for off := 0; ; {
+		i := strings.Index(logs[off:], s)
+		if i < 0 {
+			return -1
+		}
+		at := off + i
+		if !digit(at-1) && !digit(at+len(s)) {
+			return at
+		}
+		off = at + 1
 	}
 }
 
