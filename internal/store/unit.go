@@ -14,7 +14,7 @@ import (
 //
 // The transaction opens lazily, at the first write: a request that validates,
 // sleeps or calls a provider before it writes holds no connection and, on
-// SQLite, not the writer. (The one exception is an API route marked
+// SQLite, not the writer (which a unit takes later still: latetx.go). (The one exception is an API route marked
 // ClaimAtOnce, whose key is claimed on PostgreSQL as the request starts: its
 // handler must write before any slow work.) Each joined InTx runs under a
 // savepoint, so a fn that fails is undone alone and the caller can go on

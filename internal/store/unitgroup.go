@@ -8,7 +8,9 @@ import (
 // Group commit for units of work on SQLite.
 //
 // A request's unit of work (unit.go) holds SQLite's one writer from its first
-// write to its commit. When it commits while other units wait for the
+// statement that needs it (latetx.go: statements run later wait in Go until
+// one needs an answer, or until the commit) to its commit. When it commits
+// while other units wait for the
 // writer, it does not commit: it parks its open transaction and hands the
 // writer on. The next unit to take the writer goes on in that transaction,
 // under a savepoint of its own ("payd_unit"), so that its rollback undoes its
