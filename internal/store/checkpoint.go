@@ -18,11 +18,12 @@ import (
 //  1. a PASSIVE checkpoint on a connection of its own, without the writer:
 //     it copies the committed pages while writers go on appending to the
 //     log on the other core;
-//  2. when the log holds ckptRestartFrames pages or more, a second PASSIVE
-//     checkpoint while holding the writer. It has only the pages committed
-//     during step 1 left to copy, and it leaves the log fully copied, so
-//     the next write transaction starts the log over from its beginning
-//     instead of letting it grow for as long as writes keep coming.
+//  2. when the log holds ckptRestartFrames pages or more and step 1 could
+//     not copy it all, a second PASSIVE checkpoint while holding the
+//     writer. It has only the pages committed during step 1 left to copy,
+//     and it leaves the log fully copied, so the next write transaction
+//     starts the log over from its beginning instead of letting it grow
+//     for as long as writes keep coming.
 //
 // A reader's open snapshot still holds back the pages it may need, as with
 // SQLite's own checkpoints. The last connection to close checkpoints the
@@ -41,7 +42,8 @@ const (
 
 // checkpointer runs SQLite's checkpoints until stop is closed.
 type checkpointer struct {
-	stop chan struct{}
+	ctx  context.Context // ends when the DB closes, with a round in progress
+	stop context.CancelFunc
 	wake chan struct{}
 	done sync.WaitGroup
 }
@@ -55,7 +57,8 @@ func (c *checkpointer) poke() {
 }
 
 func (db *DB) startCheckpointer() {
-	c := &checkpointer{stop: make(chan struct{}), wake: make(chan struct{}, 1)}
+	c := &checkpointer{wake: make(chan struct{}, 1)}
+	c.ctx, c.stop = context.WithCancel(context.Background())
 	db.ckpt = c
 	c.done.Add(1)
 	go func() {
@@ -65,21 +68,21 @@ func (db *DB) startCheckpointer() {
 		var seen int64
 		for {
 			select {
-			case <-c.stop:
+			case <-c.ctx.Done():
 				return
 			case <-t.C:
 			case <-c.wake:
 			}
 			if n := db.commits.Load(); n != seen {
 				seen = n
-				db.checkpointWAL(context.Background())
+				db.checkpointWAL(c.ctx)
 			}
 		}
 	}()
 }
 
 func (c *checkpointer) close() {
-	close(c.stop)
+	c.stop()
 	c.done.Wait()
 }
 
@@ -87,27 +90,31 @@ func (c *checkpointer) close() {
 // the log's length in pages after it, or -1 when the round failed (a busy
 // or closed database: the next round tries again).
 func (db *DB) checkpointWAL(ctx context.Context) int {
-	// The connection is taken before the writer: units hold the writer
-	// before they take a connection, so waiting for a connection while
-	// holding the writer could wait forever.
-	conn, err := db.sql.Conn(ctx)
+	_, log, copied, err := db.walCheckpoint(ctx)
 	if err != nil {
 		return -1
 	}
-	defer conn.Close()
-	var busy, log, copied int
-	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied); err != nil {
-		return -1
-	}
-	if log < ckptRestartFrames {
+	if log < ckptRestartFrames || copied == log {
+		// Short, or copied whole: the next write starts the log over.
 		return log
 	}
+	// The writer before a connection, as every writer takes them: one
+	// waiting for the writer while holding a connection could wait for a
+	// unit that holds the writer and waits for a connection.
 	if err := db.lockWriteClean(ctx); err != nil {
 		return -1
 	}
 	defer db.unlockWrite()
-	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied); err != nil {
+	if _, log, _, err = db.walCheckpoint(ctx); err != nil {
 		return -1
 	}
 	return log
+}
+
+// walCheckpoint runs a PASSIVE checkpoint on a pooled connection and
+// returns SQLite's answer: whether it was blocked, the log's length and how
+// much of it is copied, in pages.
+func (db *DB) walCheckpoint(ctx context.Context) (busy, log, copied int, err error) {
+	err = db.sql.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &copied)
+	return
 }

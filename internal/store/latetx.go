@@ -160,7 +160,14 @@ func (t *lateTx) QueryRowContext(ctx context.Context, q string, args ...any) *sq
 	if err := t.acquire(ctx); err != nil {
 		// *sql.Row carries no error of ours: a query that fails says so
 		// (the table does not exist), and the transaction keeps the cause.
-		return t.db.sql.QueryRowContext(ctx, `SELECT 1 FROM "store: the transaction could not run its statements"`)
+		// It runs on the transaction's own connection when there is one:
+		// taking another from the pool while holding the writer could wait
+		// for a connection held by someone waiting for the writer.
+		const fail = `SELECT 1 FROM "store: the transaction could not run its statements"`
+		if t.real != nil {
+			return t.real.QueryRowContext(context.WithoutCancel(ctx), fail)
+		}
+		return t.db.sql.QueryRowContext(ctx, fail)
 	}
 	return t.real.QueryRowContext(t.stmtCtx(ctx), q, args...)
 }
@@ -169,24 +176,9 @@ func (t *lateTx) QueryRowContext(ctx context.Context, q string, args ...any) *sq
 // caller holds mu.
 func (t *lateTx) empty() bool { return t.real == nil && len(t.pending) == 0 }
 
-// Commit is for a lateTx used outside a unit; units commit through
-// Unit.commit, which groups commits (unitgroup.go).
-func (t *lateTx) Commit() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.empty() && t.broken == nil && !t.done {
-		t.done = true
-		return nil
-	}
-	if err := t.acquire(context.Background()); err != nil {
-		t.rollbackLocked()
-		return err
-	}
-	err := t.real.Commit()
-	t.real, t.done = nil, true
-	t.unlock()
-	return err
-}
+// Commit commits the transaction (with the others in it when it is shared),
+// as Unit.commit does for a unit's last commit but without parking it.
+func (t *lateTx) Commit() error { return t.commitGrouped(context.Background(), false) }
 
 // Rollback undoes the transaction's work (this unit's alone in a shared
 // one) and releases the writer.

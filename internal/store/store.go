@@ -164,7 +164,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	db.SetClock(func() time.Time { return time.Now().UTC() })
 	db.cache = &sync.Map{}
-	if err := db.sql.PingContext(ctx); err != nil {
+	if err := db.ping(ctx); err != nil {
 		db.sql.Close()
 		return nil, fmt.Errorf("connect %s: %w", db.dialect, err)
 	}
@@ -172,6 +172,26 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		db.startCheckpointer()
 	}
 	return db, nil
+}
+
+// ping opens the first connection. On SQLite, processes that open a new
+// database file at once race to switch it to WAL mode, which takes an
+// exclusive lock; SQLite refuses the loser at once (SQLITE_BUSY, without its
+// busy timeout, to avoid a deadlock between two lock upgrades), so a busy
+// first connection is tried again for up to 10 s.
+func (db *DB) ping(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := db.sql.PingContext(ctx)
+		if err == nil || db.dialect != SQLite || !isTransient(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // SQLitePath returns the file a SQLite database URL names ("sqlite:PATH" or a

@@ -358,8 +358,14 @@ func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) er
 	var err error
 	if lt, ok := stx.(*lateTx); ok {
 		// SQLite: park the transaction for a waiting writer, or commit it
-		// with every unit parked in it (unitgroup.go).
+		// with every unit parked in it (unitgroup.go). That may wait for
+		// the writer: a last commit closes the unit first, so that a
+		// goroutine outliving the request does not open another
+		// transaction in it meanwhile (joinable refuses a closed unit).
 		u.stx, u.tx, u.wrote = nil, nil, false
+		if end {
+			u.closed = true
+		}
 		u.mu.Unlock()
 		err = lt.commitGrouped(ctx, end)
 		u.mu.Lock()
