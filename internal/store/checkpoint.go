@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +47,9 @@ type checkpointer struct {
 	stop context.CancelFunc
 	wake chan struct{}
 	done sync.WaitGroup
+	// covered is the commit count a round last began at: every commit up to
+	// it has been through a finished round (tests wait on it).
+	covered atomic.Int64
 }
 
 // poke asks for a round now (it never blocks a commit).
@@ -76,6 +80,7 @@ func (db *DB) startCheckpointer() {
 			if n := db.commits.Load(); n != seen {
 				seen = n
 				db.checkpointWAL(c.ctx)
+				c.covered.Store(n)
 			}
 		}
 	}()
