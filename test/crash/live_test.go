@@ -122,14 +122,17 @@ func movement(path string) string {
 }
 
 // killAll kills every process of the fleet at once, and starts them again
-// in the background (restarting.Wait waits for that).
+// in the background (restarting.Wait waits for that). A crash that comes
+// while an earlier one's processes are still starting waits for them first.
 func killAll(t *testing.T, f *fleet, restarting *sync.WaitGroup) {
+	f.restart.Lock()
 	for _, p := range f.procs {
 		p.kill()
 	}
 	restarting.Add(1)
 	go func() {
 		defer restarting.Done()
+		defer f.restart.Unlock()
 		for _, p := range f.procs {
 			if err := p.start(); err != nil {
 				t.Error(err)

@@ -23,6 +23,10 @@ import (
 type fleet struct {
 	procs []*proc
 	rr    atomic.Uint64
+	// restart is held from a killAll until its processes have started
+	// again, so that a second crash waits for the first's restart instead
+	// of racing it to start the same processes.
+	restart sync.Mutex
 }
 
 // pick returns a process that is up, another than avoid when there is one;
