@@ -23,9 +23,8 @@ import (
 type fleet struct {
 	procs []*proc
 	rr    atomic.Uint64
-	// restart is held from a killAll until its processes have started
-	// again, so that a second crash waits for the first's restart instead
-	// of racing it to start the same processes.
+	// restart is held while killAll's goroutine starts the processes
+	// again, so that two restarts never race to start the same process.
 	restart sync.Mutex
 }
 
