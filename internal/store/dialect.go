@@ -108,8 +108,10 @@ func (d Dialect) ForShare() string {
 
 // AdvisoryLock serialises the transactions that take the same key: on
 // PostgreSQL it waits for pg_advisory_xact_lock on the key's hash, held
-// until tx ends. On SQLite it does nothing, since an immediate transaction
-// already holds the one writer.
+// until tx ends. On SQLite a transaction holding the one writer is alone
+// already: a unit's transaction, which takes the writer late (latetx.go),
+// takes it here, so that what it reads from here on is as exclusive as on
+// PostgreSQL.
 func (tx *Tx) AdvisoryLock(ctx context.Context, key string) error {
 	return tx.advisoryLock(ctx, "hashtext(?)", key)
 }
@@ -122,6 +124,11 @@ func (tx *Tx) AdvisoryLockID(ctx context.Context, id int64) error {
 }
 
 func (tx *Tx) advisoryLock(ctx context.Context, keyExpr string, key any) error {
+	if l, ok := tx.tx.(*lateTx); ok {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.acquire(ctx)
+	}
 	if tx.dialect != Postgres {
 		return nil
 	}

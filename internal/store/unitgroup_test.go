@@ -304,3 +304,63 @@ func (u *Unit) sharedTx() *parkedTx {
 	defer lt.mu.Unlock()
 	return lt.shared
 }
+
+// TestAdvisoryLockTakesTheWriter (SQLite): a unit's transaction takes the
+// writer late, so its advisory lock takes it: a second unit's lock waits for
+// the first unit's commit, and then reads what the first wrote.
+func TestAdvisoryLockTakesTheWriter(t *testing.T) {
+	db := openSQLite(t)
+	ctx := context.Background()
+	actx, a := db.NewUnit(ctx, UnitHooks{})
+	if err := db.InTx(actx, func(tx *Tx) error {
+		if err := tx.AdvisoryLock(actx, "k"); err != nil {
+			return err
+		}
+		return tx.ExecLater(actx, "INSERT INTO ug (who) VALUES ('a')")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	bctx, b := db.NewUnit(ctx, UnitHooks{})
+	saw := make(chan int, 1)
+	go func() {
+		err := db.InTx(bctx, func(tx *Tx) error {
+			if err := tx.AdvisoryLock(bctx, "k"); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(bctx, "SELECT COUNT(*) FROM ug WHERE who = 'a'").Scan(&n); err != nil {
+				return err
+			}
+			saw <- n
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+			saw <- -1
+		}
+	}()
+	select {
+	case n := <-saw:
+		t.Fatalf("the second lock was taken while the first unit held it (it saw %d rows)", n)
+	case <-time.After(100 * time.Millisecond):
+	}
+	// A's commit parks its transaction for B, waiting for the writer, and
+	// B goes on in it: B sees A's row, and A's commit is B's.
+	aDone := make(chan error, 1)
+	go func() { aDone <- a.Commit(actx, nil) }()
+	select {
+	case n := <-saw:
+		if n != 1 {
+			t.Fatalf("after the first unit's commit the second saw %d of its rows, want 1", n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second lock was never taken")
+	}
+	b.Rollback()
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	if got := ugRows(t, db); !got["a"] {
+		t.Fatal("the first unit's row was not committed")
+	}
+}
