@@ -21,3 +21,7 @@ func GroupCommits(db *DB) int64 {
 
 // WriteWaiters is how many units wait for SQLite's writer (0 on PostgreSQL).
 func WriteWaiters(db *DB) int32 { return db.writeWaiters.Load() }
+
+// SharesParked reports whether u's open SQLite transaction goes on in
+// another unit's parked one (group commit).
+func SharesParked(u *Unit) bool { return u.sharedTx() != nil }

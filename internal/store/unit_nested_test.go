@@ -94,7 +94,11 @@ func TestNestedFailureInAParkedTransaction(t *testing.T) {
 	waitWriter()
 	aDone := make(chan error, 1)
 	go func() { aDone <- a.Commit(ctxA, nil) }() // parks for B
-	<-inserted                                   // B went on in A's parked transaction
+	<-inserted
+	if !store.SharesParked(b) {
+		close(fail)
+		t.Fatal("B did not go on in A's parked transaction: the case under test did not happen")
+	}
 	ctxC, c := db.NewUnit(bg, store.UnitHooks{})
 	cWrote := make(chan error, 1)
 	go func() {
