@@ -43,6 +43,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (payd included when started here)")
 	nMerchants := flag.Int("merchants", 1, "spread the clients over this many merchants (each merchant's balance rows are a hot spot)")
 	requestLog := flag.Bool("request-log", true, "keep the request log (false: PAYD_REQUEST_LOG=false) when payd is started here")
+	poolSize := flag.Int("db-max-conns", 0, "payd's database pool size when started here (PAYD_DB_MAX_CONNS; 0: the engine's default)")
 	createsOnly := flag.Bool("creates-only", false, "each operation is one keyed create (no confirm): the idempotent create's own rate")
 	flag.Parse()
 	levels, err := harness.Levels("clients", *clients)
@@ -64,7 +65,7 @@ func main() {
 	if base == "" {
 		ctx := context.Background()
 		m, cleanup, err := db.Start(ctx, harness.Logs(os.Stderr, *logLevel),
-			harness.Configure(func(c *app.Config) { c.RequestLog = *requestLog }))
+			harness.Configure(func(c *app.Config) { c.RequestLog, c.DBMaxConns = *requestLog, *poolSize }))
 		if err != nil {
 			harness.Fatal(err)
 		}
