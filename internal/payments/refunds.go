@@ -93,15 +93,17 @@ func adjustRefunds(ctx context.Context, tx *store.Tx, q, intentID string, amount
 }
 
 // loadForRefund reads the intent and its refunding sum; lock takes the row
-// lock (PostgreSQL) for the read-then-write of ReserveRefund.
+// lock (PostgreSQL) for the read-then-write of ReserveRefund. Like load, it
+// reads by primary key alone and checks the owner here, so that no cached
+// plan can scan the merchant's intents instead.
 func loadForRefund(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string, lock bool) (*record, int64, error) {
-	query := "SELECT " + columns + ", amount_refunding_minor FROM payment_intents WHERE id = ? AND merchant_id = ? AND livemode = ?"
+	query := "SELECT " + columns + ", amount_refunding_minor FROM payment_intents WHERE id = ?"
 	if lock {
 		query += q.Dialect().ForUpdate()
 	}
 	var refunding int64
-	r, err := scan(withExtra{q.QueryRow(ctx, query, id, merchantID, livemode), &refunding})
-	if store.IsNotFound(err) {
+	r, err := scan(withExtra{q.QueryRow(ctx, query, id), &refunding})
+	if store.IsNotFound(err) || (err == nil && (r.MerchantID != merchantID || r.Livemode != livemode)) {
 		return nil, 0, errs.NotFound("payment_intent", id)
 	}
 	if err != nil {

@@ -92,14 +92,15 @@ func scanBatch(row scanner) (*Batch, error) {
 	return &b, nil
 }
 
-// getBatch reads one batch of the merchant in the mode.
+// getBatch reads one batch of the merchant in the mode, by primary key
+// alone with the owner checked here (as getPayout does).
 func getBatch(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string, lock bool) (*Batch, error) {
-	query := "SELECT " + batchColumns + " FROM payout_batches WHERE id = ? AND merchant_id = ? AND livemode = ?"
+	query := "SELECT " + batchColumns + " FROM payout_batches WHERE id = ?"
 	if lock {
 		query += q.Dialect().ForUpdate()
 	}
-	b, err := scanBatch(q.QueryRow(ctx, query, id, merchantID, livemode))
-	if store.IsNotFound(err) {
+	b, err := scanBatch(q.QueryRow(ctx, query, id))
+	if store.IsNotFound(err) || (err == nil && (b.MerchantID != merchantID || b.Livemode != livemode)) {
 		return nil, errs.NotFound("payout batch", id)
 	}
 	return b, err

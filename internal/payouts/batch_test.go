@@ -11,6 +11,7 @@ import (
 
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/merchants"
 )
 
 // postBulk sends a bulk request with an Idempotency-Key.
@@ -384,4 +385,40 @@ func testMultipartRowsBatch(t *testing.T, e *apptest.Env) {
 		t.Fatalf("text/plain: %d %s", r.Status, r.Body)
 	}
 	verifyLedger(t, e)
+}
+
+// testBatchIsolation: another merchant's batch, or the other mode's, is 404
+// for every route that names it and is not listed.
+func testBatchIsolation(t *testing.T, e *apptest.Env) {
+	topup(t, e, "DJF", 10_000)
+	r := postBulk(e, e.SK, map[string]any{"currency": "DJF", "rows": []map[string]any{
+		{"recipient_msisdn": "+25377000001", "amount": 1000, "provider": "wallet_b", "reference": "r1"}}}, "")
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var b batch
+	r.JSON(t, &b)
+	other, err := e.Main.Merchants.Create(context.Background(), merchants.CreateParams{Name: "Other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{other.SecretKeys[0], liveKey(t, e)} {
+		for _, req := range []apptest.Request{
+			{Method: "GET", Path: "/v1/payouts/bulk/" + b.ID, Key: key},
+			{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/approve", Key: key},
+			{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/cancel", Key: key},
+		} {
+			if r := e.Do(req); r.Status != 404 || r.ErrorCode() != "resource_missing" {
+				t.Fatalf("%s %s with another merchant's or mode's key: %d %s", req.Method, req.Path, r.Status, r.Body)
+			}
+		}
+		var l struct{ Data []batch }
+		e.Do(apptest.Request{Method: "GET", Path: "/v1/payouts/bulk", Key: key}).JSON(t, &l)
+		if len(l.Data) != 0 {
+			t.Fatalf("another merchant or mode lists %d batches", len(l.Data))
+		}
+	}
+	if got := getBatch(t, e, b.ID); got.Status != "pending_approval" {
+		t.Fatalf("the batch changed: %+v", got)
+	}
 }

@@ -30,6 +30,7 @@ func TestEndToEnd(t *testing.T) {
 		{"rows batch lifecycle", testRowsBatchLifecycle},
 		{"items batch", testItemsBatch},
 		{"batch cancel and limit", testBatchCancel},
+		{"batch isolation", testBatchIsolation},
 		{"multipart rows batch", testMultipartRowsBatch},
 		{"bad batches", testBadBatches},
 		{"10,000 rows", testTenThousandRows},

@@ -110,21 +110,6 @@ func TestLivePayoutsNeedAList(t *testing.T) {
 	t.Parallel()
 	body := map[string]any{"amount": 100, "currency": "DJF", "provider": "wallet_b",
 		"recipient_msisdn": "+25377123456", "recipient_name": "Fatouma Ahmed Houssein"}
-	liveKey := func(t *testing.T, e *apptest.Env) string {
-		ctx := context.Background()
-		if err := e.Main.Merchants.SetKYC(ctx, e.Merchant.MerchantID, "approved"); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Main.Merchants.ConnectProvider(ctx, e.Merchant.MerchantID, "wallet_b", merchants.ProviderConfig{
-			BaseURL: "http://127.0.0.1:9/wallet_b", APIKey: "k", CallbackSecret: "cbsec_wallet_b_0123456789abcdef"}); err != nil {
-			t.Fatal(err)
-		}
-		k, err := e.Main.Merchants.CreateKey(ctx, e.Merchant.MerchantID, true, auth.KindSecret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k.Secret
-	}
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		if !strings.Contains(e.Logs.String(), "no sanctions list configured") {
 			t.Errorf("start did not warn that no list is configured:\n%s", e.Logs.String())
@@ -155,4 +140,23 @@ func TestLivePayoutsNeedAList(t *testing.T) {
 			t.Fatalf("live payout with a list: %d %s", r.Status, r.Body)
 		}
 	}, withEvalList(t))
+}
+
+// liveKey approves the merchant of e, connects wallet_b and returns a new
+// live secret key.
+func liveKey(t *testing.T, e *apptest.Env) string {
+	t.Helper()
+	ctx := context.Background()
+	if err := e.Main.Merchants.SetKYC(ctx, e.Merchant.MerchantID, "approved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Main.Merchants.ConnectProvider(ctx, e.Merchant.MerchantID, "wallet_b", merchants.ProviderConfig{
+		BaseURL: "http://127.0.0.1:9/wallet_b", APIKey: "k", CallbackSecret: "cbsec_wallet_b_0123456789abcdef"}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := e.Main.Merchants.CreateKey(ctx, e.Merchant.MerchantID, true, auth.KindSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Secret
 }

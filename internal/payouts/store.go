@@ -78,13 +78,18 @@ func nullable(s *string) any {
 
 // getPayout reads one payout of the merchant in the mode; lock takes a row
 // lock (PostgreSQL) for a read-then-write inside tx.
+//
+// It reads by primary key alone and checks the owner here: on a table
+// PostgreSQL has not analysed yet, a cached (generic) plan for "id = ? AND
+// merchant_id = ? AND livemode = ?" costs the merchant's index the same as
+// the key's and may take it, reading every payout of the merchant to find one.
 func getPayout(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string, lock bool) (*Payout, error) {
-	query := "SELECT " + payoutColumns + " FROM payouts WHERE id = ? AND merchant_id = ? AND livemode = ?"
+	query := "SELECT " + payoutColumns + " FROM payouts WHERE id = ?"
 	if lock {
 		query += q.Dialect().ForUpdate()
 	}
-	p, err := scanPayout(q.QueryRow(ctx, query, id, merchantID, livemode))
-	if store.IsNotFound(err) {
+	p, err := scanPayout(q.QueryRow(ctx, query, id))
+	if store.IsNotFound(err) || (err == nil && (p.MerchantID != merchantID || p.Livemode != livemode)) {
 		return nil, errs.NotFound("payout", id)
 	}
 	return p, err
