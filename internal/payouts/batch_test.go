@@ -3,6 +3,7 @@ package payouts_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"strings"
@@ -398,27 +399,38 @@ func testBatchIsolation(t *testing.T, e *apptest.Env) {
 	}
 	var b batch
 	r.JSON(t, &b)
+	requireHidden(t, e, "/v1/payouts/bulk", func(key string) []apptest.Request {
+		return []apptest.Request{
+			{Method: "GET", Path: "/v1/payouts/bulk/" + b.ID, Key: key},
+			{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/approve", Key: key},
+			{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/cancel", Key: key},
+		}
+	})
+	if got := getBatch(t, e, b.ID); got.Status != "pending_approval" {
+		t.Fatalf("the batch changed: %+v", got)
+	}
+}
+
+// requireHidden checks that what e's merchant made in test mode is hidden
+// from another merchant and from the merchant's own live key: every request
+// reqs makes with such a key is 404 resource_missing, and listPath lists
+// nothing.
+func requireHidden(t *testing.T, e *apptest.Env, listPath string, reqs func(key string) []apptest.Request) {
+	t.Helper()
 	other, err := e.Main.Merchants.Create(context.Background(), merchants.CreateParams{Name: "Other"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{other.SecretKeys[0], liveKey(t, e)} {
-		for _, req := range []apptest.Request{
-			{Method: "GET", Path: "/v1/payouts/bulk/" + b.ID, Key: key},
-			{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/approve", Key: key},
-			{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/cancel", Key: key},
-		} {
+	for _, key := range []string{other.SecretKeys[0], e.LiveKey(t, "wallet_b")} {
+		for _, req := range reqs(key) {
 			if r := e.Do(req); r.Status != 404 || r.ErrorCode() != "resource_missing" {
 				t.Fatalf("%s %s with another merchant's or mode's key: %d %s", req.Method, req.Path, r.Status, r.Body)
 			}
 		}
-		var l struct{ Data []batch }
-		e.Do(apptest.Request{Method: "GET", Path: "/v1/payouts/bulk", Key: key}).JSON(t, &l)
+		var l struct{ Data []json.RawMessage }
+		e.Do(apptest.Request{Method: "GET", Path: listPath, Key: key}).JSON(t, &l)
 		if len(l.Data) != 0 {
-			t.Fatalf("another merchant or mode lists %d batches", len(l.Data))
+			t.Fatalf("another merchant or mode lists %d at %s", len(l.Data), listPath)
 		}
-	}
-	if got := getBatch(t, e, b.ID); got.Status != "pending_approval" {
-		t.Fatalf("the batch changed: %+v", got)
 	}
 }

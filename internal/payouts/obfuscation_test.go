@@ -1,7 +1,6 @@
 package payouts_test
 
 import (
-	"context"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
-	"github.com/payd/payd/internal/auth"
-	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/testutil"
 )
 
@@ -114,7 +111,7 @@ func TestLivePayoutsNeedAList(t *testing.T) {
 		if !strings.Contains(e.Logs.String(), "no sanctions list configured") {
 			t.Errorf("start did not warn that no list is configured:\n%s", e.Logs.String())
 		}
-		live := liveKey(t, e)
+		live := e.LiveKey(t, "wallet_b")
 		r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts", Key: live, Body: body})
 		if r.Status != 503 || r.ErrorCode() != "screening_unavailable" {
 			t.Fatalf("live payout without a list: %d %s", r.Status, r.Body)
@@ -135,28 +132,9 @@ func TestLivePayoutsNeedAList(t *testing.T) {
 		}
 	})
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts", Key: liveKey(t, e), Body: body})
+		r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts", Key: e.LiveKey(t, "wallet_b"), Body: body})
 		if r.ErrorCode() == "screening_unavailable" || r.Status == 201 {
 			t.Fatalf("live payout with a list: %d %s", r.Status, r.Body)
 		}
 	}, withEvalList(t))
-}
-
-// liveKey approves the merchant of e, connects wallet_b and returns a new
-// live secret key.
-func liveKey(t *testing.T, e *apptest.Env) string {
-	t.Helper()
-	ctx := context.Background()
-	if err := e.Main.Merchants.SetKYC(ctx, e.Merchant.MerchantID, "approved"); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Main.Merchants.ConnectProvider(ctx, e.Merchant.MerchantID, "wallet_b", merchants.ProviderConfig{
-		BaseURL: "http://127.0.0.1:9/wallet_b", APIKey: "k", CallbackSecret: "cbsec_wallet_b_0123456789abcdef"}); err != nil {
-		t.Fatal(err)
-	}
-	k, err := e.Main.Merchants.CreateKey(ctx, e.Merchant.MerchantID, true, auth.KindSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k.Secret
 }

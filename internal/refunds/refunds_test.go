@@ -195,7 +195,7 @@ func TestRefunds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			live := liveKey(t, e)
+			live := e.LiveKey(t, "bank_a")
 			for _, key := range []string{other.SecretKeys[0], live} {
 				want(t, e.Do(apptest.Request{Method: "GET", Path: "/v1/refunds/" + re.ID, Key: key}), 404, "resource_missing")
 				want(t, post(e, key, "/v1/refunds", map[string]any{"payment_intent": pi}, ""), 404, "resource_missing")
@@ -224,23 +224,4 @@ func TestRefunds(t *testing.T) {
 		})
 		verifyLedger(t, e)
 	})
-}
-
-// liveKey gives the test merchant a live secret key (KYC approved, a live
-// provider connected).
-func liveKey(t *testing.T, e *apptest.Env) string {
-	t.Helper()
-	ctx := context.Background()
-	if err := e.Main.Merchants.SetKYC(ctx, e.Merchant.MerchantID, "approved"); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Main.Merchants.ConnectProvider(ctx, e.Merchant.MerchantID, "bank_a", merchants.ProviderConfig{
-		BaseURL: "http://127.0.0.1:9/bank_a", APIKey: "k", CallbackSecret: "c"}); err != nil {
-		t.Fatal(err)
-	}
-	k, err := e.Main.Merchants.CreateKey(ctx, e.Merchant.MerchantID, true, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k.Secret
 }

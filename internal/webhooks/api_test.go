@@ -15,30 +15,11 @@ import (
 	"github.com/payd/payd/internal/webhooks"
 )
 
-// liveKey gives the test merchant a live secret key (KYC approved, a live
-// provider connected).
-func liveKey(t *testing.T, e *apptest.Env) string {
-	t.Helper()
-	ctx := context.Background()
-	if err := e.Main.Merchants.SetKYC(ctx, e.Merchant.MerchantID, "approved"); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Main.Merchants.ConnectProvider(ctx, e.Merchant.MerchantID, "bank_a", merchants.ProviderConfig{
-		BaseURL: "http://127.0.0.1:9/bank_a", APIKey: "k", CallbackSecret: "c"}); err != nil {
-		t.Fatal(err)
-	}
-	k, err := e.Main.Merchants.CreateKey(ctx, e.Merchant.MerchantID, true, "secret")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k.Secret
-}
-
 // TestEndpointBadInput: every refusal is a 400 naming the field, and nothing
 // is written.
 func TestEndpointBadInput(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		live := liveKey(t, e)
+		live := e.LiveKey(t, "bank_a")
 		cases := []struct {
 			name  string
 			key   string
@@ -103,7 +84,7 @@ func TestEndpointBadInput(t *testing.T) {
 // secret is shown once.
 func TestEndpointLifecycleAndIsolation(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		live := liveKey(t, e)
+		live := e.LiveKey(t, "bank_a")
 		other, err := e.Main.Merchants.Create(context.Background(), merchants.CreateParams{Name: "Other"})
 		if err != nil {
 			t.Fatal(err)
@@ -187,7 +168,7 @@ func TestEndpointLifecycleAndIsolation(t *testing.T) {
 func TestTrigger(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
-		live := liveKey(t, e)
+		live := e.LiveKey(t, "bank_a")
 		// Real objects, as their capabilities record them.
 		const uetr = "3f1c2b9e-8d4a-4c3b-9a1e-5b6c7d8e9f01"
 		objects := []struct{ typ, objType, id string }{
@@ -288,7 +269,7 @@ func TestTrigger(t *testing.T) {
 // redeliver; all isolated by merchant and mode.
 func TestEventsAPI(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		live := liveKey(t, e)
+		live := e.LiveKey(t, "bank_a")
 		rc := newReceiver(t)
 		ep := register(t, e, e.SK, rc, "payout.succeeded", "payout.failed")
 		var made []eventJSON

@@ -63,12 +63,26 @@ type LiveConnection struct {
 // conn says otherwise) and returns a new live secret key.
 func (e *Env) GoLive(s *Sim, conn LiveConnection, provs ...string) string {
 	e.T.Helper()
+	return e.goLive(e.T, s.URL, conn, provs...)
+}
+
+// LiveKey approves the merchant's KYC, connects provider to an address
+// where nothing answers (a live call to it fails at once) and returns a new
+// live secret key: for tests of what a live key sees and may do, not of
+// live payments (GoLive).
+func (e *Env) LiveKey(t testing.TB, provider string) string {
+	t.Helper()
+	return e.goLive(t, "http://127.0.0.1:9", LiveConnection{}, provider)
+}
+
+func (e *Env) goLive(t testing.TB, base string, conn LiveConnection, provs ...string) string {
+	t.Helper()
 	ctx := context.Background()
 	if err := e.Main.Merchants.SetKYC(ctx, e.Merchant.MerchantID, "approved"); err != nil {
-		e.T.Fatal(err)
+		t.Fatal(err)
 	}
 	for _, p := range provs {
-		c := merchants.ProviderConfig{BaseURL: s.URL + "/" + p, APIKey: conn.APIKey, CallbackSecret: conn.CallbackSecret, Timeout: conn.Timeout}
+		c := merchants.ProviderConfig{BaseURL: base + "/" + p, APIKey: conn.APIKey, CallbackSecret: conn.CallbackSecret, Timeout: conn.Timeout}
 		if c.APIKey == "" {
 			c.APIKey = "sk_sim_" + p + "_" + e.Merchant.MerchantID
 		}
@@ -76,12 +90,12 @@ func (e *Env) GoLive(s *Sim, conn LiveConnection, provs ...string) string {
 			c.CallbackSecret = "cbsec_" + p + "_0123456789abcdef"
 		}
 		if err := e.Main.Merchants.ConnectProvider(ctx, e.Merchant.MerchantID, p, c); err != nil {
-			e.T.Fatal(err)
+			t.Fatal(err)
 		}
 	}
 	k, err := e.Main.Merchants.CreateKey(ctx, e.Merchant.MerchantID, true, auth.KindSecret)
 	if err != nil {
-		e.T.Fatal(err)
+		t.Fatal(err)
 	}
 	return k.Secret
 }

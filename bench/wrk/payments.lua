@@ -1,11 +1,20 @@
--- Create+confirm pairs for wrk. A thread's connections share a queue of
+-- Payment intents for wrk, in one of two modes.
+--
+-- "pairs": create+confirm pairs. A thread's connections share a queue of
 -- created intents: a request is the confirm of the oldest one waiting, or a
 -- keyed create when none waits (so every intent is created once and confirmed
 -- once). A create carries its send time (monotonic clock, microseconds) in its
 -- description, which the confirm's answer echoes: a pair's latency is from
 -- the create sent to the confirm answered. Pairs answered in the first
--- WARMUP seconds are not counted. Arguments after "--": the secret key, a
--- run id, the run's seconds, the warm-up seconds (default 2).
+-- WARMUP seconds are not counted.
+--
+-- "creates": every request is a keyed create with an Idempotency-Key of its
+-- own (run id, thread, counter), so each one creates an intent; wrk's own
+-- summary is the figure.
+--
+-- Any other answer is counted and printed at the end (it must be 0).
+-- Arguments after "--": the secret key, a run id, the run's seconds, the
+-- warm-up seconds (default 2), the mode (default pairs).
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } payd_timespec;
@@ -27,6 +36,7 @@ end
 function init(args)
   key, run = args[1], args[2] or tostring(os.time())
   seconds, warm = tonumber(args[3] or "10"), tonumber(args[4] or "2")
+  mode = args[5] or "pairs"
   n, bad, first_bad, npairs = 0, 0, "", 0
   lats = {}
   waiting, head, tail = {}, 1, 0
@@ -58,6 +68,10 @@ local function wrong(status, body)
 end
 
 function response(status, headers, body)
+  if mode == "creates" then
+    if status ~= 201 then wrong(status, body) end
+    return
+  end
   if status == 201 then
     local id = body:match('"id":"(pi_[^"]+)"')
     if not id then return wrong(status, body) end
@@ -87,6 +101,10 @@ function done(summary, latency, requests)
   local function pct(p)
     if #all == 0 then return 0 end
     return all[math.max(1, math.ceil(#all * p / 100))] / 1000
+  end
+  if threads[1]:get("mode") == "creates" then
+    io.write(string.format("answers other than 201: %d %s\n", wrongs, example))
+    return
   end
   local measured = summary.duration / 1e6 - threads[1]:get("warm")
   io.write(string.format("pairs %d pairs/s %.0f pair_p50_ms %.2f pair_p99_ms %.2f pair_max_ms %.2f (after %ss of warm-up)\n",
