@@ -69,16 +69,7 @@ func setMany(ctx context.Context, tx *store.Tx, table string, cols []column, row
 		if err != nil {
 			return nil, err
 		}
-		for r.Next() {
-			var id string
-			if err := r.Scan(&id); err != nil {
-				r.Close()
-				return nil, err
-			}
-			done[id] = true
-		}
-		r.Close()
-		if err := r.Err(); err != nil {
+		if err := store.AddIDs(r, done); err != nil {
 			return nil, err
 		}
 	}

@@ -38,14 +38,6 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-func nullStr(s sql.NullString) *string {
-	if !s.Valid {
-		return nil
-	}
-	v := s.String
-	return &v
-}
-
 func nullInt(n sql.NullInt64) *int {
 	if !n.Valid {
 		return nil
@@ -75,7 +67,7 @@ func scanClock(r row) (*TestClock, error) {
 	if err := r.Scan(&c.ID, &c.MerchantID, &c.Livemode, &name, &frozen, &c.Status, &c.version, &created); err != nil {
 		return nil, err
 	}
-	c.Object, c.Name, c.CreatedAt = "test_clock", nullStr(name), store.FromMicros(created).Truncate(time.Second)
+	c.Object, c.Name, c.CreatedAt = "test_clock", store.NullString(name), store.FromMicros(created).Truncate(time.Second)
 	c.FrozenTime = store.FromMicros(frozen).Unix()
 	return &c, nil
 }
@@ -103,7 +95,7 @@ func scanCustomer(r row) (*Customer, error) {
 	if err := r.Scan(&c.ID, &c.MerchantID, &c.Livemode, &c.Name, &email, &phone, &md, &dp, &clock, &created); err != nil {
 		return nil, err
 	}
-	c.Object, c.Email, c.Phone, c.TestClock = "customer", nullStr(email), nullStr(phone), nullStr(clock)
+	c.Object, c.Email, c.Phone, c.TestClock = "customer", store.NullString(email), store.NullString(phone), store.NullString(clock)
 	c.CreatedAt = store.FromMicros(created).Truncate(time.Second)
 	if err := json.Unmarshal([]byte(md), &c.Metadata); err != nil {
 		return nil, fmt.Errorf("customer %s metadata: %w", c.ID, err)
@@ -151,7 +143,7 @@ func scanSub(r row) (*Subscription, error) {
 		&start, &end, &s.CancelAtPeriodEnd, &canceledAt, &endedAt, &latest, &s.version, &created, &startDate); err != nil {
 		return nil, err
 	}
-	s.Object, s.TestClock, s.LatestInvoice, s.DaysUntilDue = "subscription", nullStr(clock), nullStr(latest), nullInt(due)
+	s.Object, s.TestClock, s.LatestInvoice, s.DaysUntilDue = "subscription", store.NullString(clock), store.NullString(latest), nullInt(due)
 	s.BillingCycleAnchor, s.CurrentPeriodStart, s.CurrentPeriodEnd = store.FromMicros(anchor), store.FromMicros(start), store.FromMicros(end)
 	s.CreatedAt, s.StartDate = store.FromMicros(created).Truncate(time.Second), store.FromMicros(startDate)
 	s.TrialEnd, s.CanceledAt, s.EndedAt = store.NullMicros(trialEnd), store.NullMicros(canceledAt), store.NullMicros(endedAt)
@@ -237,7 +229,7 @@ func scanInvoice(r row) (*Invoice, error) {
 		&next, &attemptDue, &claimed, &v.hostedToken, &v.version, &created, &effective, &finalized, &paid, &voided); err != nil {
 		return nil, err
 	}
-	v.Object, v.Subscription, v.TestClock, v.PaymentIntent, v.daysUntilDue = "invoice", nullStr(sub), nullStr(clock), nullStr(pi), nullInt(days)
+	v.Object, v.Subscription, v.TestClock, v.PaymentIntent, v.daysUntilDue = "invoice", store.NullString(sub), store.NullString(clock), store.NullString(pi), nullInt(days)
 	v.PeriodStart, v.PeriodEnd, v.DueDate, v.NextPaymentAttempt = store.NullMicros(ps), store.NullMicros(pe), store.NullMicros(due), store.NullMicros(next)
 	v.attemptDue, v.attemptClaimedUntil = store.NullMicros(attemptDue), store.NullMicros(claimed)
 	v.FinalizedAt, v.PaidAt, v.VoidedAt = store.NullMicros(finalized), store.NullMicros(paid), store.NullMicros(voided)

@@ -106,9 +106,9 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.CustomerMSISDN = nullString(msisdn)
-	r.Description = nullString(desc)
-	r.ReturnURL = nullString(retURL)
+	r.CustomerMSISDN = store.NullString(msisdn)
+	r.Description = store.NullString(desc)
+	r.ReturnURL = store.NullString(retURL)
 	r.pageTokenHash = tokenHash.String
 	if err := json.Unmarshal([]byte(metadata), &r.Metadata); err != nil {
 		return nil, fmt.Errorf("intent %s metadata: %w", r.ID, err)
@@ -134,14 +134,6 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 	r.SucceededAt = store.NullMicros(succeeded)
 	r.CanceledAt = store.NullMicros(canceled)
 	return &r, nil
-}
-
-func nullString(s sql.NullString) *string {
-	if !s.Valid {
-		return nil
-	}
-	v := s.String
-	return &v
 }
 
 // mutable is the stored form of the columns a transition may change.

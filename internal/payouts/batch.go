@@ -86,7 +86,7 @@ func scanBatch(row scanner) (*Batch, error) {
 		&completedAt, &created, &updated); err != nil {
 		return nil, err
 	}
-	b.Currency, b.Description, b.ApprovedBy = nullStr(currency), nullStr(desc), nullStr(approvedBy)
+	b.Currency, b.Description, b.ApprovedBy = store.NullString(currency), store.NullString(desc), store.NullString(approvedBy)
 	b.ApprovedAt, b.CanceledAt, b.CompletedAt = store.NullMicros(approvedAt), store.NullMicros(canceledAt), store.NullMicros(completedAt)
 	b.CreatedAt, b.UpdatedAt = store.FromMicros(created), store.FromMicros(updated)
 	return &b, nil

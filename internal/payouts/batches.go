@@ -157,7 +157,7 @@ func (s *Service) createRowsBatch(ctx context.Context, pr auth.Principal, req *B
 func insertBatch(ctx context.Context, tx *store.Tx, b *Batch) error {
 	_, err := tx.Exec(ctx, `INSERT INTO payout_batches (id, merchant_id, livemode, variant, status, currency, description, row_count,
 		total_amount_minor, rows_pending, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		b.ID, b.MerchantID, b.Livemode, b.Variant, string(b.Status), nullable(b.Currency), nullable(b.Description), b.RowCount,
+		b.ID, b.MerchantID, b.Livemode, b.Variant, string(b.Status), store.StringPtr(b.Currency), store.StringPtr(b.Description), b.RowCount,
 		b.TotalAmountMinor, b.Pending, b.CreatedBy, micros(b.CreatedAt), micros(b.UpdatedAt))
 	return err
 }
@@ -171,9 +171,9 @@ func insertRows(ctx context.Context, tx *store.Tx, b *Batch, ins []*payoutInput)
 		args := make([]any, 0, (end-start)*12)
 		for i := start; i < end; i++ {
 			in := ins[i]
-			args = append(args, b.ID, in.Row, b.Livemode, in.Amount, in.Provider, nullable(strPtr(in.MSISDN)),
-				nullable(strPtr(in.Account)), nullable(strPtr(in.Name)), nullable(strPtr(in.Description)), in.Reference,
-				nullable(strPtr(in.Scenario)), micros(b.CreatedAt))
+			args = append(args, b.ID, in.Row, b.Livemode, in.Amount, in.Provider, store.StringPtr(strPtr(in.MSISDN)),
+				store.StringPtr(strPtr(in.Account)), store.StringPtr(strPtr(in.Name)), store.StringPtr(strPtr(in.Description)), in.Reference,
+				store.StringPtr(strPtr(in.Scenario)), micros(b.CreatedAt))
 		}
 		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return err

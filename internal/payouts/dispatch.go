@@ -462,16 +462,7 @@ func (s *Service) applyGroup(ctx context.Context, tx *store.Tx, c *claim, g []re
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			won[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := store.AddIDs(rows, won); err != nil {
 			return nil, err
 		}
 	}

@@ -406,7 +406,7 @@ func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, n
 		}
 		claimID, err = s.clear(ctx, tx, p, Held, "", pr.ID)
 		if err == nil {
-			_, err = tx.Exec(ctx, "UPDATE payouts SET review_note = ? WHERE id = ?", nullable(strPtr(note)), p.ID)
+			_, err = tx.Exec(ctx, "UPDATE payouts SET review_note = ? WHERE id = ?", store.StringPtr(strPtr(note)), p.ID)
 		}
 		return err
 	})
@@ -447,7 +447,7 @@ func (s *Service) clear(ctx context.Context, tx *store.Tx, p *Payout, from Statu
 	}
 	res, err := tx.Exec(ctx, `UPDATE payouts SET status = ?, approved_by = ?, reviewed_by = COALESCE(?, reviewed_by),
 		compliance_cleared = ?, dispatch_at = ?, claim_id = ?, dispatch_attempts = CASE WHEN ? THEN 1 ELSE 0 END, updated_at = ?
-		WHERE id = ? AND `+casFrom(to, from), string(to), nullable(p.ApprovedBy), nullable(strPtr(reviewer)),
+		WHERE id = ? AND `+casFrom(to, from), string(to), store.StringPtr(p.ApprovedBy), store.StringPtr(strPtr(reviewer)),
 		p.ComplianceCleared, dispatchAt, claimID, claimID != nil, micros(now), p.ID)
 	if err != nil {
 		return "", err
@@ -471,7 +471,7 @@ func (s *Service) reject(ctx context.Context, tx *store.Tx, p *Payout, reviewer,
 	now := tx.Now()
 	res, err := tx.Exec(ctx, `UPDATE payouts SET status = 'canceled', failure_code = 'screening_rejected', failure_message = ?,
 		reviewed_by = ?, review_note = ?, dispatch_at = NULL, canceled_at = ?, updated_at = ? WHERE id = ? AND `+casFrom(Canceled, Held),
-		"the payout was rejected on compliance review", reviewer, nullable(strPtr(note)), micros(now), micros(now), p.ID)
+		"the payout was rejected on compliance review", reviewer, store.StringPtr(strPtr(note)), micros(now), micros(now), p.ID)
 	if err != nil {
 		return err
 	}
@@ -518,7 +518,7 @@ func (s *Service) Retry(ctx context.Context, pr auth.Principal, id, scenario str
 		now := tx.Now()
 		res, err := tx.Exec(ctx, `UPDATE payouts SET status = 'processing', scenario = ?, failure_code = NULL, failure_message = NULL,
 			failed_at = NULL, dispatch_at = ?, dispatch_attempts = 0, claim_id = NULL, retries = retries + 1, updated_at = ?
-			WHERE id = ? AND `+casFrom(Processing, Failed), nullable(strPtr(p.Scenario)), micros(now), micros(now), p.ID)
+			WHERE id = ? AND `+casFrom(Processing, Failed), store.StringPtr(strPtr(p.Scenario)), micros(now), micros(now), p.ID)
 		if err != nil {
 			return err
 		}

@@ -35,9 +35,9 @@ func scanPayout(row scanner) (*Payout, error) {
 		return nil, err
 	}
 	p.Object = "payout"
-	p.RecipientMSISDN, p.RecipientAccount, p.RecipientName = nullStr(msisdn), nullStr(account), nullStr(name)
-	p.Description, p.BatchID, p.FailureCode, p.FailureMessage = nullStr(desc), nullStr(batchID), nullStr(fcode), nullStr(fmsg)
-	p.ApprovedBy = nullStr(approvedBy)
+	p.RecipientMSISDN, p.RecipientAccount, p.RecipientName = store.NullString(msisdn), store.NullString(account), store.NullString(name)
+	p.Description, p.BatchID, p.FailureCode, p.FailureMessage = store.NullString(desc), store.NullString(batchID), store.NullString(fcode), store.NullString(fmsg)
+	p.ApprovedBy = store.NullString(approvedBy)
 	p.Scenario = scenario.String
 	p.BatchRow = int(batchRow.Int64)
 	p.Metadata = map[string]string{}
@@ -58,22 +58,6 @@ func scanPayout(row scanner) (*Payout, error) {
 		p.CanceledAt = store.FromMicros(canceled.Int64)
 	}
 	return &p, nil
-}
-
-func nullStr(s sql.NullString) *string {
-	if !s.Valid {
-		return nil
-	}
-	v := s.String
-	return &v
-}
-
-// nullable is the stored form of an optional string.
-func nullable(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
 }
 
 // getPayout reads one payout of the merchant in the mode; lock takes a row
@@ -124,9 +108,9 @@ func insertPayouts(ctx context.Context, tx *store.Tx, ps []*Payout, dispatch fun
 			}
 			at, claim := dispatch(p)
 			args = append(args, p.ID, p.MerchantID, p.Livemode, string(p.Status), p.Amount, p.Currency, p.Provider,
-				nullable(p.RecipientMSISDN), nullable(p.RecipientAccount), nullable(p.RecipientName), nullable(p.Description),
-				string(meta), p.Reference, nullable(p.BatchID), batchRow, p.Screening.json(), scenario, p.NeedsApproval,
-				p.CreatedBy, nullable(p.ApprovedBy), at, p.dispatchAttempts, claim, store.Micros(p.CreatedAt), store.Micros(p.UpdatedAt))
+				store.StringPtr(p.RecipientMSISDN), store.StringPtr(p.RecipientAccount), store.StringPtr(p.RecipientName), store.StringPtr(p.Description),
+				string(meta), p.Reference, store.StringPtr(p.BatchID), batchRow, p.Screening.json(), scenario, p.NeedsApproval,
+				p.CreatedBy, store.StringPtr(p.ApprovedBy), at, p.dispatchAttempts, claim, store.Micros(p.CreatedAt), store.Micros(p.UpdatedAt))
 		}
 		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return err

@@ -31,28 +31,13 @@ func scanRefund(row interface{ Scan(...any) error }) (*Refund, error) {
 		return nil, err
 	}
 	r.Object = "refund"
-	r.Reason, r.FailureCode, r.FailureMessage, r.ApprovedBy = nullStr(reason), nullStr(fcode), nullStr(fmsg), nullStr(approvedBy)
+	r.Reason, r.FailureCode, r.FailureMessage, r.ApprovedBy = store.NullString(reason), store.NullString(fcode), store.NullString(fmsg), store.NullString(approvedBy)
 	if err := json.Unmarshal([]byte(meta), &r.Metadata); err != nil {
 		return nil, fmt.Errorf("refund %s metadata: %w", r.ID, err)
 	}
 	r.CreatedAt, r.UpdatedAt = store.FromMicros(created), store.FromMicros(updated)
 	r.SucceededAt, r.FailedAt, r.CanceledAt = store.NullMicros(succeeded), store.NullMicros(failed), store.NullMicros(canceled)
 	return &r, nil
-}
-
-func nullStr(s sql.NullString) *string {
-	if !s.Valid {
-		return nil
-	}
-	v := s.String
-	return &v
-}
-
-func nullable(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
 }
 
 // insert writes a new refund in its first status.
@@ -66,8 +51,8 @@ func insert(ctx context.Context, tx *store.Tx, r *Refund) error {
 		created_at, updated_at, succeeded_at, failed_at, canceled_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.MerchantID, r.Livemode, r.PaymentIntent, string(r.Status), r.AmountMinor, r.Currency, r.Provider,
-		nullable(r.Reason), string(meta), r.Scenario, nullable(r.FailureCode), nullable(r.FailureMessage), r.ProviderRef,
-		r.CreatedBy, nullable(r.ApprovedBy), store.Micros(r.CreatedAt), store.Micros(r.UpdatedAt),
+		store.StringPtr(r.Reason), string(meta), r.Scenario, store.StringPtr(r.FailureCode), store.StringPtr(r.FailureMessage), r.ProviderRef,
+		r.CreatedBy, store.StringPtr(r.ApprovedBy), store.Micros(r.CreatedAt), store.Micros(r.UpdatedAt),
 		store.MicrosPtr(r.SucceededAt), store.MicrosPtr(r.FailedAt), store.MicrosPtr(r.CanceledAt))
 	return err
 }
@@ -81,7 +66,7 @@ func move(ctx context.Context, tx *store.Tx, r *Refund, t transition) error {
 	}
 	res, err := tx.Exec(ctx, `UPDATE refunds SET status = ?, failure_code = ?, failure_message = ?, provider_ref = ?, approved_by = ?,
 		updated_at = ?, succeeded_at = ?, failed_at = ?, canceled_at = ? WHERE id = ? AND `+t.cas(),
-		string(r.Status), nullable(r.FailureCode), nullable(r.FailureMessage), r.ProviderRef, nullable(r.ApprovedBy),
+		string(r.Status), store.StringPtr(r.FailureCode), store.StringPtr(r.FailureMessage), r.ProviderRef, store.StringPtr(r.ApprovedBy),
 		store.Micros(r.UpdatedAt), store.MicrosPtr(r.SucceededAt), store.MicrosPtr(r.FailedAt), store.MicrosPtr(r.CanceledAt), r.ID)
 	if err != nil {
 		return err

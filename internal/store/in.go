@@ -1,6 +1,9 @@
 package store
 
-import "strings"
+import (
+	"database/sql"
+	"strings"
+)
 
 // Placeholders returns "?, ?, ?" for n values, for an IN (...) list written
 // once for both engines (Rebind numbers them for PostgreSQL). n must be at
@@ -47,4 +50,19 @@ func PaddedIn[T any](values []T) (string, []any) {
 func Rows(n, cols int) string {
 	row := "(" + Placeholders(cols) + ")"
 	return strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+// AddIDs adds the first column of every row to set and closes rows: for a
+// query that answers ids (SELECT id …, … RETURNING id), run in chunks whose
+// answers make one set.
+func AddIDs(rows *sql.Rows, set map[string]bool) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		set[id] = true
+	}
+	return rows.Err()
 }

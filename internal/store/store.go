@@ -595,6 +595,23 @@ func MicrosPtr(t *time.Time) any {
 	return t.UnixMicro()
 }
 
+// NullString converts a stored nullable text.
+func NullString(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
+}
+
+// StringPtr is the stored form of an optional text (NULL when nil).
+func StringPtr(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
 // InSnapshot runs fn in a read-only transaction that sees the database at
 // one moment, so a check over several queries (ledger.Verify) is consistent
 // while payd keeps writing. On PostgreSQL it is a REPEATABLE READ READ ONLY

@@ -184,3 +184,40 @@ func TestPaddedInEmptyMatchesNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestAddIDs: ids read in chunks make one set; a row that does not scan as
+// an id is an error.
+func TestAddIDs(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if _, err := db.Exec(ctx, "CREATE TABLE add_ids (id TEXT PRIMARY KEY, n INTEGER)"); err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range []string{"a", "b", "c", "d"} {
+			if _, err := db.Exec(ctx, "INSERT INTO add_ids (id, n) VALUES (?, ?)", id, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		set := map[string]bool{}
+		for _, chunk := range [][]string{{"a", "x"}, {"c", "d"}} {
+			ph, in := store.PaddedIn(chunk)
+			rows, err := db.Query(ctx, "SELECT id FROM add_ids WHERE id IN ("+ph+")", in...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.AddIDs(rows, set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(set) != 3 || !set["a"] || !set["c"] || !set["d"] {
+			t.Fatalf("set %v, want a, c and d", set)
+		}
+		rows, err := db.Query(ctx, "SELECT NULL FROM add_ids")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.AddIDs(rows, set); err == nil {
+			t.Fatal("a NULL scanned as an id")
+		}
+	})
+}

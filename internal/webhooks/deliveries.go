@@ -298,16 +298,7 @@ func webhookFailMarked(ctx context.Context, q store.Querier, objectIDs []string)
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := store.AddIDs(rows, out); err != nil {
 			return nil, err
 		}
 	}
