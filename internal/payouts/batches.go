@@ -91,22 +91,29 @@ func (s *Service) createItemsBatch(ctx context.Context, pr auth.Principal, req *
 		for _, p := range ps {
 			p.CreatedAt, p.UpdatedAt = now, now
 		}
-		if err := insertPayouts(ctx, tx, ps, dueIfPending(now)); err != nil {
-			return err
-		}
-		if err := reserve(ctx, tx, b.MerchantID, b.Livemode, kindBatchReserve, b.ID, ps); err != nil {
-			return err
-		}
-		if err := s.emitCreated(ctx, tx, ps); err != nil {
-			return err
-		}
-		tx.AfterCommit(s.wake.Notify)
-		return nil
+		return s.release(ctx, tx, b, ps, now)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// release makes a batch's payouts real in tx: their float reserved in one
+// posting, their rows written (pending ones due at once), their created
+// events emitted, and the dispatchers woken once tx commits.
+func (s *Service) release(ctx context.Context, tx *store.Tx, b *Batch, ps []*Payout, now time.Time) error {
+	if err := reserve(ctx, tx, b.MerchantID, b.Livemode, kindBatchReserve, b.ID, ps); err != nil {
+		return err
+	}
+	if err := insertPayouts(ctx, tx, ps, dueIfPending(now)); err != nil {
+		return err
+	}
+	if err := s.emitCreated(ctx, tx, ps); err != nil {
+		return err
+	}
+	tx.AfterCommit(s.wake.Notify)
+	return nil
 }
 
 // dueIfPending makes pending payouts due at once.
@@ -315,17 +322,7 @@ func (s *Service) ApproveBatch(ctx context.Context, pr auth.Principal, id string
 			return errs.InvalidState("batch %s changed state meanwhile", b.ID)
 		}
 		b.Status, b.Pending, b.UpdatedAt = BatchProcessing, len(ps), now
-		if err := reserve(ctx, tx, b.MerchantID, b.Livemode, kindBatchReserve, b.ID, ps); err != nil {
-			return err
-		}
-		if err := insertPayouts(ctx, tx, ps, dueIfPending(now)); err != nil {
-			return err
-		}
-		if err := s.emitCreated(ctx, tx, ps); err != nil {
-			return err
-		}
-		tx.AfterCommit(s.wake.Notify)
-		return nil
+		return s.release(ctx, tx, b, ps, now)
 	})
 	if err != nil {
 		return nil, err

@@ -337,34 +337,8 @@ func (s *Service) List(ctx context.Context, pr auth.Principal, f ListParams, pag
 // must not be its creator, 403 self_approval_not_allowed). A single payout
 // is then sent at once; a batch row waits for its batch's dispatcher.
 func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*Payout, error) {
-	if p, ok, err := s.resumed(ctx, pr); ok {
-		return p, err
-	}
-	var p *Payout
-	var claimID string
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		if p, err = getPayout(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
-			return err
-		}
-		if p.Status != RequiresApproval {
-			return errs.InvalidState("payout %s is %s; only a payout in requires_approval can be approved", p.ID, p.Status)
-		}
-		if err := notSamePerson(ctx, tx, p.CreatedBy, pr.ID, "payout"); err != nil {
-			return err
-		}
-		claimID, err = s.clear(ctx, tx, p, RequiresApproval, pr.ID, "")
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if claimID != "" {
-		if err := s.sendInline(ctx, claimID, p); err != nil {
-			return nil, err
-		}
-	}
-	return s.reload(ctx, p)
+	return s.decide(ctx, pr, id, RequiresApproval, "only a payout in requires_approval can be approved",
+		func(tx *store.Tx, p *Payout) (string, error) { return s.clear(ctx, tx, p, RequiresApproval, pr.ID, "") })
 }
 
 // maxReviewNote bounds a review's note.
@@ -384,6 +358,25 @@ func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, n
 	if utf8.RuneCountInString(note) > maxReviewNote {
 		return nil, errs.Invalid("note", "parameter_too_long", "note is at most %d characters", maxReviewNote)
 	}
+	return s.decide(ctx, pr, id, Held, "only a held payout can be reviewed", func(tx *store.Tx, p *Payout) (string, error) {
+		if decision == "reject" {
+			return "", s.reject(ctx, tx, p, pr.ID, note)
+		}
+		claimID, err := s.clear(ctx, tx, p, Held, "", pr.ID)
+		if err == nil {
+			_, err = tx.Exec(ctx, "UPDATE payouts SET review_note = ? WHERE id = ?", store.StringPtr(strPtr(note)), p.ID)
+		}
+		return claimID, err
+	})
+}
+
+// decide runs a four-eyes decision on payout id in one transaction: the
+// payout must be in status from (else 409, saying only), and the deciding
+// principal must not be its creator (403 self_approval_not_allowed); act
+// moves it on and returns the dispatch claim of a single payout to send,
+// which is sent once the decision has committed.
+func (s *Service) decide(ctx context.Context, pr auth.Principal, id string, from Status, only string,
+	act func(tx *store.Tx, p *Payout) (string, error)) (*Payout, error) {
 	if p, ok, err := s.resumed(ctx, pr); ok {
 		return p, err
 	}
@@ -394,20 +387,13 @@ func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, n
 		if p, err = getPayout(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
 			return err
 		}
-		if p.Status != Held {
-			return errs.InvalidState("payout %s is %s; only a held payout can be reviewed", p.ID, p.Status)
+		if p.Status != from {
+			return errs.InvalidState("payout %s is %s; %s", p.ID, p.Status, only)
 		}
 		if err := notSamePerson(ctx, tx, p.CreatedBy, pr.ID, "payout"); err != nil {
 			return err
 		}
-		if decision == "reject" {
-			claimID = ""
-			return s.reject(ctx, tx, p, pr.ID, note)
-		}
-		claimID, err = s.clear(ctx, tx, p, Held, "", pr.ID)
-		if err == nil {
-			_, err = tx.Exec(ctx, "UPDATE payouts SET review_note = ? WHERE id = ?", store.StringPtr(strPtr(note)), p.ID)
-		}
+		claimID, err = act(tx, p)
 		return err
 	})
 	if err != nil {
