@@ -23,8 +23,11 @@ import (
 var errNoAnswer = errors.New("live: the provider did not answer in time")
 
 // retryWaits are the pauses before the second and third attempt of a call
-// that got a 5xx or could not connect. Every call carries its idempotency
-// key (GETs change nothing), so a repeat cannot act twice.
+// that got a 5xx, could not connect, or was told its idempotency key is in
+// use (409 idempotency_key_in_use: the first request under the key, from a
+// payd process that died or gave up waiting, still runs at the provider and
+// will answer a repeat with its own answer once it ends). Every call carries
+// its idempotency key (GETs change nothing), so a repeat cannot act twice.
 var retryWaits = []time.Duration{50 * time.Millisecond, 150 * time.Millisecond}
 
 // maxAnswer bounds a provider's answer (a day's settlement report included).
@@ -78,6 +81,12 @@ func (r response) errorBody() protocol.ErrorDetail {
 	var b protocol.ErrorBody
 	json.Unmarshal(r.body, &b)
 	return b.Error
+}
+
+// keyInUse reports a 409 idempotency_key_in_use: the first request under
+// the call's key still runs at the provider.
+func (r response) keyInUse() bool {
+	return r.status == http.StatusConflict && r.errorBody().Code == "idempotency_key_in_use"
 }
 
 // do makes a call within the connection's timeout: a slot of the provider,
@@ -164,10 +173,18 @@ func (cl *client) attempts(ctx context.Context, req request) (response, string, 
 			return resp, "protocol", providerError(cl.provider, "the provider refused a repeated idempotency key", nil)
 		case resp.status >= 300 && resp.status < 400:
 			return resp, "protocol", providerError(cl.provider, fmt.Sprintf("the provider answered %d", resp.status), nil)
+		case resp.keyInUse():
+			// Not a failure of the provider (the breaker does not count
+			// it): wait for the first request under the key to end. If it
+			// still runs after the last wait, the answer goes to the
+			// adapter, which leaves the outcome unknown.
+			if attempt >= len(retryWaits) {
+				return resp, "", nil
+			}
 		default:
 			return resp, "", nil
 		}
-		if attempt >= len(retryWaits) || !retryable(err) {
+		if kind != "" && (attempt >= len(retryWaits) || !retryable(err)) {
 			msg := fmt.Sprintf("the provider answered %d", resp.status)
 			if err != nil {
 				msg = "the provider could not be reached (" + netReason(err) + ")"

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/providers"
 )
 
 const (
@@ -115,6 +116,49 @@ func TestRetriesServerErrorsUnderTheSameKey(t *testing.T) {
 	_, err = call(t, c, "mer_1")
 	if e := errs.As(err); e == nil || e.Code != "provider_error" || e.Kind != errs.KindProvider {
 		t.Fatalf("after retries: %v", err)
+	}
+}
+
+// TestKeyInUseWaitsForTheFirstRequest: a 409 idempotency_key_in_use (the
+// first request under the key, from a payd process that died, still runs at
+// the provider) is asked again under the same key after the retry waits,
+// is not a provider failure, and a payment that is still in use after the
+// last wait has an unknown outcome (payd leaves the intent processing).
+func TestKeyInUseWaitsForTheFirstRequest(t *testing.T) {
+	inUse := atomic.Int64{}
+	var keys sync.Map
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		keys.Store(r.Header.Get("Idempotency-Key"), true)
+		if inUse.Add(-1) >= 0 {
+			w.WriteHeader(http.StatusConflict)
+			w.Write([]byte(`{"error":{"code":"idempotency_key_in_use","message":"the first request with this Idempotency-Key is still running"}}`))
+			return
+		}
+		w.Write([]byte(`{"id":"pay_1"}`))
+	})
+	var logs bytes.Buffer
+	c, _ := newConnections(t, f.URL, 5*time.Second, nil, &logs)
+	inUse.Store(2)
+	resp, err := call(t, c, "mer_1")
+	if err != nil || resp.status != 200 || f.calls.Load() != 3 {
+		t.Fatalf("%v %d after %d calls", err, resp.status, f.calls.Load())
+	}
+	distinct := 0
+	keys.Range(func(any, any) bool { distinct++; return true })
+	if distinct != 1 {
+		t.Fatalf("%d idempotency keys for one call", distinct)
+	}
+	inUse.Store(10)
+	resp, err = call(t, c, "mer_1")
+	if err != nil || !resp.keyInUse() || f.calls.Load() != 6 {
+		t.Fatalf("still in use: %v %d after %d calls", err, resp.status, f.calls.Load())
+	}
+	if strings.Contains(logs.String(), "provider call failed") {
+		t.Fatalf("a key in use counted as a provider failure:\n%s", logs.String())
+	}
+	a := &paymentAdapter{c: c, provider: "bank_a"}
+	if _, err := a.result(resp, nil); !errors.Is(err, providers.ErrNoAnswer) {
+		t.Fatalf("a payment still in use at the provider: %v, want its outcome unknown", err)
 	}
 }
 

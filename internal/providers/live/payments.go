@@ -158,9 +158,12 @@ func (a *paymentAdapter) result(resp response, err error) (providers.Result, err
 		e := resp.errorBody()
 		switch {
 		case resp.status == http.StatusConflict:
-			// In use, a duplicate reference, a state the provider moved on
-			// from: the outcome is not known from this answer.
-			return providers.Result{}, providerError(a.provider, "the provider answered 409 "+clip(e.Code), nil)
+			// In use (still, after the client's waits), a duplicate
+			// reference, a state the provider moved on from: the outcome
+			// is not known from this answer. The intent stays processing
+			// until the provider's callback or reconciliation settles it,
+			// as after a call that got no answer in time.
+			return providers.Result{}, providers.ErrNoAnswer
 		case e.Code == "":
 			e.Code = "provider_declined"
 		}
