@@ -143,9 +143,7 @@ func moveStmt(d store.Dialect, n int, acct string, amount int64) (store.Stmt, bo
 	}
 	guard, bound := moveGuard(n, amount)
 	q := `WITH free AS (` + free.Query + ` RETURNING 1),
-		queued AS (INSERT INTO ledger_balances (account_id, slot, balance) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM free)
-			ON CONFLICT (account_id, slot) DO UPDATE SET balance = ledger_balances.balance + excluded.balance
-			WHERE ledger_balances.` + guard + ` RETURNING 1)
+		queued AS (` + addToSlot("SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM free)", guard) + ` RETURNING 1)
 		SELECT 1 FROM free UNION ALL SELECT 1 FROM queued`
 	args := append(append([]any{}, free.Args...), acct, rand.IntN(n), amount, bound)
 	return store.Stmt{Query: q, Args: args}, true
@@ -205,14 +203,21 @@ func moveQueued(ctx context.Context, tx *store.Tx, n int, acct string, amount in
 	if n > 1 {
 		slot = rand.IntN(n)
 	}
-	res, err := tx.Exec(ctx, `INSERT INTO ledger_balances (account_id, slot, balance) VALUES (?, ?, ?)
-		ON CONFLICT (account_id, slot) DO UPDATE SET balance = ledger_balances.balance + excluded.balance
-		WHERE ledger_balances.`+guard, acct, slot, amount, bound)
+	res, err := tx.Exec(ctx, addToSlot("VALUES (?, ?, ?)", guard), acct, slot, amount, bound)
 	if err != nil {
 		return false, err
 	}
 	k, _ := res.RowsAffected()
 	return k == 1, nil
+}
+
+// addToSlot is the statement that adds an amount to a balance slot, creating
+// the slot if it is missing, only where guard (a condition on the slot's row,
+// with one argument: moveGuard) holds: source gives (account_id, slot, amount).
+func addToSlot(source, guard string) string {
+	return `INSERT INTO ledger_balances (account_id, slot, balance) ` + source + `
+		ON CONFLICT (account_id, slot) DO UPDATE SET balance = ledger_balances.balance + excluded.balance
+		WHERE ledger_balances.` + guard
 }
 
 // debit takes amount (positive) out of a merchant-facing account, keeping
