@@ -62,12 +62,9 @@ func gcRows(t *testing.T, db *store.DB) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
 	got := map[string]bool{}
-	for rows.Next() {
-		var w string
-		rows.Scan(&w)
-		got[w] = true
+	if err := store.AddIDs(rows, got); err != nil {
+		t.Fatal(err)
 	}
 	return got
 }

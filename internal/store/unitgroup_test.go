@@ -30,14 +30,9 @@ func ugRows(t *testing.T, db *DB) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
 	got := map[string]bool{}
-	for rows.Next() {
-		var w string
-		if err := rows.Scan(&w); err != nil {
-			t.Fatal(err)
-		}
-		got[w] = true
+	if err := AddIDs(rows, got); err != nil {
+		t.Fatal(err)
 	}
 	return got
 }
