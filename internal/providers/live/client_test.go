@@ -90,6 +90,22 @@ func call(t *testing.T, c *Connections, merchant string) (response, error) {
 	return cl.do(context.Background(), request{op: "status", method: "GET", path: "/v1/payments/pay_1"})
 }
 
+// answeredOnTheThirdCall makes one call and checks that it got f's 200 on
+// f's third call, every attempt under the same idempotency key (keys holds
+// the keys f saw).
+func answeredOnTheThirdCall(t *testing.T, c *Connections, f *fakeProvider, keys *sync.Map) {
+	t.Helper()
+	resp, err := call(t, c, "mer_1")
+	if err != nil || resp.status != 200 || f.calls.Load() != 3 {
+		t.Fatalf("%v %d after %d calls", err, resp.status, f.calls.Load())
+	}
+	distinct := 0
+	keys.Range(func(any, any) bool { distinct++; return true })
+	if distinct != 1 {
+		t.Fatalf("%d idempotency keys for one call", distinct)
+	}
+}
+
 func TestRetriesServerErrorsUnderTheSameKey(t *testing.T) {
 	var keys sync.Map
 	n := atomic.Int64{}
@@ -102,18 +118,10 @@ func TestRetriesServerErrorsUnderTheSameKey(t *testing.T) {
 		w.Write([]byte(`{"id":"pay_1"}`))
 	})
 	c, _ := newConnections(t, f.URL, 5*time.Second, nil, nil)
-	resp, err := call(t, c, "mer_1")
-	if err != nil || resp.status != 200 || f.calls.Load() != 3 {
-		t.Fatalf("%v %d after %d calls", err, resp.status, f.calls.Load())
-	}
-	distinct := 0
-	keys.Range(func(any, any) bool { distinct++; return true })
-	if distinct != 1 {
-		t.Fatalf("%d idempotency keys for one call", distinct)
-	}
+	answeredOnTheThirdCall(t, c, f, &keys)
 	// Four 500s in a row: three attempts, then a 502 provider_error.
 	n.Store(-10)
-	_, err = call(t, c, "mer_1")
+	_, err := call(t, c, "mer_1")
 	if e := errs.As(err); e == nil || e.Code != "provider_error" || e.Kind != errs.KindProvider {
 		t.Fatalf("after retries: %v", err)
 	}
@@ -139,17 +147,9 @@ func TestKeyInUseWaitsForTheFirstRequest(t *testing.T) {
 	var logs bytes.Buffer
 	c, _ := newConnections(t, f.URL, 5*time.Second, nil, &logs)
 	inUse.Store(2)
-	resp, err := call(t, c, "mer_1")
-	if err != nil || resp.status != 200 || f.calls.Load() != 3 {
-		t.Fatalf("%v %d after %d calls", err, resp.status, f.calls.Load())
-	}
-	distinct := 0
-	keys.Range(func(any, any) bool { distinct++; return true })
-	if distinct != 1 {
-		t.Fatalf("%d idempotency keys for one call", distinct)
-	}
+	answeredOnTheThirdCall(t, c, f, &keys)
 	inUse.Store(10)
-	resp, err = call(t, c, "mer_1")
+	resp, err := call(t, c, "mer_1")
 	if err != nil || !resp.keyInUse() || f.calls.Load() != 6 {
 		t.Fatalf("still in use: %v %d after %d calls", err, resp.status, f.calls.Load())
 	}
