@@ -94,8 +94,7 @@ func adjustRefunds(ctx context.Context, tx *store.Tx, q, intentID string, amount
 
 // loadForRefund reads the intent and its refunding sum; lock takes the row
 // lock (PostgreSQL) for the read-then-write of ReserveRefund. Like load, it
-// reads by primary key alone and checks the owner here, so that no cached
-// plan can scan the merchant's intents instead.
+// reads by primary key alone (store.Owned).
 func loadForRefund(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string, lock bool) (*record, int64, error) {
 	query := "SELECT " + columns + ", amount_refunding_minor FROM payment_intents WHERE id = ?"
 	if lock {
@@ -103,7 +102,7 @@ func loadForRefund(ctx context.Context, q store.Querier, merchantID string, live
 	}
 	var refunding int64
 	r, err := scan(withExtra{q.QueryRow(ctx, query, id), &refunding})
-	if store.IsNotFound(err) || (err == nil && (r.MerchantID != merchantID || r.Livemode != livemode)) {
+	if r, err = store.Owned(r, err, merchantID, livemode); store.IsNotFound(err) {
 		return nil, 0, errs.NotFound("payment_intent", id)
 	}
 	if err != nil {

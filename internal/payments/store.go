@@ -228,6 +228,9 @@ func nullable(s, empty string) any {
 	return s
 }
 
+// Owner is the merchant and mode the intent belongs to (store.Owned).
+func (r *record) Owner() (string, bool) { return r.MerchantID, r.Livemode }
+
 // load returns an intent of the principal's merchant and mode, or 404.
 //
 // It reads by primary key alone and checks the owner here: PostgreSQL's
@@ -237,7 +240,7 @@ func nullable(s, empty string) any {
 // confirm after a few thousand intents, until autovacuum's first ANALYZE).
 func load(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string) (*record, error) {
 	r, err := scan(q.QueryRow(ctx, "SELECT "+columns+" FROM payment_intents WHERE id = ?", id))
-	if store.IsNotFound(err) || (err == nil && (r.MerchantID != merchantID || r.Livemode != livemode)) {
+	if r, err = store.Owned(r, err, merchantID, livemode); store.IsNotFound(err) {
 		return nil, errs.NotFound("payment_intent", id)
 	}
 	return r, err

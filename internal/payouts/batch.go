@@ -93,14 +93,14 @@ func scanBatch(row scanner) (*Batch, error) {
 }
 
 // getBatch reads one batch of the merchant in the mode, by primary key
-// alone with the owner checked here (as getPayout does).
+// alone (store.Owned).
 func getBatch(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string, lock bool) (*Batch, error) {
 	query := "SELECT " + batchColumns + " FROM payout_batches WHERE id = ?"
 	if lock {
 		query += q.Dialect().ForUpdate()
 	}
 	b, err := scanBatch(q.QueryRow(ctx, query, id))
-	if store.IsNotFound(err) || (err == nil && (b.MerchantID != merchantID || b.Livemode != livemode)) {
+	if b, err = store.Owned(b, err, merchantID, livemode); store.IsNotFound(err) {
 		return nil, errs.NotFound("payout batch", id)
 	}
 	return b, err

@@ -60,20 +60,22 @@ func scanPayout(row scanner) (*Payout, error) {
 	return &p, nil
 }
 
+// Owner is the merchant and mode the payout belongs to (store.Owned).
+func (p *Payout) Owner() (string, bool) { return p.MerchantID, p.Livemode }
+
+// Owner is the merchant and mode the batch belongs to (store.Owned).
+func (b *Batch) Owner() (string, bool) { return b.MerchantID, b.Livemode }
+
 // getPayout reads one payout of the merchant in the mode; lock takes a row
-// lock (PostgreSQL) for a read-then-write inside tx.
-//
-// It reads by primary key alone and checks the owner here: on a table
-// PostgreSQL has not analysed yet, a cached (generic) plan for "id = ? AND
-// merchant_id = ? AND livemode = ?" costs the merchant's index the same as
-// the key's and may take it, reading every payout of the merchant to find one.
+// lock (PostgreSQL) for a read-then-write inside tx. It reads by primary key
+// alone (store.Owned).
 func getPayout(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string, lock bool) (*Payout, error) {
 	query := "SELECT " + payoutColumns + " FROM payouts WHERE id = ?"
 	if lock {
 		query += q.Dialect().ForUpdate()
 	}
 	p, err := scanPayout(q.QueryRow(ctx, query, id))
-	if store.IsNotFound(err) || (err == nil && (p.MerchantID != merchantID || p.Livemode != livemode)) {
+	if p, err = store.Owned(p, err, merchantID, livemode); store.IsNotFound(err) {
 		return nil, errs.NotFound("payout", id)
 	}
 	return p, err

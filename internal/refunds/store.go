@@ -77,13 +77,14 @@ func move(ctx context.Context, tx *store.Tx, r *Refund, t transition) error {
 	return nil
 }
 
-// get reads one refund of the merchant in the mode, or 404.
-// It reads by primary key alone and checks the owner here, so PostgreSQL's
-// cached plan cannot pick the merchant's index before the table has
-// statistics (see payments' load).
+// Owner is the merchant and mode the refund belongs to (store.Owned).
+func (r *Refund) Owner() (string, bool) { return r.MerchantID, r.Livemode }
+
+// get reads one refund of the merchant in the mode, or 404, by primary key
+// alone (store.Owned).
 func get(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string) (*Refund, error) {
 	r, err := scanRefund(q.QueryRow(ctx, "SELECT "+columns+" FROM refunds WHERE id = ?", id))
-	if store.IsNotFound(err) || (err == nil && (r.MerchantID != merchantID || r.Livemode != livemode)) {
+	if r, err = store.Owned(r, err, merchantID, livemode); store.IsNotFound(err) {
 		return nil, errs.NotFound("refund", id)
 	}
 	return r, err

@@ -48,3 +48,31 @@ func TestPaddedInEmpty(t *testing.T) {
 		t.Fatalf("empty list: %q %v; want NULL and no arguments", ph, args)
 	}
 }
+
+type ownedRow struct {
+	merchant string
+	live     bool
+}
+
+func (r *ownedRow) Owner() (string, bool) { return r.merchant, r.live }
+
+// TestOwned: a row of another merchant or mode reads as missing; the read's
+// own error goes through.
+func TestOwned(t *testing.T) {
+	row := &ownedRow{"mer_a", false}
+	if got, err := Owned(row, nil, "mer_a", false); err != nil || got != row {
+		t.Fatalf("own row: %v %v", got, err)
+	}
+	for _, c := range []struct {
+		merchant string
+		live     bool
+	}{{"mer_b", false}, {"mer_a", true}} {
+		if got, err := Owned(row, nil, c.merchant, c.live); !IsNotFound(err) || got != nil {
+			t.Fatalf("asked by %s live=%v: %v %v, want not found", c.merchant, c.live, got, err)
+		}
+	}
+	var none *ownedRow
+	if _, err := Owned(none, ErrConflict, "mer_a", false); err != ErrConflict {
+		t.Fatalf("the read's error became %v", err)
+	}
+}
