@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/payd/payd/internal/app/apptest"
-	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/merchants"
 )
 
@@ -86,18 +85,8 @@ func TestRequestLog(t *testing.T) {
 			t.Fatalf("ending_before: %+v", newer.Data)
 		}
 		// Live mode and another merchant see none of it.
-		if err := e.Main.Merchants.SetKYC(ctx, e.Merchant.MerchantID, "approved"); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Main.Merchants.ConnectProvider(ctx, e.Merchant.MerchantID, "wallet_a", merchants.ProviderConfig{
-			BaseURL: "http://127.0.0.1:9", APIKey: "prov_key_rl", CallbackSecret: "prov_cbsec_rl", Timeout: "1s"}); err != nil {
-			t.Fatal(err)
-		}
-		live, err := e.Main.Merchants.CreateKey(ctx, e.Merchant.MerchantID, true, auth.KindSecret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l := readRequestLog(t, e, live.Secret, ""); len(l.Data) != 0 {
+		live := e.LiveKey(t, "wallet_a")
+		if l := readRequestLog(t, e, live, ""); len(l.Data) != 0 {
 			t.Fatalf("live mode sees test requests: %+v", l.Data)
 		}
 		other, err := e.Main.Merchants.Create(ctx, merchants.CreateParams{Name: "Other merchant"})
@@ -123,7 +112,7 @@ func TestRequestLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			row := strings.Join(cols[:], " ")
-			for _, secret := range []string{e.SK, e.SK2, live.Secret, "body-marker-7731", "secret-query-marker", "sk_test_not_a_key"} {
+			for _, secret := range []string{e.SK, e.SK2, live, "body-marker-7731", "secret-query-marker", "sk_test_not_a_key"} {
 				if strings.Contains(row, secret) {
 					t.Fatalf("request_logs row holds %.12s…: %s", secret, row)
 				}

@@ -428,7 +428,11 @@ func requireHidden(t *testing.T, e *apptest.Env, listPath string, reqs func(key 
 			}
 		}
 		var l struct{ Data []json.RawMessage }
-		e.Do(apptest.Request{Method: "GET", Path: listPath, Key: key}).JSON(t, &l)
+		r := e.Do(apptest.Request{Method: "GET", Path: listPath, Key: key})
+		if r.Status != 200 {
+			t.Fatalf("GET %s with another merchant's or mode's key: %d %s", listPath, r.Status, r.Body)
+		}
+		r.JSON(t, &l)
 		if len(l.Data) != 0 {
 			t.Fatalf("another merchant or mode lists %d at %s", len(l.Data), listPath)
 		}
