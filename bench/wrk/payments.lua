@@ -13,8 +13,8 @@
 -- summary is the figure.
 --
 -- Any other answer is counted and printed at the end (it must be 0).
--- Arguments after "--": the secret key, a run id, the run's seconds, the
--- warm-up seconds (default 2), the mode (default pairs).
+-- Arguments after "--": the secret key, a run id, the warm-up seconds
+-- (default 2), the mode (default pairs).
 local ffi = require("ffi")
 ffi.cdef[[
 typedef struct { long tv_sec; long tv_nsec; } payd_timespec;
@@ -35,8 +35,8 @@ end
 
 function init(args)
   key, run = args[1], args[2] or tostring(os.time())
-  seconds, warm = tonumber(args[3] or "10"), tonumber(args[4] or "2")
-  mode = args[5] or "pairs"
+  warm = tonumber(args[3] or "2")
+  mode = args[4] or "pairs"
   n, bad, first_bad, npairs = 0, 0, "", 0
   lats = {}
   waiting, head, tail = {}, 1, 0
