@@ -159,7 +159,7 @@ func (g *groupCommit) lead(ctx context.Context, db *DB, fn func(*Tx) error) (err
 	defer release()
 	// The transaction outlives this request's context: other members'
 	// work rides on it.
-	stx, err := db.sql.BeginTx(context.WithoutCancel(ctx), nil)
+	stx, err := db.beginTx(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return translate(err)
 	}

@@ -103,7 +103,7 @@ func (t *lateTx) acquire(ctx context.Context) error {
 			// A BEGIN that meets a dead pooled connection changed nothing:
 			// another connection.
 			var stx *sql.Tx
-			if stx, err = db.sql.BeginTx(bg, nil); err == nil {
+			if stx, err = db.beginTx(bg, nil); err == nil {
 				t.real = stx
 				break
 			}

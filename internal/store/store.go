@@ -75,6 +75,13 @@ type DB struct {
 	// write-ahead log into the database off the writer (checkpoint.go).
 	commits atomic.Int64
 	ckpt    *checkpointer
+	// writer is the one connection SQLite's write transactions run on
+	// (taken under writeLock). A connection's page cache survives its own
+	// commits but not another connection's, so with every write on one
+	// connection the writer keeps the B-tree pages it keeps touching
+	// instead of reading them again after each other writer's commit.
+	// Nil on PostgreSQL.
+	writer *sql.Conn
 }
 
 // connLost is told that a pooled connection turned out dead. The server
@@ -156,9 +163,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
-		s.SetMaxOpenConns(8)
-		s.SetMaxIdleConns(8)
-		db = &DB{sql: s, dialect: SQLite, writeLock: make(chan struct{}, 1), group: &groupCommit{}, maxIdle: 8}
+		// Eight connections for reads and one for the writer.
+		s.SetMaxOpenConns(9)
+		s.SetMaxIdleConns(9)
+		db = &DB{sql: s, dialect: SQLite, writeLock: make(chan struct{}, 1), group: &groupCommit{}, maxIdle: 9}
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite:PATH or postgres://", redactURL(url))
 	}
@@ -167,6 +175,14 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if err := db.ping(ctx); err != nil {
 		db.sql.Close()
 		return nil, fmt.Errorf("connect %s: %w", db.dialect, err)
+	}
+	if db.dialect == SQLite {
+		w, err := db.sql.Conn(ctx)
+		if err != nil {
+			db.sql.Close()
+			return nil, fmt.Errorf("connect %s: %w", db.dialect, err)
+		}
+		db.writer = w
 	}
 	if db.dialect == SQLite && SQLitePath(url) != "" {
 		db.startCheckpointer()
@@ -242,8 +258,12 @@ func redactURL(u string) string {
 }
 
 // SetPoolSize bounds the pool at n open (and idle) connections, instead of
-// the engine's default (32 on PostgreSQL, 8 on SQLite).
+// the engine's default (32 on PostgreSQL, 8 on SQLite). On SQLite the
+// writer's own connection comes beside the n.
 func (db *DB) SetPoolSize(n int) {
+	if db.writer != nil {
+		n++
+	}
 	db.maxIdle = n
 	db.sql.SetMaxOpenConns(n)
 	db.sql.SetMaxIdleConns(n)
@@ -253,6 +273,9 @@ func (db *DB) SetPoolSize(n int) {
 func (db *DB) Close() error {
 	if db.ckpt != nil {
 		db.ckpt.close()
+	}
+	if db.writer != nil {
+		db.writer.Close()
 	}
 	return db.sql.Close()
 }
@@ -374,11 +397,21 @@ func (db *DB) begin(ctx context.Context) (txConn, error) {
 	if db.dialect == Postgres {
 		return db.beginPipe(ctx, "")
 	}
-	stx, err := db.sql.BeginTx(ctx, nil)
+	stx, err := db.beginTx(ctx, nil)
 	if err != nil {
 		return nil, translate(err)
 	}
 	return stx, nil
+}
+
+// beginTx begins a database/sql transaction: on SQLite, where the caller
+// holds writeLock, on the writer's connection; on PostgreSQL on any pooled
+// one.
+func (db *DB) beginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
+	if db.writer == nil {
+		return db.sql.BeginTx(ctx, opts)
+	}
+	return db.writer.BeginTx(ctx, opts)
 }
 
 // commitErr is the error a failed COMMIT returns: ErrCommitUnknown unless
@@ -628,7 +661,7 @@ func (db *DB) InSnapshot(ctx context.Context, fn func(tx *Tx) error) error {
 		defer db.unlockWrite()
 		opts = nil
 	}
-	stx, err := db.sql.BeginTx(ctx, opts)
+	stx, err := db.beginTx(ctx, opts)
 	if err != nil {
 		return translate(err)
 	}
