@@ -203,7 +203,7 @@ func TestKeyedRequestHoldsNoConnectionBeforeItWrites(t *testing.T) {
 				}()
 			}
 			started.Wait()
-			inUse = db.SQL().Stats().InUse
+			inUse = db.ConnsInUse()
 			close(release)
 			done.Wait()
 			return inUse

@@ -283,6 +283,17 @@ func (db *DB) Close() error {
 // SQL exposes the pool for the few places that need it (migrations, stats).
 func (db *DB) SQL() *sql.DB { return db.sql }
 
+// ConnsInUse is how many of the pool's connections requests hold now: the
+// pool's count without the SQLite writer's own connection, which is always
+// held.
+func (db *DB) ConnsInUse() int {
+	n := db.sql.Stats().InUse
+	if db.writer != nil {
+		n--
+	}
+	return n
+}
+
 // Dialect tells which engine this is.
 func (db *DB) Dialect() Dialect { return db.dialect }
 
