@@ -25,3 +25,11 @@ func WriteWaiters(db *DB) int32 { return db.writeWaiters.Load() }
 // SharesParked reports whether u's open SQLite transaction goes on in
 // another unit's parked one (group commit).
 func SharesParked(u *Unit) bool { return u.sharedTx() != nil }
+
+// DropWriterConn closes the SQLite writer's own connection, as a driver that
+// gave it up would leave it (no-op on PostgreSQL).
+func DropWriterConn(db *DB) {
+	if db.writer != nil {
+		db.writer.Close()
+	}
+}

@@ -11,6 +11,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -422,7 +423,19 @@ func (db *DB) beginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
 	if db.writer == nil {
 		return db.sql.BeginTx(ctx, opts)
 	}
-	return db.writer.BeginTx(ctx, opts)
+	stx, err := db.writer.BeginTx(ctx, opts)
+	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+		// The writer's connection is gone (the driver gave it up): nothing
+		// began on it, so take another one for the writer.
+		w, cerr := db.sql.Conn(ctx)
+		if cerr != nil {
+			return nil, cerr
+		}
+		db.writer.Close()
+		db.writer = w
+		stx, err = w.BeginTx(ctx, opts)
+	}
+	return stx, err
 }
 
 // commitErr is the error a failed COMMIT returns: ErrCommitUnknown unless

@@ -221,3 +221,29 @@ func TestAddIDs(t *testing.T) {
 		}
 	})
 }
+
+// TestWriterConnReplaced: on SQLite write transactions run on one connection
+// kept for the writer; when the driver has given that connection up, the
+// next write takes another one instead of failing from then on.
+func TestWriterConnReplaced(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		store.DropWriterConn(db)
+		for i, id := range []string{"mer_w1", "mer_w2"} {
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				_, err := tx.Exec(ctx, "INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)", id, "W", i)
+				return err
+			})
+			if err != nil {
+				t.Fatalf("write %d after the writer's connection was dropped: %v", i+1, err)
+			}
+		}
+		var n int
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM merchants WHERE id IN ('mer_w1', 'mer_w2')").Scan(&n); err != nil || n != 2 {
+			t.Fatalf("merchants written = %d, %v; want 2", n, err)
+		}
+		if k := db.ConnsInUse(); k != 0 {
+			t.Fatalf("%d connections held after the writes; want none", k)
+		}
+	})
+}
