@@ -47,6 +47,14 @@ func (m *Main) PurgeTestMode(tables ...string) {
 	}
 }
 
+// PurgeTestModeByMerchant declares a table the sandbox purge deletes from
+// merchant by merchant (retention.Table.ByMerchant): the table has an index
+// beginning (merchant_id, livemode, created_at) and none of its own for the
+// purge.
+func (m *Main) PurgeTestModeByMerchant(table string) {
+	m.purgeTables = append(m.purgeTables, retention.Table{Name: table, ByMerchant: true})
+}
+
 // OnStart registers a long-running worker started by Run (when workers are
 // enabled) on a context cancelled by Close; Close waits for it.
 func (m *Main) OnStart(f func(ctx context.Context)) { m.starters = append(m.starters, f) }

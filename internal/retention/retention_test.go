@@ -2,6 +2,8 @@ package retention_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +58,67 @@ func TestPurgeKeepsLiveDataAndBalances(t *testing.T) {
 		}
 		if err := ledger.Verify(ctx, db); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestPurgeByMerchant: payment intents are purged merchant by merchant
+// through the (merchant_id, livemode, created_at) index: every merchant's
+// old test-mode intents go, live and recent ones stay.
+func TestPurgeByMerchant(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Now().UTC()
+		old := store.Micros(now.Add(-40 * 24 * time.Hour))
+		recent := store.Micros(now.Add(-time.Hour))
+		n := 0
+		intent := func(merchant string, live bool, created int64) {
+			n++
+			if _, err := db.Exec(ctx, `INSERT INTO payment_intents (id, merchant_id, livemode, status, amount_minor, currency,
+				provider, flow, created_at, updated_at) VALUES (?, ?, ?, 'processing', 100, 'DJF', 'sandbox', 'redirect', ?, ?)`,
+				fmt.Sprintf("pi_%d", n), merchant, live, created, created); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, m := range []string{"mer_a", "mer_b"} {
+			if _, err := db.Exec(ctx, "INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)", m, m, old); err != nil {
+				t.Fatal(err)
+			}
+			intent(m, false, old)
+			intent(m, false, old)
+			intent(m, true, old)
+			intent(m, false, recent)
+		}
+		p := retention.Purger{DB: db, Tables: []retention.Table{{Name: "payment_intents", ByMerchant: true}}}
+		res, err := p.Run(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rows["payment_intents"] != 4 {
+			t.Fatalf("purged %d intents, want the 4 old test-mode ones", res.Rows["payment_intents"])
+		}
+		var left, leftOld int
+		db.QueryRow(ctx, "SELECT COUNT(*), COALESCE(SUM(CASE WHEN livemode = ? AND created_at = ? THEN 1 ELSE 0 END), 0) FROM payment_intents",
+			false, old).Scan(&left, &leftOld)
+		if left != 4 || leftOld != 0 {
+			t.Fatalf("%d intents left (%d old test-mode ones), want 4 (each merchant's live and recent one)", left, leftOld)
+		}
+		if db.Dialect() == store.SQLite {
+			var plan strings.Builder
+			rows, err := db.Query(ctx, "EXPLAIN QUERY PLAN DELETE FROM payment_intents WHERE merchant_id = ? AND livemode = ? AND created_at < ?", "mer_a", false, old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				rows.Scan(&id, &parent, &unused, &detail)
+				plan.WriteString(detail + "\n")
+			}
+			rows.Close()
+			if !strings.Contains(plan.String(), "portal_payment_intents_created") {
+				t.Fatalf("the purge's DELETE does not read through (merchant_id, livemode, created_at):\n%s", plan.String())
+			}
 		}
 	})
 }
