@@ -69,21 +69,8 @@ func WriteCheckpoints(ctx context.Context, db *store.DB, every int, settle time.
 	if every < 1 {
 		return 0, fmt.Errorf("ledger: checkpoint interval %d", every)
 	}
-	rows, err := db.Query(ctx, "SELECT id FROM ledger_accounts WHERE kind = ? ORDER BY id", string(Available))
+	accounts, err := store.Strings(ctx, db, "SELECT id FROM ledger_accounts WHERE kind = ? ORDER BY id", string(Available))
 	if err != nil {
-		return 0, err
-	}
-	var accounts []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		accounts = append(accounts, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, err
 	}
 	written := 0

@@ -310,18 +310,5 @@ func (s *Service) ProviderConnection(ctx context.Context, merchantID, provider s
 
 // ConnectedProviders lists the providers a merchant has connected for live mode.
 func (s *Service) ConnectedProviders(ctx context.Context, merchantID string) ([]string, error) {
-	rows, err := s.db.Query(ctx, "SELECT provider FROM provider_connections WHERE merchant_id = ? ORDER BY provider", merchantID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return store.Strings(ctx, s.db, "SELECT provider FROM provider_connections WHERE merchant_id = ? ORDER BY provider", merchantID)
 }

@@ -85,21 +85,8 @@ func (p *Purger) Run(ctx context.Context) (Result, error) {
 // merchant at a time, each in its own transaction (so a large purge holds
 // SQLite's writer for one merchant's rows at a time).
 func (p *Purger) purgeByMerchant(ctx context.Context, table string, cutoff time.Time) (int64, error) {
-	rows, err := p.DB.Query(ctx, "SELECT id FROM merchants ORDER BY id")
+	merchants, err := store.Strings(ctx, p.DB, "SELECT id FROM merchants ORDER BY id")
 	if err != nil {
-		return 0, err
-	}
-	var merchants []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		merchants = append(merchants, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, err
 	}
 	var total int64

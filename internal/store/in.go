@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"strings"
 )
@@ -65,4 +66,23 @@ func AddIDs(rows *sql.Rows, set map[string]bool) error {
 		set[id] = true
 	}
 	return rows.Err()
+}
+
+// Strings answers the first column of every row of a query that answers
+// text (SELECT id FROM …), in the rows' order.
+func Strings(ctx context.Context, q Querier, query string, args ...any) ([]string, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -244,6 +245,27 @@ func TestWriterConnReplaced(t *testing.T) {
 		}
 		if k := db.ConnsInUse(); k != 0 {
 			t.Fatalf("%d connections held after the writes; want none", k)
+		}
+	})
+}
+
+func TestStrings(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		for i, id := range []string{"mer_s2", "mer_s1", "mer_s3"} {
+			if _, err := db.Exec(ctx, "INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)", id, "S", i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := store.Strings(ctx, db, "SELECT id FROM merchants WHERE name = ? ORDER BY id", "S")
+		if err != nil || strings.Join(got, ",") != "mer_s1,mer_s2,mer_s3" {
+			t.Fatalf("Strings = %v, %v", got, err)
+		}
+		if got, err := store.Strings(ctx, db, "SELECT id FROM merchants WHERE name = ?", "none"); err != nil || len(got) != 0 {
+			t.Fatalf("no rows: %v, %v", got, err)
+		}
+		if _, err := store.Strings(ctx, db, "SELECT id FROM no_such_table"); err == nil {
+			t.Fatal("a failing query answered no error")
 		}
 	})
 }
