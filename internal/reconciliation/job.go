@@ -94,16 +94,21 @@ func (s *Service) Run(ctx context.Context, _ jobs.Job) error {
 	return nil
 }
 
+const openIntentsQuery = `SELECT p.id, p.merchant_id, p.provider, p.status, p.updated_at, COALESCE(c.attempts, 0)
+		FROM payment_intents p LEFT JOIN provider_checks c ON c.object_id = p.id
+		WHERE p.livemode = TRUE AND p.status IN ('processing', 'requires_action') AND p.updated_at < ?
+		AND (c.next_check_at IS NULL OR c.next_check_at <= ?)
+		ORDER BY p.updated_at LIMIT ?`
+
 // openIntents lists the live intents processing or requires_action that
 // changed at least minTimeout ago and are due to be asked about, oldest
 // first. It reads payment_intents (the payments capability's table) and
 // changes nothing there: the answer is recorded by the payments service.
+// The conditions on livemode and status are written out (not arguments) so
+// that both engines read through payment_intents_open, the partial index of
+// exactly these intents (migration 2040), instead of every intent.
 func (s *Service) openIntents(ctx context.Context, now time.Time) ([]OpenIntent, error) {
-	rows, err := s.cfg.DB.Query(ctx, `SELECT p.id, p.merchant_id, p.provider, p.status, p.updated_at, COALESCE(c.attempts, 0)
-		FROM payment_intents p LEFT JOIN provider_checks c ON c.object_id = p.id
-		WHERE p.livemode = ? AND p.status IN ('processing', 'requires_action') AND p.updated_at < ?
-		AND (c.next_check_at IS NULL OR c.next_check_at <= ?)
-		ORDER BY p.updated_at LIMIT ?`, true, store.Micros(now.Add(-minTimeout)), store.Micros(now), batch)
+	rows, err := s.cfg.DB.Query(ctx, openIntentsQuery, store.Micros(now.Add(-minTimeout)), store.Micros(now), batch)
 	if err != nil {
 		return nil, err
 	}
