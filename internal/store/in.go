@@ -57,15 +57,7 @@ func Rows(n, cols int) string {
 // query that answers ids (SELECT id …, … RETURNING id), run in chunks whose
 // answers make one set.
 func AddIDs(rows *sql.Rows, set map[string]bool) error {
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		set[id] = true
-	}
-	return rows.Err()
+	return eachString(rows, func(id string) { set[id] = true })
 }
 
 // Strings answers the first column of every row of a query that answers
@@ -75,14 +67,21 @@ func Strings(ctx context.Context, q Querier, query string, args ...any) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []string
+	err = eachString(rows, func(v string) { out = append(out, v) })
+	return out, err
+}
+
+// eachString hands fn the first column of every row, as text, and closes
+// rows.
+func eachString(rows *sql.Rows, fn func(string)) error {
+	defer rows.Close()
 	for rows.Next() {
 		var v string
 		if err := rows.Scan(&v); err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, v)
+		fn(v)
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
