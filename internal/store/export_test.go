@@ -29,7 +29,7 @@ func SharesParked(u *Unit) bool { return u.sharedTx() != nil }
 // DropWriterConn closes the SQLite writer's own connection, as a driver that
 // gave it up would leave it (no-op on PostgreSQL).
 func DropWriterConn(db *DB) {
-	if db.writer != nil {
-		db.writer.Close()
+	if w := db.writer.Load(); w != nil {
+		w.Close()
 	}
 }

@@ -81,8 +81,9 @@ type DB struct {
 	// commits but not another connection's, so with every write on one
 	// connection the writer keeps the B-tree pages it keeps touching
 	// instead of reading them again after each other writer's commit.
-	// Nil on PostgreSQL.
-	writer *sql.Conn
+	// Nil on PostgreSQL. Replaced (beginTx) only under writeLock; atomic so
+	// that ConnsInUse and Close may read it from elsewhere.
+	writer atomic.Pointer[sql.Conn]
 }
 
 // connLost is told that a pooled connection turned out dead. The server
@@ -183,7 +184,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 			db.sql.Close()
 			return nil, fmt.Errorf("connect %s: %w", db.dialect, err)
 		}
-		db.writer = w
+		db.writer.Store(w)
 	}
 	if db.dialect == SQLite && SQLitePath(url) != "" {
 		db.startCheckpointer()
@@ -262,7 +263,7 @@ func redactURL(u string) string {
 // the engine's default (32 on PostgreSQL, 8 on SQLite). On SQLite the
 // writer's own connection comes beside the n.
 func (db *DB) SetPoolSize(n int) {
-	if db.writer != nil {
+	if db.writer.Load() != nil {
 		n++
 	}
 	db.maxIdle = n
@@ -275,8 +276,8 @@ func (db *DB) Close() error {
 	if db.ckpt != nil {
 		db.ckpt.close()
 	}
-	if db.writer != nil {
-		db.writer.Close()
+	if w := db.writer.Load(); w != nil {
+		w.Close()
 	}
 	return db.sql.Close()
 }
@@ -289,7 +290,7 @@ func (db *DB) SQL() *sql.DB { return db.sql }
 // held.
 func (db *DB) ConnsInUse() int {
 	n := db.sql.Stats().InUse
-	if db.writer != nil {
+	if db.writer.Load() != nil {
 		n--
 	}
 	return n
@@ -420,10 +421,11 @@ func (db *DB) begin(ctx context.Context) (txConn, error) {
 // holds writeLock, on the writer's connection; on PostgreSQL on any pooled
 // one.
 func (db *DB) beginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error) {
-	if db.writer == nil {
+	old := db.writer.Load()
+	if old == nil {
 		return db.sql.BeginTx(ctx, opts)
 	}
-	stx, err := db.writer.BeginTx(ctx, opts)
+	stx, err := old.BeginTx(ctx, opts)
 	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
 		// The writer's connection is gone (the driver gave it up): nothing
 		// began on it, so take another one for the writer.
@@ -431,8 +433,8 @@ func (db *DB) beginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
 		if cerr != nil {
 			return nil, cerr
 		}
-		db.writer.Close()
-		db.writer = w
+		old.Close()
+		db.writer.Store(w)
 		stx, err = w.BeginTx(ctx, opts)
 	}
 	return stx, err
