@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,10 +90,23 @@ func TestPurgeByMerchant(t *testing.T) {
 			intent(m, true, old)
 			intent(m, false, recent)
 		}
+		var merchants int
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM merchants").Scan(&merchants); err != nil {
+			t.Fatal(err)
+		}
+		var commits atomic.Int64
+		db.OnCommit(func(context.Context) { commits.Add(1) })
+		defer db.OnCommit(nil)
 		p := retention.Purger{DB: db, Tables: []retention.Table{{Name: "payment_intents", ByMerchant: true}}}
 		res, err := p.Run(ctx)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// One DELETE of its own per merchant, then the ledger's compaction
+		// and the expired keys' purge: a purge of the whole table at once
+		// would commit once for it.
+		if got, want := commits.Load(), int64(merchants+2); got != want {
+			t.Fatalf("the purge committed %d times, want %d: one per merchant (%d) and two after", got, want, merchants)
 		}
 		if res.Rows["payment_intents"] != 4 {
 			t.Fatalf("purged %d intents, want the 4 old test-mode ones", res.Rows["payment_intents"])
