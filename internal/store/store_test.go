@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -266,6 +268,65 @@ func TestStrings(t *testing.T) {
 		}
 		if _, err := store.Strings(ctx, db, "SELECT id FROM no_such_table"); err == nil {
 			t.Fatal("a failing query answered no error")
+		}
+	})
+}
+
+// TestWritesRunOnTheWritersConnection: on SQLite every write transaction
+// runs on the writer's own connection, not on one of the pool's readers:
+// with all eight readers held by others, writes still go through, and the
+// writer's connection has made every change (SQLite's total_changes() counts
+// the rows one connection changed).
+func TestWritesRunOnTheWritersConnection(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		if db.Dialect() != store.SQLite {
+			return
+		}
+		ctx := context.Background()
+		var base int64
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			return tx.QueryRow(ctx, "SELECT total_changes()").Scan(&base)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		const writes = 6
+		for i := range writes {
+			var held []*sql.Conn
+			for range 8 {
+				c, err := db.SQL().Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				held = append(held, c)
+			}
+			done := make(chan error, 1)
+			go func() {
+				done <- db.InTx(ctx, func(tx *store.Tx) error {
+					_, err := tx.Exec(ctx, "INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)", fmt.Sprintf("mer_wc%d", i), "W", i)
+					return err
+				})
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				err = errors.New("it waited 5 s for a connection")
+			}
+			for _, c := range held {
+				c.Close()
+			}
+			if err != nil {
+				t.Fatalf("write %d with the pool's readers all held: %v", i+1, err)
+			}
+		}
+		var total int64
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			return tx.QueryRow(ctx, "SELECT total_changes()").Scan(&total)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if total-base != writes {
+			t.Fatalf("the writer's connection made %d of the %d writes", total-base, writes)
 		}
 	})
 }
