@@ -73,7 +73,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	}
 	defer s.running.Delete(running)
 	for run := 1; ; run++ {
-		ctx, claim, stored, err := s.claim(r, req, rt.claimAtOnce)
+		ctx, claim, stored, err := s.claim(r, req, rt.claimAtOnce, run > 1)
 		if stored != nil {
 			writeReplay(w, stored)
 			return
@@ -113,6 +113,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			}
 			return
 		}
+		if claim.LookFirst() {
+			LoggerFrom(r.Context()).Info("idempotent request runs again after reading its key", "run", run)
+			continue
+		}
 		LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", claim.Unit().Err())
 	}
 }
@@ -120,13 +124,22 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 // claim starts one run of an idempotent request. On PostgreSQL, for a route
 // marked ClaimAtOnce, the key is claimed at once, in the round trip that
 // begins the transaction; otherwise (and always on SQLite, where an open
-// transaction holds the one writer) the key is read first and claimed by the
-// request's first write, so no connection is held before it. The answer
-// stored under the key, if any, is returned to replay.
-func (s *Server) claim(r *http.Request, req idempotency.Request, atOnce bool) (context.Context, *idempotency.Claim, *idempotency.Stored, error) {
-	if atOnce && s.cfg.DB.Dialect() == store.Postgres {
-		ctx, claim, err := idempotency.StartClaimed(r.Context(), s.cfg.DB, req)
-		return ctx, claim, nil, err
+// transaction holds the one writer) the key is claimed by the request's last
+// write, so no connection is held before it. On SQLite the key is read
+// first, and the answer stored under it, if any, is returned to replay; on
+// PostgreSQL the first run skips that round trip (idempotency.StartUnread:
+// the key's write meets a stored answer as surely), and a run again after
+// it (lookFirst) reads first.
+func (s *Server) claim(r *http.Request, req idempotency.Request, atOnce, lookFirst bool) (context.Context, *idempotency.Claim, *idempotency.Stored, error) {
+	if s.cfg.DB.Dialect() == store.Postgres {
+		if atOnce {
+			ctx, claim, err := idempotency.StartClaimed(r.Context(), s.cfg.DB, req)
+			return ctx, claim, nil, err
+		}
+		if !lookFirst {
+			ctx, claim := idempotency.StartUnread(r.Context(), s.cfg.DB, req)
+			return ctx, claim, nil, nil
+		}
 	}
 	found, err := idempotency.Lookup(r.Context(), s.cfg.DB, req)
 	if err != nil || found.Replay != nil {
@@ -152,6 +165,12 @@ func (s *Server) settle(w http.ResponseWriter, r *http.Request, claim *idempoten
 		WriteError(w, r, err)
 		return false
 	}
+	if claim.LookFirst() {
+		// The key's row needs reading before the request runs (a recovery
+		// point to resume from); this run wrote nothing that remains.
+		claim.Abort(bg)
+		return true
+	}
 	if unit.Retryable() {
 		claim.Abort(bg)
 		return true
@@ -159,6 +178,11 @@ func (s *Server) settle(w http.ResponseWriter, r *http.Request, claim *idempoten
 	if !storable(resp.status, unit) {
 		if err := claim.Abort(bg); err != nil {
 			LoggerFrom(r.Context()).Error("release idempotency key", "err", err)
+		}
+		// A run that skipped reading its key (PostgreSQL) may be a retry of
+		// a request already answered: that answer, not this run's failure.
+		if claim.LookUp(bg) != nil && (claim.Replayed() != nil || claim.Refused() != nil || claim.LookFirst()) {
+			return s.settle(w, r, claim, resp)
 		}
 		resp.send(w)
 		return false
@@ -185,6 +209,10 @@ func (s *Server) settle(w http.ResponseWriter, r *http.Request, claim *idempoten
 		// another request (422).
 		WriteError(w, r, claim.Refused())
 		return false
+	case claim.LookFirst():
+		// The key's row is an earlier run's recovery point, or past
+		// retention: this run rolled back, and the next looks it up first.
+		return true
 	case unit.Retryable():
 		// A transient failure while storing, before anything committed.
 		return true

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/auth"
@@ -214,5 +215,149 @@ func TestKeyedRequestHoldsNoConnectionBeforeItWrites(t *testing.T) {
 		if k := run("/v1/test/slow_at_once"); db.Dialect() == store.Postgres && k < n {
 			t.Fatalf("%d ClaimAtOnce requests held %d connections on PostgreSQL; want one each (the test's own check)", n, k)
 		}
+	})
+}
+
+// TestKeyReadOnlyWhenItMatters: on PostgreSQL the first run of a keyed
+// request does not read its key before running (a round trip saved on every
+// new key); what a read beforehand decided is decided all the same, on both
+// engines:
+//   - a retry of an answered request replays the answer, and the run that
+//     found it out (PostgreSQL: the handler ran, then its key's write met the
+//     stored row) leaves no effect;
+//   - a handler about to wait outside the database (a sandbox scenario's
+//     delay) calls idempotency.LookUp first, so a retry never waits;
+//   - a run failing with a 5xx that is not stored answers the stored answer
+//     when there is one, not its failure;
+//   - a key whose earlier run stopped at a recovery point and whose lease ran
+//     out is taken over, and the handler resumes from the point;
+//   - a key whose row is past retention is answered afresh.
+func TestKeyReadOnlyWhenItMatters(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ms, key, newServer := apiOnDB(t, db, "Unread keys")
+		s := newServer()
+		send := func(path, idem string) *httptest.ResponseRecorder {
+			t.Helper()
+			req := httptest.NewRequest("POST", path, strings.NewReader(`{"n":1}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", idem)
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, req)
+			return w
+		}
+		replayed := func(what string, w *httptest.ResponseRecorder, status int, body string) {
+			t.Helper()
+			if w.Code != status || w.Header().Get("Idempotent-Replayed") != "true" || !strings.Contains(w.Body.String(), body) {
+				t.Errorf("%s answered %d (replayed %q) %s; want %d %s, replayed", what, w.Code, w.Header().Get("Idempotent-Replayed"), w.Body, status, body)
+			}
+		}
+		countNamed := func(name string) int {
+			t.Helper()
+			var n int
+			if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE name = ?", name).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+
+		// A retry of an answered request: one effect.
+		runs := 0
+		s.Handle("POST /v1/test/effect", func(w http.ResponseWriter, r *http.Request) error {
+			runs++
+			if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "unread effect"}); err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, map[string]int{"run": runs})
+			return nil
+		})
+		if w := send("/v1/test/effect", "effect-1"); w.Code != http.StatusCreated {
+			t.Fatalf("first run answered %d %s", w.Code, w.Body)
+		}
+		replayed("a retry", send("/v1/test/effect", "effect-1"), http.StatusCreated, `"run":1`)
+		if n := countNamed("unread effect"); n != 1 {
+			t.Errorf("%d effects under one key, want 1", n)
+		}
+		wantRuns := 1
+		if db.Dialect() == store.Postgres {
+			wantRuns = 2 // the retry's run found the answer at its key's write
+		}
+		if runs != wantRuns {
+			t.Errorf("the handler ran %d times, want %d on %s", runs, wantRuns, db.Dialect())
+		}
+
+		// A handler that would wait: a retry learns of the answer first.
+		waits := 0
+		s.Handle("POST /v1/test/waits", func(w http.ResponseWriter, r *http.Request) error {
+			if err := idempotency.LookUp(r.Context()); err != nil {
+				return err
+			}
+			waits++
+			api.WriteJSON(w, http.StatusCreated, map[string]int{"waits": waits})
+			return nil
+		})
+		if w := send("/v1/test/waits", "waits-1"); w.Code != http.StatusCreated {
+			t.Fatalf("first run answered %d %s", w.Code, w.Body)
+		}
+		replayed("a retry of a waiting request", send("/v1/test/waits", "waits-1"), http.StatusCreated, `"waits":1`)
+		if waits != 1 {
+			t.Errorf("the handler reached its wait %d times, want once", waits)
+		}
+
+		// A run that fails with a 5xx, which is never stored.
+		failing := false
+		s.Handle("POST /v1/test/flaky", func(w http.ResponseWriter, r *http.Request) error {
+			if failing {
+				return &errs.Error{Kind: errs.KindUnavailable, Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the database is restarting"}
+			}
+			api.WriteJSON(w, http.StatusCreated, map[string]string{"ok": "first"})
+			return nil
+		})
+		if w := send("/v1/test/flaky", "flaky-1"); w.Code != http.StatusCreated {
+			t.Fatalf("first run answered %d %s", w.Code, w.Body)
+		}
+		failing = true
+		replayed("a retry whose run failed", send("/v1/test/flaky", "flaky-1"), http.StatusCreated, `"first"`)
+
+		// An earlier run stopped at a recovery point; its lease ran out.
+		var resumedFrom []string
+		s.Handle("POST /v1/test/phased", func(w http.ResponseWriter, r *http.Request) error {
+			if rp, ok := idempotency.Resuming(r.Context()); ok {
+				resumedFrom = append(resumedFrom, rp.Point+" "+rp.Ref)
+				api.WriteJSON(w, http.StatusCreated, map[string]string{"resumed": rp.Ref})
+				return nil
+			}
+			return errs.InvalidState("not resumed")
+		})
+		p, err := ms.Authenticate(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idem := idempotency.Request{Scope: idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID},
+			Key: "phased-1", Method: "POST", Path: "/v1/test/phased", Hash: idempotency.RequestHash("POST", "/v1/test/phased", []byte(`{"n":1}`))}
+		ctx, claim := idempotency.Start(context.Background(), db, idem, idempotency.Found{})
+		if err := idempotency.RecoveryPoint(ctx, "test.call", "obj_9"); err != nil {
+			t.Fatal(err)
+		}
+		claim.Abort(context.Background()) // the run ends without an answer: its lease ends
+		w := send("/v1/test/phased", "phased-1")
+		if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), "obj_9") || len(resumedFrom) != 1 || resumedFrom[0] != "test.call obj_9" {
+			t.Errorf("a retry after a recovery point answered %d %s, resumed %q; want 201 resuming test.call obj_9", w.Code, w.Body, resumedFrom)
+		}
+		replayed("a retry of the resumed request", send("/v1/test/phased", "phased-1"), http.StatusCreated, "obj_9")
+
+		// A key past retention is answered afresh, then replayed.
+		if _, err := db.Exec(context.Background(), "UPDATE idempotency_keys SET created_at = ? WHERE idem_key = ?",
+			store.Micros(db.Now().Add(-idempotency.Retention-time.Hour)), "effect-1"); err != nil {
+			t.Fatal(err)
+		}
+		w = send("/v1/test/effect", "effect-1")
+		if w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") == "true" {
+			t.Errorf("a key past retention answered %d (replayed %q) %s; want a fresh 201", w.Code, w.Header().Get("Idempotent-Replayed"), w.Body)
+		}
+		if n := countNamed("unread effect"); n != 2 {
+			t.Errorf("%d effects after the old key was used again, want 2", n)
+		}
+		replayed("a retry of the fresh answer", send("/v1/test/effect", "effect-1"), http.StatusCreated, strings.TrimSpace(w.Body.String()))
 	})
 }

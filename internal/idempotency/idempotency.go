@@ -4,10 +4,16 @@
 // request's effect (state change, ledger postings, outbox events) and the
 // stored response commit together or not at all.
 //
-// The HTTP middleware first looks the key up (Lookup: a plain read). Unless
-// that settles the request (a stored answer to replay, a different request
-// under the key), it starts a claim (Start): a store.Unit carried in the
-// request's context, whose transaction opens at the request's first write.
+// On SQLite the HTTP middleware first looks the key up (Lookup: a plain
+// read). Unless that settles the request (a stored answer to replay, a
+// different request under the key), it starts a claim (Start): a store.Unit
+// carried in the request's context, whose transaction opens at the request's
+// first write. On PostgreSQL, where that read is a round trip of its own and
+// almost every key is new, the first run of a request skips it
+// (StartUnread): a retry of an answered request is caught by the key's row
+// as below, and a key whose row only a read beforehand could act on (an
+// earlier run's recovery point to take over, a row past Retention) makes the
+// run roll back and run again after Lookup (LookFirst).
 // Capability code keeps calling db.InTx(ctx, fn), which joins the unit. The
 // middleware then writes the key's row, with the response, as the last
 // statement of that transaction and commits once (Claim.Finish), or rolls
@@ -218,6 +224,10 @@ type Claim struct {
 	// held: the key's row is this run's, in the open transaction or
 	// committed by a recovery point.
 	held bool
+	// unread: started without Lookup (StartUnread); looked: LookUp has
+	// read it since; lookFirst: this run met a row that needs a Lookup
+	// before the request runs.
+	unread, looked, lookFirst bool
 }
 
 type claimKey struct{}
@@ -251,6 +261,72 @@ func StartClaimed(ctx context.Context, db *store.DB, r Request) (context.Context
 	}
 	return ctx, c, nil
 }
+
+// StartUnread is Start for a request whose key was not looked up: the
+// usual case, a key no request used before, then costs no read. When the
+// key's row turns out to be there (the late write of the row, or a recovery
+// point's, meets it), the claim says what it means: an answer to replay
+// (Replayed), a refusal (Refused: another run holds it, or another request
+// used it), or LookFirst when acting on it needs the read beforehand that
+// was skipped. The run has changed nothing then, and the caller runs the
+// request again after Lookup.
+//
+// A handler must therefore not act outside the database before its first
+// recovery point, which is what every handler already keeps to: a retry on
+// another process, whose claim cannot see an uncommitted one, runs the same
+// way.
+func StartUnread(ctx context.Context, db *store.DB, r Request) (context.Context, *Claim) {
+	ctx, c := Start(ctx, db, r, Found{})
+	c.unread = true
+	return ctx, c
+}
+
+// LookUp makes sure the key of the request in ctx has been looked up. A
+// handler calls it before it spends time outside the database (a sandbox
+// scenario's simulated delay): a retry of a request already answered then
+// answers at once, not after the delay. When the key settles the request
+// (an answer to replay, a refusal, or LookFirst) it returns an error the
+// handler returns as it is; the claim says what to answer. Without an unread
+// claim in ctx it does nothing.
+func LookUp(ctx context.Context) error {
+	if c := claimFrom(ctx); c != nil {
+		return c.LookUp(ctx)
+	}
+	return nil
+}
+
+// LookUp is the function LookUp for this claim: the middleware's, for a run
+// that failed without an answer to store.
+func (c *Claim) LookUp(ctx context.Context) error { return c.lookUp(ctx) }
+
+// lookUp does for an unread claim what Lookup did for a read one, once.
+func (c *Claim) lookUp(ctx context.Context) error {
+	if !c.unread || c.looked || c.held {
+		return nil
+	}
+	c.looked = true
+	found, err := Lookup(context.WithoutCancel(ctx), c.db, c.req)
+	switch {
+	case err != nil && errs.As(err) != nil:
+		c.err = err
+	case err != nil:
+		return err
+	case found.Replay != nil:
+		c.replay = found.Replay
+	case found.Resume != nil || found.Stale:
+		c.lookFirst = true
+	default:
+		return nil
+	}
+	return errClaimed
+}
+
+// LookFirst reports that this run, started unread, met a row of its key that
+// only a Lookup before the request runs can act on: an earlier run's
+// recovery point to take over, or a row past Retention to overwrite. Nothing
+// of the run remains once the caller aborts it; the request then runs again,
+// after Lookup.
+func (c *Claim) LookFirst() bool { return c.lookFirst }
 
 func claimFrom(ctx context.Context) *Claim {
 	c, _ := ctx.Value(claimKey{}).(*Claim)
@@ -425,6 +501,11 @@ func (c *Claim) Finish(ctx context.Context, resp Stored) error {
 func (c *Claim) heldByAnother(ctx context.Context) bool {
 	k, err := readKey(context.WithoutCancel(ctx), c.db, c.req)
 	if err != nil {
+		if c.unread && store.IsNotFound(err) {
+			// Purged since the write met it: a run after Lookup is clean.
+			c.lookFirst = true
+			return true
+		}
 		return false
 	}
 	found, err := k.judge(c.req, c.db.Now())
@@ -433,6 +514,10 @@ func (c *Claim) heldByAnother(ctx context.Context) bool {
 		c.err = err
 	case found.Replay != nil:
 		c.replay = found.Replay
+	case c.unread && (found.Resume != nil || found.Stale):
+		// An unread run cannot take a recovery point over or overwrite an
+		// old row: that is decided before the request runs.
+		c.lookFirst = true
 	case found.Resume != nil:
 		// A phased run ended without an answer: the next retry resumes it.
 		c.err = ErrInUse

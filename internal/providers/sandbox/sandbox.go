@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/providers"
 )
 
@@ -110,10 +111,16 @@ func notOffered(param, rail, name string) *errs.Error {
 	return errs.Invalid(param, "invalid_scenario", "the sandbox scenario %s is not offered for %s", name, rail)
 }
 
-// wait sleeps d unless ctx ends first.
+// wait sleeps d unless ctx ends first. Before it sleeps, an idempotent
+// request that did not read its key yet does (idempotency.LookUp): a retry
+// of a request already answered replays that answer at once rather than
+// after the simulated delay.
 func wait(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
+	}
+	if err := idempotency.LookUp(ctx); err != nil {
+		return err
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
