@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -78,8 +79,24 @@ func RemoveSharedPayd() {
 }
 
 // FreeAddr returns a loopback address no one listens on now.
+//
+// The port is drawn below the kernel's ephemeral range (32768 and up on
+// Linux): a port the kernel handed out for ":0" is closed here and bound
+// again only by the process started later, and meanwhile the kernel may
+// give it to any outgoing connection of the tests running alongside (a
+// payd failed to start with "address already in use" so). Below that range
+// only another test's choice can take it, and each choice is random.
 func FreeAddr(t *testing.T) string {
 	t.Helper()
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue // taken
+		}
+		l.Close()
+		return addr
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
