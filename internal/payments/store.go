@@ -207,15 +207,17 @@ func move(ctx context.Context, tx *store.Tx, r *record, t transition) error {
 		placeholders[i] = "?"
 		args = append(args, string(s))
 	}
-	res, err := tx.Exec(ctx, `UPDATE payment_intents SET status = ?, amount_captured_minor = ?, next_action = ?, last_error = ?,
+	// The compare-and-set's count is checked when the statement's answer
+	// comes back: on PostgreSQL with the transaction's next statement that
+	// needs one (the ledger posting's balance updates on a success), a
+	// round trip fewer; a lost race then fails the InTx that ran it, which
+	// rolls back what it wrote meanwhile.
+	err := tx.ExecLaterExpect(ctx, 1, errLostRace, `UPDATE payment_intents SET status = ?, amount_captured_minor = ?, next_action = ?, last_error = ?,
 		payment_method_details = ?, scenario = ?, page_step = ?, page_token_hash = ?, provider_ref = ?, updated_at = ?,
 		succeeded_at = ?, canceled_at = ?, version = version + 1
 		WHERE id = ? AND version = ? AND status IN (`+strings.Join(placeholders, ", ")+`)`, args...)
 	if err != nil {
 		return err
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return errLostRace
 	}
 	r.version++
 	return nil

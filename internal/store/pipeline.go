@@ -65,6 +65,10 @@ type txConn interface {
 type queued struct {
 	q    string
 	args []any
+	// unmet, when set, is what the statement's run reports when it does
+	// not affect exactly want rows (ExecLaterExpect).
+	want  int64
+	unmet error
 }
 
 // pipeTx is a PostgreSQL transaction on one pooled connection, sending its
@@ -80,7 +84,11 @@ type pipeTx struct {
 	sent    bool  // a batch of this transaction reached the server
 	begun   bool  // BEGIN succeeded: the server holds a transaction
 	broken  error // a statement run later failed, or the connection died
-	done    bool
+	// unmet is the first expectation of ExecLaterExpect that a batch found
+	// unmet: the transaction is sound, but the fn that queued the statement
+	// must fail (settle reports it) and be rolled back.
+	unmet error
+	done  bool
 }
 
 // beginPipe takes a connection from the pool for a new transaction; BEGIN
@@ -145,6 +153,52 @@ func (p *pipeTx) later(q string, args []any) error {
 	return nil
 }
 
+// laterExpect queues a statement whose row count must be want.
+func (p *pipeTx) laterExpect(q string, args []any, want int64, unmet error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.broken != nil {
+		return p.broken
+	}
+	if p.done {
+		return sql.ErrTxDone
+	}
+	p.pending = append(p.pending, queued{q: q, args: args, want: want, unmet: unmet})
+	return nil
+}
+
+// settle sends what waits if an expectation is among it, and returns the
+// first unmet expectation, if any.
+func (p *pipeTx) settle(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.pending {
+		if s.unmet != nil {
+			if _, err := p.send(ctx, nil); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return p.unmet
+}
+
+// rollbackTo rolls back to a savepoint, with what waits (which the
+// rollback undoes, so an expectation among it no longer matters), and
+// forgets an unmet expectation: what queued it is undone.
+func (p *pipeTx) rollbackTo(ctx context.Context, sp string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range p.pending {
+		p.pending[i].unmet = nil
+	}
+	_, err := p.send(ctx, &queued{q: "ROLLBACK TO SAVEPOINT " + sp})
+	if err == nil {
+		p.unmet = nil
+	}
+	return err
+}
+
 // send sends what waits, followed by last (if not nil), as one batch and
 // returns last's command tag. The caller holds mu.
 func (p *pipeTx) send(ctx context.Context, last *queued) (pgconn.CommandTag, error) {
@@ -173,9 +227,16 @@ func (p *pipeTx) sendAll(ctx context.Context, lasts []queued) ([]pgconn.CommandT
 	}
 	commits := len(lasts) > 0 && lasts[len(lasts)-1].q == "COMMIT"
 	for attempt := 1; ; attempt++ {
-		tags, failedLater, err := p.sendOnce(ctx, lasts)
+		tags, failedLater, unmet, err := p.sendOnce(ctx, lasts)
 		if err == nil {
 			p.pending, p.sent = p.pending[:0], true
+			if unmet != nil {
+				// Everything ran; the caller's fn must fail all the same.
+				if p.unmet == nil {
+					p.unmet = unmet
+				}
+				return nil, unmet
+			}
 			return tags, nil
 		}
 		err = translate(err)
@@ -208,11 +269,12 @@ func (p *pipeTx) sendAll(ctx context.Context, lasts []queued) ([]pgconn.CommandT
 }
 
 // sendOnce sends one batch; failedLater reports that a statement run later
-// (not BEGIN, not one of lasts) failed.
-func (p *pipeTx) sendOnce(ctx context.Context, lasts []queued) (tags []pgconn.CommandTag, failedLater bool, err error) {
+// (not BEGIN, not one of lasts) failed, unmet the first expectation of a
+// statement run later that its row count did not meet.
+func (p *pipeTx) sendOnce(ctx context.Context, lasts []queued) (tags []pgconn.CommandTag, failedLater bool, unmet, err error) {
 	if len(p.pending) == 0 && len(lasts) == 1 {
 		tag, err := p.pg.Exec(ctx, lasts[0].q, lasts[0].args...)
-		return []pgconn.CommandTag{tag}, false, err
+		return []pgconn.CommandTag{tag}, false, nil, err
 	}
 	b := &pgx.Batch{}
 	for _, s := range p.pending {
@@ -222,14 +284,18 @@ func (p *pipeTx) sendOnce(ctx context.Context, lasts []queued) (tags []pgconn.Co
 		b.Queue(s.q, s.args...)
 	}
 	br := p.pg.SendBatch(ctx, b)
-	for i := range p.pending {
-		_, err = br.Exec()
+	for i, s := range p.pending {
+		var tag pgconn.CommandTag
+		tag, err = br.Exec()
 		if i == 0 && !p.sent {
 			p.begun = err == nil // pending[0] is BEGIN
 		}
 		if err != nil {
 			failedLater = i > 0 || p.sent
 			break
+		}
+		if s.unmet != nil && unmet == nil && tag.RowsAffected() != s.want {
+			unmet = s.unmet
 		}
 	}
 	for range lasts {
@@ -244,7 +310,7 @@ func (p *pipeTx) sendOnce(ctx context.Context, lasts []queued) (tags []pgconn.Co
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	return tags, failedLater, err
+	return tags, failedLater, unmet, err
 }
 
 // execAll sends what waits and stmts as one batch and returns the rows each
@@ -324,6 +390,24 @@ func (p *pipeTx) Commit() error {
 	}
 	if p.broken != nil {
 		err := p.broken
+		p.rollbackLocked()
+		return err
+	}
+	for _, s := range p.pending {
+		if s.unmet != nil {
+			// An expectation never goes with COMMIT: InTx settles it
+			// before committing; this is for a caller that did not.
+			if _, err := p.send(p.ctx, nil); err != nil {
+				if !IsConnLost(err) {
+					p.rollbackLocked()
+				}
+				return err
+			}
+			break
+		}
+	}
+	if p.unmet != nil {
+		err := p.unmet
 		p.rollbackLocked()
 		return err
 	}

@@ -162,3 +162,131 @@ func TestExecLaterInAUnit(t *testing.T) {
 		}
 	})
 }
+
+// TestExecLaterExpect: a compare-and-set run later fails the InTx that ran
+// it when its row count is not the one expected, however its failure shows
+// (at the next statement that needs an answer, at a query that cannot say,
+// or when fn ends), and what that InTx wrote meanwhile rolls back with it; a
+// unit's other InTx stand. Met, it changes nothing of the transaction.
+func TestExecLaterExpect(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		lost := errors.New("lost the race")
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_x0") }); err != nil {
+			t.Fatal(err)
+		}
+		rename := func(tx *store.Tx, from, to string) error {
+			return tx.ExecLaterExpect(ctx, 1, lost, "UPDATE merchants SET name = ? WHERE id = 'mer_x0' AND name = ?", to, from)
+		}
+		name := func() string {
+			t.Helper()
+			var n string
+			if err := db.QueryRow(ctx, "SELECT name FROM merchants WHERE id = 'mer_x0'").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+
+		// Met: the change and what follows commit.
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := rename(tx, "mer_x0", "first"); err != nil {
+				return err
+			}
+			_, err := tx.ExecAll(ctx, []store.Stmt{{Query: "INSERT INTO merchants (id, name, created_at) VALUES ('mer_x1', 'x', 1)"}})
+			return err
+		}); err != nil {
+			t.Fatalf("a met expectation failed: %v", err)
+		}
+		if n := name(); n != "first" || countMerchants(t, db, "mer_x1") != 1 {
+			t.Fatalf("after a met expectation: name %q, %d rows", n, countMerchants(t, db, "mer_x1"))
+		}
+
+		// Unmet, in the ways it can show; fn's later writes roll back.
+		for _, c := range []struct {
+			name string
+			then func(tx *store.Tx) error
+		}{
+			{"at the next statement", func(tx *store.Tx) error {
+				_, err := tx.ExecAll(ctx, []store.Stmt{{Query: "INSERT INTO merchants (id, name, created_at) VALUES ('mer_x2', 'x', 1)"}})
+				if !errors.Is(err, lost) && db.Dialect() == store.Postgres {
+					t.Errorf("the statement that carried the compare-and-set answered %v, want %v", err, lost)
+				}
+				return err
+			}},
+			{"when fn ends", func(tx *store.Tx) error {
+				return insertLater(ctx, tx, "mer_x2")
+			}},
+			{"after a query", func(tx *store.Tx) error {
+				var n int
+				tx.QueryRow(ctx, "SELECT COUNT(*) FROM merchants").Scan(&n)
+				return insertMerchant(ctx, tx, "mer_x2")
+			}},
+			{"when fn dresses the error up", func(tx *store.Tx) error {
+				if _, err := tx.ExecAll(ctx, []store.Stmt{{Query: "SELECT 1"}}); err != nil {
+					return errors.New("something else went wrong")
+				}
+				return nil
+			}},
+		} {
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				if err := rename(tx, "nobody", "second"); err != nil {
+					return err
+				}
+				return c.then(tx)
+			})
+			if !errors.Is(err, lost) {
+				t.Errorf("%s: InTx returned %v, want %v", c.name, err, lost)
+			}
+			if n := name(); n != "first" || countMerchants(t, db, "mer_x2") != 0 {
+				t.Errorf("%s: after an unmet expectation: name %q, %d rows of what followed", c.name, n, countMerchants(t, db, "mer_x2"))
+			}
+		}
+
+		// In a unit: the InTx that met it is undone alone.
+		uctx, u := db.NewUnit(ctx, store.UnitHooks{})
+		if err := db.InTx(uctx, func(tx *store.Tx) error { return insertMerchant(uctx, tx, "mer_x3") }); err != nil {
+			t.Fatal(err)
+		}
+		err := db.InTx(uctx, func(tx *store.Tx) error {
+			if err := rename(tx, "nobody", "second"); err != nil {
+				return err
+			}
+			return insertLater(uctx, tx, "mer_x4")
+		})
+		if !errors.Is(err, lost) {
+			t.Fatalf("in a unit: InTx returned %v, want %v", err, lost)
+		}
+		// An outer fn's expectation is settled before a nested InTx, so
+		// rolling back to the nested savepoint cannot hide it.
+		err = db.InTx(uctx, func(tx *store.Tx) error {
+			if err := rename(tx, "nobody", "third"); err != nil {
+				return err
+			}
+			// Even when fn makes nothing of the nested InTx's failure.
+			db.InTx(uctx, func(tx *store.Tx) error { return insertMerchant(uctx, tx, "mer_x5") })
+			return nil
+		})
+		if !errors.Is(err, lost) {
+			t.Fatalf("nested: InTx returned %v, want %v", err, lost)
+		}
+		if err := db.InTx(uctx, func(tx *store.Tx) error {
+			if err := rename(tx, "first", "fourth"); err != nil {
+				return err
+			}
+			return insertMerchant(uctx, tx, "mer_x6")
+		}); err != nil {
+			t.Fatalf("in a unit, after a rolled-back expectation: %v", err)
+		}
+		if err := u.Commit(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for prefix, want := range map[string]int{"mer_x3": 1, "mer_x4": 0, "mer_x5": 0, "mer_x6": 1} {
+			if n := countMerchants(t, db, prefix); n != want {
+				t.Errorf("after the unit: %d rows %s, want %d", n, prefix, want)
+			}
+		}
+		if n := name(); n != "fourth" {
+			t.Errorf("after the unit: name %q, want fourth", n)
+		}
+	})
+}

@@ -494,6 +494,62 @@ func (tx *Tx) ExecLater(ctx context.Context, q string, args ...any) error {
 	return translate(err)
 }
 
+// ExecLaterExpect is ExecLater for a statement whose row count decides
+// whether fn may go on: a compare-and-set such as "UPDATE … WHERE status =
+// ?", which must change want rows. On PostgreSQL it waits, like ExecLater,
+// for the next statement that needs an answer, and when it changed another
+// number of rows that statement returns unmet instead of its own answer
+// (a query reading one row cannot, so it is kept): either way InTx returns
+// unmet when fn ends, even if fn went on, and rolls fn back as for any error
+// of fn. The transaction is not broken: a unit's other savepoints stand. An
+// expectation never goes with COMMIT; InTx sends what waits first when one
+// is among it. On SQLite the statement runs at once and returns unmet there.
+//
+// A fn's statements after it run (and are rolled back) when the expectation
+// fails, so use it where going on costs nothing but the rollback.
+func (tx *Tx) ExecLaterExpect(ctx context.Context, want int64, unmet error, q string, args ...any) error {
+	tx.writes.Add(1)
+	if p, ok := tx.tx.(*pipeTx); ok {
+		return p.laterExpect(tx.dialect.Rebind(q), args, want, unmet)
+	}
+	res, err := tx.tx.ExecContext(tx.stmtCtx(ctx), tx.dialect.Rebind(q), args...)
+	if err != nil {
+		return translate(err)
+	}
+	if n, _ := res.RowsAffected(); n != want {
+		return unmet
+	}
+	return nil
+}
+
+// rollbackTo rolls the transaction back to savepoint sp.
+func (tx *Tx) rollbackTo(ctx context.Context, sp string) error {
+	if p, ok := tx.tx.(*pipeTx); ok {
+		return p.rollbackTo(ctx, sp)
+	}
+	_, err := tx.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp)
+	return err
+}
+
+// unmet is the unmet expectation a batch of this transaction met, if any.
+func (tx *Tx) unmet() error {
+	if p, ok := tx.tx.(*pipeTx); ok {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.unmet
+	}
+	return nil
+}
+
+// settle reports an unmet expectation of ExecLaterExpect among fn's
+// statements, sending what waits if an expectation is among it.
+func (tx *Tx) settle(ctx context.Context) error {
+	if p, ok := tx.tx.(*pipeTx); ok {
+		return p.settle(tx.stmtCtx(ctx))
+	}
+	return nil
+}
+
 // Stmt is one statement of ExecAll.
 type Stmt struct {
 	Query string
@@ -616,7 +672,12 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			stx.Rollback()
 		}
 	}()
-	if err = fn(tx); err != nil {
+	if err = fn(tx); err == nil {
+		err = tx.settle(ctx)
+	} else if u := tx.unmet(); u != nil {
+		err = u // the cause, whatever fn made of it
+	}
+	if err != nil {
 		if b := tx.broken(); b != nil {
 			return b // the cause, not what it made a later statement say
 		}

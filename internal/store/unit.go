@@ -239,6 +239,14 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		u.mu.Unlock()
 	}()
 	if !bare {
+		// An expectation an enclosing fn queued is settled first: rolling
+		// back to this savepoint must not forget it.
+		if err := tx.settle(ctx); err != nil {
+			if tx.broken() != nil || isTransient(err) || IsConnLost(err) {
+				u.fail(err)
+			}
+			return err
+		}
 		if err := tx.ExecLater(bg, "SAVEPOINT "+sp); err != nil {
 			u.fail(err)
 			return err
@@ -251,7 +259,12 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			panic(p)
 		}
 	}()
-	if err = fn(tx); err != nil {
+	if err = fn(tx); err == nil {
+		err = tx.settle(ctx)
+	} else if un := tx.unmet(); un != nil {
+		err = un // the cause, whatever fn made of it
+	}
+	if err != nil {
 		if b := tx.broken(); b != nil {
 			// A statement run later (perhaps an earlier fn's) failed:
 			// rolling back to this savepoint would not undo that.
@@ -271,7 +284,7 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			u.mu.Unlock()
 			return err
 		}
-		if _, rerr := tx.tx.ExecContext(bg, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
+		if rerr := tx.rollbackTo(bg, sp); rerr != nil {
 			u.fail(translate(rerr))
 			return err
 		}
