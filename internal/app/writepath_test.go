@@ -10,6 +10,7 @@ import (
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
 )
 
 // commitCounter counts the database commits made on behalf of each request,
@@ -172,4 +173,75 @@ func billingWrites(t *testing.T, e *apptest.Env, tag string, post func(path, key
 	want(tag+" clock invoice pay", post("/v1/invoices/"+id(inv)+"/pay", tag+"in-otp-pay", nil), 200, 1)
 	wantDelete(tag+" clock customer delete", e.Do(apptest.Request{Method: "DELETE", Path: "/v1/customers/" + id(clkc), Key: e.SK}), 200, 1)
 	wantDelete(tag+" customer delete", e.Do(apptest.Request{Method: "DELETE", Path: "/v1/customers/" + cusID, Key: e.SK}), 200, 1)
+}
+
+// TestRoundTripsPerRequest holds PostgreSQL's round trips per request to
+// what the write path sends (docs/architecture.md): a keyed create is one
+// (BEGIN, the intent, its event, the key's row with the answer and COMMIT
+// in one batch: the key is not read first), a confirm three (the intent's
+// read; BEGIN, the compare-and-set, the event, the ledger transaction and
+// the balance updates; the entries, with the key's row when keyed, and
+// COMMIT). The round trips a connection spends preparing a statement it
+// has not seen before are not counted; each request here is made twice
+// and the second counted. SQLite has no round trips to count.
+func TestRoundTripsPerRequest(t *testing.T) {
+	e := apptest.Start(t, storetest.Postgres)
+	var mu sync.Mutex
+	trips := map[string]int{}
+	e.Main.DB.OnRoundTrip(func(ctx context.Context) {
+		if id := api.RequestIDFrom(ctx); id != "" {
+			mu.Lock()
+			trips[id]++
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(func() { e.Main.DB.OnRoundTrip(nil) })
+	of := func(r *apptest.Response) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return trips[r.Header.Get("Request-Id")]
+	}
+	post := func(path, key string, body any) *apptest.Response {
+		h := map[string]string{}
+		if key != "" {
+			h["Idempotency-Key"] = key
+		}
+		return e.Do(apptest.Request{Method: "POST", Path: path, Key: e.SK, Body: body, Headers: h})
+	}
+	for round := range 2 {
+		k := fmt.Sprint(round)
+		create := post("/v1/payment_intents", "rt-create-"+k, map[string]any{"amount": 1000, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "77123456"})
+		if create.Status != 201 {
+			t.Fatalf("create: %d %s", create.Status, create.Body)
+		}
+		id, _ := create.Map(t)["id"].(string)
+		confirm := post("/v1/payment_intents/"+id+"/confirm", "", map[string]string{"otp": "123456"})
+		if confirm.Status != 200 {
+			t.Fatalf("confirm: %d %s", confirm.Status, confirm.Body)
+		}
+		create2 := post("/v1/payment_intents", "rt-create2-"+k, map[string]any{"amount": 1000, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "77123456"})
+		if create2.Status != 201 {
+			t.Fatalf("second create: %d %s", create2.Status, create2.Body)
+		}
+		id2, _ := create2.Map(t)["id"].(string)
+		keyedConfirm := post("/v1/payment_intents/"+id2+"/confirm", "rt-confirm-"+k, map[string]string{"otp": "123456"})
+		if keyedConfirm.Status != 200 {
+			t.Fatalf("keyed confirm: %d %s", keyedConfirm.Status, keyedConfirm.Body)
+		}
+		if round == 0 {
+			continue // statements prepared on their connections now
+		}
+		for _, c := range []struct {
+			what string
+			r    *apptest.Response
+			want int
+		}{{"keyed create", create, 1}, {"confirm", confirm, 3}, {"keyed confirm", keyedConfirm, 3}} {
+			if got := of(c.r); got != c.want {
+				t.Errorf("%s took %d round trips, want %d", c.what, got, c.want)
+			}
+		}
+	}
+	if err := ledger.Verify(context.Background(), e.Main.DB); err != nil {
+		t.Fatal(err)
+	}
 }

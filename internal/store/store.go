@@ -21,8 +21,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // Shared errors, translated from each driver's own.
@@ -65,6 +66,9 @@ type DB struct {
 	// onCommit, when set (tests), is told of every commit with the context
 	// that made it.
 	onCommit atomic.Pointer[func(context.Context)]
+	// onRoundTrip, when set (tests), is told of every round trip to
+	// PostgreSQL (OnRoundTrip).
+	onRoundTrip atomic.Pointer[func(context.Context)]
 	// commitFault, when set (tests), loses the answers of chosen unit
 	// commits (commitfault.go).
 	commitFault atomic.Pointer[func(context.Context) CommitFault]
@@ -112,6 +116,43 @@ func (db *DB) OnCommit(fn func(ctx context.Context)) {
 	db.onCommit.Store(&fn)
 }
 
+// OnRoundTrip makes fn hear of every round trip to PostgreSQL that carries
+// statements (a statement, a query, or a pipelined batch; not the one-off
+// preparation of a statement a connection has not seen, nor the pool's
+// pings), with the context it was made under; nil stops it. Tests use it to
+// count the round trips of one request.
+func (db *DB) OnRoundTrip(fn func(ctx context.Context)) {
+	if fn == nil {
+		db.onRoundTrip.Store(nil)
+		return
+	}
+	db.onRoundTrip.Store(&fn)
+}
+
+// roundTrips tells a DB's OnRoundTrip hook of pgx's statements and batches.
+type roundTrips struct{ db *DB }
+
+func (r roundTrips) heard(ctx context.Context) context.Context {
+	if f := r.db.onRoundTrip.Load(); f != nil {
+		(*f)(ctx)
+	}
+	return ctx
+}
+
+func (r roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return r.heard(ctx)
+}
+
+func (roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (r roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return r.heard(ctx)
+}
+
+func (roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
 func (db *DB) committed(ctx context.Context) {
 	if n := db.commits.Add(1); n%ckptCommits == 0 && db.ckpt != nil {
 		db.ckpt.poke()
@@ -127,14 +168,17 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	var db *DB
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		s, err := sql.Open("pgx", url)
+		cfg, err := pgx.ParseConfig(url)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
+		db = &DB{dialect: Postgres, maxIdle: 32}
+		cfg.Tracer = roundTrips{db}
+		s := stdlib.OpenDB(*cfg)
 		s.SetMaxOpenConns(32)
 		s.SetMaxIdleConns(32)
 		s.SetConnMaxIdleTime(5 * time.Minute)
-		db = &DB{sql: s, dialect: Postgres, maxIdle: 32}
+		db.sql = s
 	case strings.HasPrefix(url, "sqlite:"), strings.HasSuffix(url, ".db"):
 		path := strings.TrimPrefix(url, "sqlite:")
 		path = strings.TrimPrefix(path, "//")
