@@ -221,6 +221,15 @@ func TestRedeliveryCaps(t *testing.T) {
 		deliveriesOf := func(eventID string) int {
 			return countRows(t, db, "SELECT COUNT(*) FROM webhook_deliveries WHERE event_id = ?", eventID)
 		}
+		// The event's own delivery is made by the dispatcher in the
+		// background: wait for it, so the counts below see only what the
+		// redeliveries make.
+		for deadline := time.Now().Add(10 * time.Second); deliveriesOf(ev.ID) == 0; {
+			if time.Now().After(deadline) {
+				t.Fatal("the event was never dispatched")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		expect429 := func(r *apptest.Response, code, param string) {
 			t.Helper()
 			if r.Status != http.StatusTooManyRequests || r.ErrorCode() != code {
