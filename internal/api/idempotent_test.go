@@ -38,6 +38,17 @@ func apiOnDB(t *testing.T, db *store.DB, name string) (*merchants.Service, strin
 	}
 }
 
+// postKeyed sends POST path with body {"n":1} under an Idempotency-Key to s.
+func postKeyed(s *api.Server, secret, path, idem string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("POST", path, strings.NewReader(`{"n":1}`))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", idem)
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, req)
+	return w
+}
+
 // TestKeyAnsweredElsewhereWhileRunning: a request runs under a key no run
 // has answered yet; while its handler runs, another process's run of the
 // same request commits its answer (a process killed as it committed, whose
@@ -61,13 +72,7 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 			return nil
 		})
 		send := func(s *api.Server, path, idem string) *httptest.ResponseRecorder {
-			req := httptest.NewRequest("POST", path, strings.NewReader(`{"n":1}`))
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", idem)
-			w := httptest.NewRecorder()
-			s.ServeHTTP(w, req)
-			return w
+			return postKeyed(s, key, path, idem)
 		}
 		this := newServer()
 		if db.Dialect() == store.Postgres {
@@ -236,16 +241,7 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ms, key, newServer := apiOnDB(t, db, "Unread keys")
 		s := newServer()
-		send := func(path, idem string) *httptest.ResponseRecorder {
-			t.Helper()
-			req := httptest.NewRequest("POST", path, strings.NewReader(`{"n":1}`))
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Idempotency-Key", idem)
-			w := httptest.NewRecorder()
-			s.ServeHTTP(w, req)
-			return w
-		}
+		send := func(path, idem string) *httptest.ResponseRecorder { return postKeyed(s, key, path, idem) }
 		replayed := func(what string, w *httptest.ResponseRecorder, status int, body string) {
 			t.Helper()
 			if w.Code != status || w.Header().Get("Idempotent-Replayed") != "true" || !strings.Contains(w.Body.String(), body) {

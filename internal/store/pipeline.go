@@ -140,21 +140,14 @@ func (p *pipeTx) release(bad bool) {
 }
 
 // later queues a statement for the next batch.
-func (p *pipeTx) later(q string, args []any) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.broken != nil {
-		return p.broken
-	}
-	if p.done {
-		return sql.ErrTxDone
-	}
-	p.pending = append(p.pending, queued{q: q, args: args})
-	return nil
-}
+func (p *pipeTx) later(q string, args []any) error { return p.queue(queued{q: q, args: args}) }
 
 // laterExpect queues a statement whose row count must be want.
 func (p *pipeTx) laterExpect(q string, args []any, want int64, unmet error) error {
+	return p.queue(queued{q: q, args: args, want: want, unmet: unmet})
+}
+
+func (p *pipeTx) queue(s queued) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.broken != nil {
@@ -163,7 +156,7 @@ func (p *pipeTx) laterExpect(q string, args []any, want int64, unmet error) erro
 	if p.done {
 		return sql.ErrTxDone
 	}
-	p.pending = append(p.pending, queued{q: q, args: args, want: want, unmet: unmet})
+	p.pending = append(p.pending, s)
 	return nil
 }
 
