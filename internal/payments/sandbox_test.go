@@ -9,6 +9,7 @@ import (
 
 	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
 )
 
@@ -204,4 +205,45 @@ func TestPushOverrides(t *testing.T) {
 		}
 		verifyLedger(t, e)
 	}, func(c *app.Config) { c.SandboxPushDelay = time.Hour; c.SandboxTimeoutDelay = 10 * time.Millisecond })
+}
+
+// TestTimeoutReplayDoesNotWait: a create under the sandbox's network_timeout
+// waits the scenario's delay and answers 504 provider_timeout, stored under
+// its Idempotency-Key; a retry with the key answers that stored answer
+// without waiting the delay again, on both engines (on PostgreSQL, where the
+// retry's run does not read its key first, the sandbox reads it before it
+// waits). The delay is long enough here that a retry which waited would
+// take it again.
+func TestTimeoutReplayDoesNotWait(t *testing.T) {
+	const delay = 1500 * time.Millisecond
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		post := func() (*apptest.Response, time.Duration) {
+			start := time.Now()
+			r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: e.SK,
+				Body:    map[string]any{"amount": 700, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "77123456"},
+				Headers: map[string]string{"Idempotency-Key": "timeout-replay", "X-Service-Scenario": "network_timeout"}})
+			return r, time.Since(start)
+		}
+		first, took := post()
+		if first.Status != 504 || first.ErrorCode() != "provider_timeout" || took < delay {
+			t.Fatalf("first: %d %s after %v; want 504 provider_timeout after the %v delay", first.Status, first.Body, took, delay)
+		}
+		again, took := post()
+		if again.Status != 504 || again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(first.Body) {
+			t.Fatalf("retry: %d (replayed %q) %s; want the first answer replayed", again.Status, again.Header.Get("Idempotent-Replayed"), again.Body)
+		}
+		if took >= delay {
+			t.Fatalf("the retry took %v: it waited the scenario's delay (%v) again", took, delay)
+		}
+		var n int
+		if err := e.Main.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM payment_intents WHERE merchant_id = ?", e.Merchant.MerchantID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Fatalf("%d intents under one key, want 1", n)
+		}
+		if err := ledger.Verify(context.Background(), e.Main.DB); err != nil {
+			t.Fatal(err)
+		}
+	}, func(c *app.Config) { c.SandboxTimeoutDelay = delay })
 }
