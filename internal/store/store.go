@@ -585,6 +585,19 @@ func (tx *Tx) unmet() error {
 	return nil
 }
 
+// call runs fn in tx and settles its expectations (ExecLaterExpect): an
+// unmet one is fn's error, whatever fn made of it.
+func (tx *Tx) call(ctx context.Context, fn func(tx *Tx) error) error {
+	err := fn(tx)
+	if err == nil {
+		return tx.settle(ctx)
+	}
+	if u := tx.unmet(); u != nil {
+		return u
+	}
+	return err
+}
+
 // settle reports an unmet expectation of ExecLaterExpect among fn's
 // statements, sending what waits if an expectation is among it.
 func (tx *Tx) settle(ctx context.Context) error {
@@ -716,12 +729,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			stx.Rollback()
 		}
 	}()
-	if err = fn(tx); err == nil {
-		err = tx.settle(ctx)
-	} else if u := tx.unmet(); u != nil {
-		err = u // the cause, whatever fn made of it
-	}
-	if err != nil {
+	if err = tx.call(ctx, fn); err != nil {
 		if b := tx.broken(); b != nil {
 			return b // the cause, not what it made a later statement say
 		}

@@ -259,12 +259,7 @@ func (u *Unit) run(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			panic(p)
 		}
 	}()
-	if err = fn(tx); err == nil {
-		err = tx.settle(ctx)
-	} else if un := tx.unmet(); un != nil {
-		err = un // the cause, whatever fn made of it
-	}
-	if err != nil {
+	if err = tx.call(ctx, fn); err != nil {
 		if b := tx.broken(); b != nil {
 			// A statement run later (perhaps an earlier fn's) failed:
 			// rolling back to this savepoint would not undo that.
