@@ -73,7 +73,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	}
 	defer s.running.Delete(running)
 	for run := 1; ; run++ {
-		ctx, claim, stored, err := s.claim(r, req, rt.claimAtOnce, run > 1)
+		// An upload's run is the work of a whole batch (parsing and
+		// screening every row): its key is read first, so a replay costs
+		// a read, not that work.
+		ctx, claim, stored, err := s.claim(r, req, rt.claimAtOnce, run > 1 || rt.upload)
 		if stored != nil {
 			writeReplay(w, stored)
 			return

@@ -282,6 +282,25 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 			t.Errorf("the handler ran %d times, want %d on %s", runs, wantRuns, db.Dialect())
 		}
 
+		// An upload (the work of a whole batch) reads its key first on
+		// both engines: a retry replays without running it again.
+		uploads := 0
+		s.Handle("POST /v1/test/upload", func(w http.ResponseWriter, r *http.Request) error {
+			if _, err := io.ReadAll(api.BodyReader(r)); err != nil {
+				return err
+			}
+			uploads++
+			api.WriteJSON(w, http.StatusCreated, map[string]int{"uploads": uploads})
+			return nil
+		}, api.Upload())
+		if w := send("/v1/test/upload", "upload-1"); w.Code != http.StatusCreated {
+			t.Fatalf("first upload answered %d %s", w.Code, w.Body)
+		}
+		replayed("a retry of an upload", send("/v1/test/upload", "upload-1"), http.StatusCreated, `"uploads":1`)
+		if uploads != 1 {
+			t.Errorf("the upload's handler ran %d times, want once", uploads)
+		}
+
 		// A handler that would wait: a retry learns of the answer first.
 		waits := 0
 		s.Handle("POST /v1/test/waits", func(w http.ResponseWriter, r *http.Request) error {
