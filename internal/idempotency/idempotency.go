@@ -308,17 +308,33 @@ func (c *Claim) lookUp(ctx context.Context) error {
 	found, err := Lookup(context.WithoutCancel(ctx), c.db, c.req)
 	switch {
 	case err != nil && errs.As(err) != nil:
-		c.err = err
+		c.err = err // 409 in use, 422 reused
 	case err != nil:
 		return err
-	case found.Replay != nil:
-		c.replay = found.Replay
-	case found.Resume != nil || found.Stale:
-		c.lookFirst = true
-	default:
+	case !c.take(found):
 		return nil
 	}
 	return errClaimed
+}
+
+// take records what a row of the key found by this run means for it: an
+// answer to replay, a run that must look its key up first, or a key another
+// run holds (409). It reports false when the row asks nothing of it.
+func (c *Claim) take(found Found) bool {
+	switch {
+	case found.Replay != nil:
+		c.replay = found.Replay
+	case c.unread && (found.Resume != nil || found.Stale):
+		// An unread run cannot take a recovery point over or overwrite an
+		// old row: that is decided before the request runs.
+		c.lookFirst = true
+	case found.Resume != nil:
+		// A phased run ended without an answer: the next retry resumes it.
+		c.err = ErrInUse
+	default:
+		return false
+	}
+	return true
 }
 
 // LookFirst reports that this run, started unread, met a row of its key that
@@ -509,22 +525,11 @@ func (c *Claim) heldByAnother(ctx context.Context) bool {
 		return false
 	}
 	found, err := k.judge(c.req, c.db.Now())
-	switch {
-	case err != nil:
+	if err != nil {
 		c.err = err
-	case found.Replay != nil:
-		c.replay = found.Replay
-	case c.unread && (found.Resume != nil || found.Stale):
-		// An unread run cannot take a recovery point over or overwrite an
-		// old row: that is decided before the request runs.
-		c.lookFirst = true
-	case found.Resume != nil:
-		// A phased run ended without an answer: the next retry resumes it.
-		c.err = ErrInUse
-	default:
-		return false
+		return true
 	}
-	return true
+	return c.take(found)
 }
 
 // Abort rolls back what the request wrote since its last recovery point.
