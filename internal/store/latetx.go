@@ -110,7 +110,6 @@ func (t *lateTx) acquire(ctx context.Context) error {
 			if err = translate(err); attempt == maxConnTries || !IsConnLost(err) {
 				break
 			}
-			db.connLost()
 		}
 		if err != nil {
 			t.unlock()

@@ -239,7 +239,6 @@ func (p *pipeTx) sendAll(ctx context.Context, lasts []queued) ([]pgconn.CommandT
 			// the transaction was applied (a batch that also carries
 			// COMMIT only if it was not sent at all). The same batch on
 			// another connection.
-			p.db.connLost()
 			p.begun = false
 			p.release(true)
 			if cerr := p.connect(ctx); cerr != nil {

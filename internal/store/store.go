@@ -72,10 +72,6 @@ type DB struct {
 	// commitFault, when set (tests), loses the answers of chosen unit
 	// commits (commitfault.go).
 	commitFault atomic.Pointer[func(context.Context) CommitFault]
-	// maxIdle is the pool's idle connection limit; lastDrop is when the
-	// idle connections were last dropped (see connLost), in Unix nanoseconds.
-	maxIdle  int
-	lastDrop atomic.Int64
 	// commits counts this DB's commits; ckpt, on a SQLite file, copies the
 	// write-ahead log into the database off the writer (checkpoint.go).
 	commits atomic.Int64
@@ -88,20 +84,6 @@ type DB struct {
 	// Nil on PostgreSQL. Replaced (beginTx) only under writeLock; atomic so
 	// that ConnsInUse and Close may read it from elsewhere.
 	writer atomic.Pointer[sql.Conn]
-}
-
-// connLost is told that a pooled connection turned out dead. The server
-// closes all of a pool's connections at once when it restarts or an
-// operator terminates them, so the other idle ones are dropped too (at most
-// every 50 ms), rather than each failing one request in turn.
-func (db *DB) connLost() {
-	now := time.Now().UnixNano()
-	last := db.lastDrop.Load()
-	if now-last < int64(50*time.Millisecond) || !db.lastDrop.CompareAndSwap(last, now) {
-		return
-	}
-	db.sql.SetMaxIdleConns(0) // closes the idle connections
-	db.sql.SetMaxIdleConns(db.maxIdle)
 }
 
 // OnCommit makes fn hear of every commit this DB makes (a transaction's, a
@@ -162,6 +144,17 @@ func (db *DB) committed(ctx context.Context) {
 	}
 }
 
+// shouldPing decides whether a pooled PostgreSQL connection is pinged before
+// it is handed out: after a second idle (the driver's own rule), and whenever
+// the server has written to it or closed it while it sat idle (serverSpoke),
+// which is how a terminated backend or a restarted server shows. Without the
+// second rule a connection ended less than a second after its last use went
+// to a request, whose statement then failed: after a restart every idle
+// connection of the pool is dead, and requests met them one after another.
+func shouldPing(_ context.Context, p stdlib.ShouldPingParams) bool {
+	return p.IdleDuration > time.Second || serverSpoke(p.Conn.PgConn().Conn())
+}
+
 // Open connects to url: "sqlite:PATH" (or a bare path ending .db) or
 // "postgres://..." / "postgresql://...".
 func Open(ctx context.Context, url string) (*DB, error) {
@@ -172,9 +165,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		db = &DB{dialect: Postgres, maxIdle: 32}
+		db = &DB{dialect: Postgres}
 		cfg.Tracer = roundTrips{db}
-		s := stdlib.OpenDB(*cfg)
+		s := stdlib.OpenDB(*cfg, stdlib.OptionShouldPing(shouldPing))
 		s.SetMaxOpenConns(32)
 		s.SetMaxIdleConns(32)
 		s.SetConnMaxIdleTime(5 * time.Minute)
@@ -212,7 +205,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		// Eight connections for reads and one for the writer.
 		s.SetMaxOpenConns(9)
 		s.SetMaxIdleConns(9)
-		db = &DB{sql: s, dialect: SQLite, writeLock: make(chan struct{}, 1), group: &groupCommit{}, maxIdle: 9}
+		db = &DB{sql: s, dialect: SQLite, writeLock: make(chan struct{}, 1), group: &groupCommit{}}
 	default:
 		return nil, fmt.Errorf("unsupported database url %q: want sqlite:PATH or postgres://", redactURL(url))
 	}
@@ -310,7 +303,6 @@ func (db *DB) SetPoolSize(n int) {
 	if db.writer.Load() != nil {
 		n++
 	}
-	db.maxIdle = n
 	db.sql.SetMaxOpenConns(n)
 	db.sql.SetMaxIdleConns(n)
 }
@@ -386,7 +378,6 @@ func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 	for attempt := 1; ; attempt++ {
 		r, err := db.sql.QueryContext(ctx, q, args...)
 		if attempt < maxConnTries && IsConnLost(err) && ctx.Err() == nil {
-			db.connLost()
 			continue // a read on a connection the server had closed: on another
 		}
 		return r, translate(err)
@@ -409,7 +400,6 @@ func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	for attempt := 1; ; attempt++ {
 		row := db.sql.QueryRowContext(ctx, q, args...)
 		if attempt < maxConnTries && IsConnLost(row.Err()) && ctx.Err() == nil {
-			db.connLost()
 			continue
 		}
 		return row
@@ -698,9 +688,6 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		err = db.inTxOnce(ctx, fn)
 		if err == nil || !(isTransient(err) || (IsConnLost(err) && !errors.Is(err, ErrCommitUnknown))) {
 			return err
-		}
-		if IsConnLost(err) {
-			db.connLost()
 		}
 		select {
 		case <-ctx.Done():

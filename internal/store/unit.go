@@ -169,7 +169,6 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 		if stx, err = db.begin(bg); err == nil || attempt == maxConnTries || !IsConnLost(err) {
 			break
 		}
-		db.connLost()
 	}
 	if err != nil {
 		return nil, err
@@ -191,9 +190,6 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 
 // fail poisons the unit with err (the transaction can no longer be used).
 func (u *Unit) fail(err error) {
-	if IsConnLost(err) {
-		u.db.connLost()
-	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.broken == nil {

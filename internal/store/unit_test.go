@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
@@ -161,6 +162,66 @@ func terminate(t *testing.T, admin *store.DB, pids ...int) {
 	for _, pid := range pids {
 		if _, err := admin.Exec(context.Background(), "SELECT pg_terminate_backend(?)", pid); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestKilledIdleConnectionsNeverHandedOut: connections the server ended
+// while they sat idle in the pool (a restart, pg_terminate_backend) are
+// found before a caller gets one, so even a plain query, which no retry layer
+// covers, succeeds at once, however recently each connection was used.
+func TestKilledIdleConnectionsNeverHandedOut(t *testing.T) {
+	url := storetest.URL(t, storetest.Postgres)
+	ctx := context.Background()
+	db, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	admin, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	const n = 8
+	for round := 0; round < 3; round++ {
+		var pids []int
+		var conns []interface{ Close() error }
+		for i := 0; i < n; i++ {
+			c, err := db.SQL().Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pid int
+			if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+				t.Fatalf("round %d, connection %d handed out after the last round's kill: %v", round, i, err)
+			}
+			pids, conns = append(pids, pid), append(conns, c)
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+		terminate(t, admin, pids...)
+		// Wait until the server has ended them all, well within the
+		// second after which the driver would ping anyway.
+		for deadline := time.Now().Add(500 * time.Millisecond); ; {
+			var left int
+			if err := admin.QueryRow(ctx, "SELECT COUNT(*) FROM pg_stat_activity WHERE pid = ANY(?)", pids).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			if left == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d backends still there", left)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		for i := 0; i < n; i++ {
+			var one int
+			if err := db.SQL().QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+				t.Fatalf("round %d, query %d on a pool whose idle connections were killed: %v", round, i, err)
+			}
 		}
 	}
 }
