@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
@@ -15,9 +16,39 @@ import (
 )
 
 // maxRuns bounds how often one idempotent request is run again because its
-// unit of work lost its connection or met a transient conflict before
-// anything of it committed.
+// unit of work met a transient conflict (a deadlock, a serialization
+// failure) before anything of it committed, or read its key first.
 const maxRuns = 8
+
+// connLostPatience bounds, instead, the runs of a request whose unit of work
+// lost its database connection before anything of it committed (a restart,
+// a terminated backend, a network cut): it runs again after a growing pause
+// (connLostPause) until this long after the request arrived, however many
+// runs that takes. A restart refuses connections for seconds, and backends
+// terminated again and again end every run that is under way at that moment;
+// a count of runs would give up within milliseconds of the first, or on a
+// slow machine, where a run under way is likelier to be hit.
+const connLostPatience = 10 * time.Second
+
+// connLostPause is the pause before the run after run (1-based) when that run
+// lost its connection: 5 ms doubling to at most 250 ms.
+func connLostPause(run int) time.Duration {
+	return min(5*time.Millisecond<<min(run-1, 6), 250*time.Millisecond)
+}
+
+// runAgain reports whether a request whose run'th run failed with err (one
+// that committed nothing) runs again, after pausing when the connection was
+// lost.
+func runAgain(run int, arrived time.Time, err error) bool {
+	if !store.IsConnLost(err) {
+		return run < maxRuns
+	}
+	if time.Since(arrived) >= connLostPatience {
+		return false
+	}
+	time.Sleep(connLostPause(run))
+	return true
+}
 
 // idempotent runs h under an idempotency key as one unit of work: the key's
 // claim, everything h writes and the response h answers commit in one
@@ -72,6 +103,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		return
 	}
 	defer s.running.Delete(running)
+	arrived := time.Now()
 	for run := 1; ; run++ {
 		// An upload's run is the work of a whole batch (parsing and
 		// screening every row): its key is read first, so a replay costs
@@ -82,12 +114,12 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			return
 		}
 		if err != nil {
-			if claim != nil && claim.Unit().Retryable() && run < maxRuns {
-				claim.Abort(context.WithoutCancel(r.Context()))
-				continue
-			}
+			retryable := claim != nil && claim.Unit().Retryable()
 			if claim != nil {
 				claim.Abort(context.WithoutCancel(r.Context()))
+			}
+			if retryable && runAgain(run, arrived, err) {
+				continue
 			}
 			WriteError(w, r, err)
 			return
@@ -100,27 +132,33 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		rr.Body = io.NopCloser(BodyReader(rr))
 		resp := newBufferedResponse()
 		herr := h(resp, rr)
-		if herr != nil && store.IsConnLost(herr) && claim.Unit().Phases() == 0 && claim.Unit().Err() == nil && run < maxRuns {
+		if herr != nil && store.IsConnLost(herr) && claim.Unit().Phases() == 0 && claim.Unit().Err() == nil {
 			// A read outside the unit met a dead connection: nothing of
 			// this run committed, so it simply runs again.
 			claim.Abort(context.WithoutCancel(r.Context()))
-			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", herr)
-			continue
+			if runAgain(run, arrived, herr) {
+				LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", herr)
+				continue
+			}
+			WriteError(w, r, herr)
+			return
 		}
 		if herr != nil {
 			WriteError(resp, rr, herr)
 		}
-		if again := s.settle(w, r, claim, resp); !again || run == maxRuns {
-			if again {
-				WriteError(w, r, errs.Internal(claim.Unit().Err()))
-			}
+		if again := s.settle(w, r, claim, resp); !again {
 			return
 		}
-		if claim.LookFirst() {
+		if claim.LookFirst() && run < maxRuns {
 			LoggerFrom(r.Context()).Info("idempotent request runs again after reading its key", "run", run)
 			continue
 		}
-		LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", claim.Unit().Err())
+		if !claim.LookFirst() && runAgain(run, arrived, claim.Unit().Err()) {
+			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", claim.Unit().Err())
+			continue
+		}
+		WriteError(w, r, errs.Internal(claim.Unit().Err()))
+		return
 	}
 }
 

@@ -376,3 +376,53 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 		replayed("a retry of the fresh answer", send("/v1/test/effect", "effect-1"), http.StatusCreated, strings.TrimSpace(w.Body.String()))
 	})
 }
+
+// TestLostConnectionRunsAgainPastMaxRuns: a request whose commits keep
+// failing on a lost connection (here the commit's answer is lost and the
+// transaction did not apply, twelve times in a row: more runs than a
+// transient conflict is given) runs again after a growing pause until one
+// commit goes through, instead of answering 500; its effect is made once.
+func TestLostConnectionRunsAgainPastMaxRuns(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ms, key, newServer := apiOnDB(t, db, "Patient runs")
+		s := newServer()
+		runs := 0
+		s.Handle("POST /v1/test/patient", func(w http.ResponseWriter, r *http.Request) error {
+			runs++
+			if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "patient effect"}); err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, map[string]int{"run": runs})
+			return nil
+		})
+		const lost = 12
+		var faults int
+		var mu sync.Mutex
+		db.FaultCommits(func(context.Context) store.CommitFault {
+			mu.Lock()
+			defer mu.Unlock()
+			if faults < lost {
+				faults++
+				return store.CommitLostBefore
+			}
+			return store.CommitNormally
+		})
+		defer db.FaultCommits(nil)
+		start := time.Now()
+		w := postKeyed(s, key, "/v1/test/patient", "patient-1")
+		if w.Code != http.StatusCreated {
+			t.Fatalf("answered %d %s after %d lost commits; want 201", w.Code, w.Body, faults)
+		}
+		if faults != lost || runs != lost+1 {
+			t.Errorf("%d lost commits and %d runs, want %d and %d", faults, runs, lost, lost+1)
+		}
+		var n int
+		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE name = ?", "patient effect").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("%d effects, want 1", n)
+		}
+		t.Logf("%d runs in %v", runs, time.Since(start).Round(time.Millisecond))
+	})
+}

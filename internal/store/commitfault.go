@@ -2,7 +2,8 @@ package store
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"net"
 )
 
 // CommitFault is what a test makes of one commit of a unit of work (see
@@ -22,8 +23,8 @@ const (
 )
 
 // errLostCommit is the cause joined to ErrCommitUnknown for a fault made by
-// FaultCommits.
-var errLostCommit = errors.New("store: commit answer lost (fault injected by a test)")
+// FaultCommits: a closed connection, as in the failure it stands for.
+var errLostCommit = fmt.Errorf("store: commit answer lost (fault injected by a test): %w", net.ErrClosed)
 
 // FaultCommits makes fn decide, for each commit of a unit of work (an
 // idempotent API request's or portal form's transaction, checkpoints
