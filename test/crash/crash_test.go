@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,10 +175,17 @@ func TestKillDuringKeyedRequests(t *testing.T) {
 }
 
 // TestBackendsTerminated: three processes on PostgreSQL while the test
-// terminates their database connections (pg_terminate_backend) every few
+// terminates all their database connections (pg_terminate_backend) every few
 // hundred milliseconds. payd runs again whatever a dead connection broke
 // before anything of it committed, so no request answers 5xx and no key
 // stays locked (no 409).
+//
+// The rounds are spaced by killInterval: at least 250 ms, more where opening
+// a connection is slow. Every round makes each process open its connections
+// again, and a retry can only succeed on a connection that lives long enough
+// to carry a request; on a machine whose PostgreSQL takes 25 ms to start a
+// backend when idle (and ten times that while three processes reconnect at
+// once), rounds every 250 ms end nearly every connection before it is used.
 func TestBackendsTerminated(t *testing.T) {
 	cl := startCluster(t, storetest.Postgres, 3)
 	cl.fund(t)
@@ -187,20 +195,21 @@ func TestBackendsTerminated(t *testing.T) {
 	}
 	defer admin.Close()
 	w := size()
+	every := killInterval(t, admin)
 	ctx, stop := context.WithCancel(context.Background())
 	terminated := make(chan int)
 	go func() {
 		total := 0
 		defer func() { terminated <- total }()
 		// The first round at once, on the connections the funding left in
-		// the pools (a fast run may be over within 250 ms), then every
-		// 250 ms until the load ends.
+		// the pools (a fast run may be over within one interval), then one
+		// every interval until the load ends.
 		for first := true; ; first = false {
 			if !first {
 				select {
 				case <-ctx.Done():
 					return
-				case <-time.After(250 * time.Millisecond):
+				case <-time.After(every):
 				}
 			}
 			var n int
@@ -234,6 +243,30 @@ func TestBackendsTerminated(t *testing.T) {
 	waitSettled(t, db, 30*time.Second)
 	checkAnswers(t, db, cl.c)
 	checkEffects(t, db, w, res)
+}
+
+// killInterval is the spacing of TestBackendsTerminated's rounds: 250 ms, or
+// twenty times what opening a connection and running a first statement takes
+// here (the median of five), whichever is longer.
+func killInterval(t *testing.T, admin *sql.DB) time.Duration {
+	t.Helper()
+	var took []time.Duration
+	for range 5 {
+		start := time.Now()
+		c, err := sql.Open("pgx", os.Getenv("PAYD_TEST_DATABASE_URL"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec("SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+		c.Close()
+	}
+	slices.Sort(took)
+	every := max(250*time.Millisecond, 20*took[len(took)/2])
+	t.Logf("a new connection takes %v (median of five): a round every %v", took[len(took)/2].Round(time.Millisecond), every.Round(time.Millisecond))
+	return every
 }
 
 // logLines returns the processes' log lines about the request whose answer
