@@ -166,42 +166,58 @@ func terminate(t *testing.T, admin *store.DB, pids ...int) {
 	}
 }
 
+// openWithAdmin opens url twice: db, the pool under test, and admin, a pool
+// outside it to terminate db's backends from; both close when t ends.
+func openWithAdmin(t *testing.T, url string) (db, admin *store.DB) {
+	t.Helper()
+	for _, p := range []**store.DB{&db, &admin} {
+		d, err := store.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		*p = d
+	}
+	return db, admin
+}
+
+// killIdle holds n connections of db's pool, notes their backends, returns
+// them to the pool idle and terminates them all from admin; it returns the
+// backends' pids. A connection that fails while held fails t: the pool
+// handed out a dead one.
+func killIdle(t *testing.T, db, admin *store.DB, n int) []int {
+	t.Helper()
+	ctx := context.Background()
+	var pids []int
+	var conns []interface{ Close() error }
+	for i := 0; i < n; i++ {
+		c, err := db.SQL().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatalf("connection %d of %d, handed out by the pool, is dead: %v", i, n, err)
+		}
+		pids, conns = append(pids, pid), append(conns, c)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	terminate(t, admin, pids...)
+	return pids
+}
+
 // TestKilledIdleConnectionsNeverHandedOut: connections the server ended
 // while they sat idle in the pool (a restart, pg_terminate_backend) are
 // found before a caller gets one, so even a plain query, which no retry layer
 // covers, succeeds at once, however recently each connection was used.
 func TestKilledIdleConnectionsNeverHandedOut(t *testing.T) {
-	url := storetest.URL(t, storetest.Postgres)
+	db, admin := openWithAdmin(t, storetest.URL(t, storetest.Postgres))
 	ctx := context.Background()
-	db, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	admin, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 	const n = 8
 	for round := 0; round < 3; round++ {
-		var pids []int
-		var conns []interface{ Close() error }
-		for i := 0; i < n; i++ {
-			c, err := db.SQL().Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pid int
-			if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-				t.Fatalf("round %d, connection %d handed out after the last round's kill: %v", round, i, err)
-			}
-			pids, conns = append(pids, pid), append(conns, c)
-		}
-		for _, c := range conns {
-			c.Close()
-		}
-		terminate(t, admin, pids...)
+		pids := killIdle(t, db, admin, n)
 		// Wait until the server has ended them all, well within the
 		// second after which the driver would ping anyway.
 		for deadline := time.Now().Add(500 * time.Millisecond); ; {
@@ -230,42 +246,16 @@ func TestKilledIdleConnectionsNeverHandedOut(t *testing.T) {
 // retried transparently, whether it died idle in the pool (fresh) or in the
 // middle of a transaction (mid-load), and the transaction applies once.
 func TestDeadConnectionIsRetried(t *testing.T) {
-	url := storetest.URL(t, storetest.Postgres)
+	db, admin := openWithAdmin(t, storetest.URL(t, storetest.Postgres))
 	ctx := context.Background()
-	db, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	admin, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 
 	t.Run("fresh", func(t *testing.T) {
 		// Hold every connection the pool will hand out, note their
 		// backends, return them idle, and kill them all.
-		var pids []int
-		var conns []interface{ Close() error }
-		for i := 0; i < 4; i++ {
-			c, err := db.SQL().Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pid int
-			if err := c.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
-				t.Fatal(err)
-			}
-			pids, conns = append(pids, pid), append(conns, c)
-		}
-		for _, c := range conns {
-			c.Close()
-		}
-		terminate(t, admin, pids...)
+		killIdle(t, db, admin, 4)
 		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_f1") }); err != nil {
 			t.Fatalf("InTx on a killed pool: %v", err)
 		}
