@@ -38,6 +38,19 @@ func apiOnDB(t *testing.T, db *store.DB, name string) (*merchants.Service, strin
 	}
 }
 
+// effect is a handler whose effect is a merchant named name; it counts its
+// runs in runs and answers 201 {"run": N}.
+func effect(ms *merchants.Service, name string, runs *int) api.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		*runs++
+		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: name}); err != nil {
+			return err
+		}
+		api.WriteJSON(w, http.StatusCreated, map[string]int{"run": *runs})
+		return nil
+	}
+}
+
 // postKeyed sends POST path with body {"n":1} under an Idempotency-Key to s.
 func postKeyed(s *api.Server, secret, path, idem string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest("POST", path, strings.NewReader(`{"n":1}`))
@@ -259,14 +272,7 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 
 		// A retry of an answered request: one effect.
 		runs := 0
-		s.Handle("POST /v1/test/effect", func(w http.ResponseWriter, r *http.Request) error {
-			runs++
-			if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "unread effect"}); err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusCreated, map[string]int{"run": runs})
-			return nil
-		})
+		s.Handle("POST /v1/test/effect", effect(ms, "unread effect", &runs))
 		if w := send("/v1/test/effect", "effect-1"); w.Code != http.StatusCreated {
 			t.Fatalf("first run answered %d %s", w.Code, w.Body)
 		}
@@ -387,14 +393,7 @@ func TestLostConnectionRunsAgainPastMaxRuns(t *testing.T) {
 		ms, key, newServer := apiOnDB(t, db, "Patient runs")
 		s := newServer()
 		runs := 0
-		s.Handle("POST /v1/test/patient", func(w http.ResponseWriter, r *http.Request) error {
-			runs++
-			if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "patient effect"}); err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusCreated, map[string]int{"run": runs})
-			return nil
-		})
+		s.Handle("POST /v1/test/patient", effect(ms, "patient effect", &runs))
 		const lost = 12
 		var faults int
 		var mu sync.Mutex
