@@ -268,7 +268,7 @@ func TestCancelledUnitLeavesParkedWorkAlone(t *testing.T) {
 		go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 		return db.InTx(ctx, func(tx *Tx) error {
 			// A statement that runs far longer than 20 ms.
-			_, err := tx.Exec(cctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000)
+			_, err := tx.Exec(cctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000)
 				INSERT INTO ug (who) SELECT 'b' || i FROM n`)
 			return err
 		})
