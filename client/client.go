@@ -318,15 +318,17 @@ func (c *Client) open(ctx context.Context, method, path string, query url.Values
 }
 
 // retryWait decides whether an error answer is retried and after how long:
-// 429 (honouring Retry-After) and 409 idempotency_key_in_use (the first
-// request with this key is still running) are; nothing else is, since the
-// API has answered.
+// 429 and 503 database_unavailable (payd could not reach its database and
+// did nothing) after Retry-After, and 409 idempotency_key_in_use (the first
+// request with this key is still running); nothing else is, since the API
+// has answered.
 func (c *Client) retryWait(e *Error, h http.Header, attempt int) (time.Duration, bool) {
 	if attempt >= c.maxRetries {
 		return 0, false
 	}
 	switch {
-	case e.HTTPStatus == http.StatusTooManyRequests:
+	case e.HTTPStatus == http.StatusTooManyRequests,
+		e.HTTPStatus == http.StatusServiceUnavailable && e.Code == CodeDatabaseUnavailable:
 		if d, ok := parseRetryAfter(h.Get("Retry-After"), time.Now()); ok {
 			if d > c.maxRetryWait {
 				return 0, false

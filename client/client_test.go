@@ -151,6 +151,43 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 }
 
+// TestDatabaseUnavailableRetried: a 503 database_unavailable (nothing was
+// done) is retried with the same key and body after its Retry-After; any
+// other 503 is returned at once.
+func TestDatabaseUnavailableRetried(t *testing.T) {
+	rc := &recorder{answer: func(n int, w http.ResponseWriter, r *http.Request) {
+		if n < 2 {
+			w.Header().Set("Retry-After", "1")
+			writeError(w, 503, TypeAPI, CodeDatabaseUnavailable, "")
+			return
+		}
+		w.WriteHeader(201)
+		io.WriteString(w, `{"id":"pi_1","object":"payment_intent","amount":1500,"currency":"DJF","status":"requires_action"}`)
+	}}
+	c, waits := testClient(t, rc)
+	if _, err := c.CreatePaymentIntent(context.Background(), &PaymentIntentCreate{Amount: Int64(1500), Currency: "DJF", Provider: "bank_a"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []time.Duration{time.Second, time.Second}; fmt.Sprint(*waits) != fmt.Sprint(want) {
+		t.Fatalf("waited %v, want %v", *waits, want)
+	}
+	key := rc.requests[0].Header.Get("Idempotency-Key")
+	for i, r := range rc.requests {
+		if r.Header.Get("Idempotency-Key") != key || key == "" {
+			t.Fatalf("request %d carried key %q, the first %q", i, r.Header.Get("Idempotency-Key"), key)
+		}
+	}
+
+	other := &recorder{answer: func(n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, 503, TypeProvider, "provider_unavailable", "")
+	}}
+	c, waits = testClient(t, other)
+	if _, err := c.GetBalance(context.Background()); err == nil || len(other.requests) != 1 || len(*waits) != 0 {
+		t.Fatalf("provider_unavailable: err %v after %d requests; want it returned at once", err, len(other.requests))
+	}
+}
+
 func TestRetryAfterTooLongIsReturned(t *testing.T) {
 	rc := &recorder{answer: func(n int, w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "120")

@@ -29,6 +29,7 @@ const (
 	CodeRateLimited          = "rate_limited"
 	CodeOTPInvalid           = "otp_invalid"
 	CodeInsufficientBalance  = "insufficient_balance"
+	CodeDatabaseUnavailable  = "database_unavailable"
 )
 
 // Error is an error answer of the API: its envelope

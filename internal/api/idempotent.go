@@ -30,6 +30,12 @@ const maxRuns = 8
 // slow machine, where a run under way is likelier to be hit.
 const connLostPatience = 10 * time.Second
 
+// maxPausing bounds the requests of one process that pause to run again
+// after a lost connection, whatever principals sent them: while the database
+// is down every keyed request would otherwise hold its goroutine and its
+// body for connLostPatience. A request past the bound answers 503 at once.
+const maxPausing = 256
+
 // connLostPause is the pause before the run after run (1-based) when that run
 // lost its connection: 5 ms doubling to at most 250 ms.
 func connLostPause(run int) time.Duration {
@@ -38,16 +44,40 @@ func connLostPause(run int) time.Duration {
 
 // runAgain reports whether a request whose run'th run failed with err (one
 // that committed nothing) runs again, after pausing when the connection was
-// lost.
-func runAgain(run int, arrived time.Time, err error) bool {
+// lost: not once the request has waited s.patience since it arrived, nor
+// while s.maxPausing other requests pause.
+func (s *Server) runAgain(run int, arrived time.Time, err error) bool {
 	if !store.IsConnLost(err) {
 		return run < maxRuns
 	}
-	if time.Since(arrived) >= connLostPatience {
+	if time.Since(arrived) >= s.patience {
 		return false
 	}
+	if s.pausing.Add(1) > s.maxPausing {
+		s.pausing.Add(-1)
+		return false
+	}
+	defer s.pausing.Add(-1)
 	time.Sleep(connLostPause(run))
 	return true
+}
+
+// errDatabaseUnavailable answers a request that lost its database connection
+// and was not run again: nothing of it committed and its key holds nothing,
+// so the client retries it, with the same key, after Retry-After.
+var errDatabaseUnavailable = &errs.Error{Kind: errs.KindInternal, Status: http.StatusServiceUnavailable,
+	Code: "database_unavailable", Message: "payd could not reach its database; nothing was done: retry the request with the same Idempotency-Key"}
+
+// giveUp answers err for a request that is not run again: a lost
+// connection as 503 database_unavailable with Retry-After, anything else as
+// WriteError does.
+func giveUp(w http.ResponseWriter, r *http.Request, err error) {
+	if store.IsConnLost(err) {
+		LoggerFrom(r.Context()).Warn("database unavailable: request answered 503", "err", err)
+		w.Header().Set("Retry-After", "1")
+		err = errDatabaseUnavailable
+	}
+	WriteError(w, r, err)
 }
 
 // idempotent runs h under an idempotency key as one unit of work: the key's
@@ -118,10 +148,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			if claim != nil {
 				claim.Abort(context.WithoutCancel(r.Context()))
 			}
-			if retryable && runAgain(run, arrived, err) {
+			if retryable && s.runAgain(run, arrived, err) {
 				continue
 			}
-			WriteError(w, r, err)
+			giveUp(w, r, err)
 			return
 		}
 		if claim.Replayed() != nil || claim.Refused() != nil {
@@ -136,11 +166,11 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			// A read outside the unit met a dead connection: nothing of
 			// this run committed, so it simply runs again.
 			claim.Abort(context.WithoutCancel(r.Context()))
-			if runAgain(run, arrived, herr) {
+			if s.runAgain(run, arrived, herr) {
 				LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", herr)
 				continue
 			}
-			WriteError(w, r, herr)
+			giveUp(w, r, herr)
 			return
 		}
 		if herr != nil {
@@ -153,11 +183,15 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			LoggerFrom(r.Context()).Info("idempotent request runs again after reading its key", "run", run)
 			continue
 		}
-		if !claim.LookFirst() && runAgain(run, arrived, claim.Unit().Err()) {
+		if !claim.LookFirst() && s.runAgain(run, arrived, claim.Unit().Err()) {
 			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", claim.Unit().Err())
 			continue
 		}
-		WriteError(w, r, errs.Internal(claim.Unit().Err()))
+		if uerr := claim.Unit().Err(); store.IsConnLost(uerr) {
+			giveUp(w, r, uerr)
+		} else {
+			WriteError(w, r, errs.Internal(uerr))
+		}
 		return
 	}
 }

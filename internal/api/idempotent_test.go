@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -423,5 +425,107 @@ func TestLostConnectionRunsAgainPastMaxRuns(t *testing.T) {
 			t.Errorf("%d effects, want 1", n)
 		}
 		t.Logf("%d runs in %v", runs, time.Since(start).Round(time.Millisecond))
+	})
+}
+
+// TestLostConnectionAnswers503: a request whose connection keeps being lost
+// answers 503 database_unavailable with Retry-After once its patience has
+// run out, and at once when too many requests already pause; neither
+// leaves anything under its key, so the same key runs the request afresh
+// once the database is back. The pausing requests never exceed the bound.
+func TestLostConnectionAnswers503(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ms, key, newServer := apiOnDB(t, db, "Unavailable")
+		s := newServer()
+		runs := 0
+		var runsMu sync.Mutex
+		s.Handle("POST /v1/test/unavailable", func(w http.ResponseWriter, r *http.Request) error {
+			runsMu.Lock()
+			runs++
+			runsMu.Unlock()
+			if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "unavailable effect"}); err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, map[string]bool{"done": true})
+			return nil
+		})
+		db.FaultCommits(func(context.Context) store.CommitFault { return store.CommitLostBefore })
+		unavailable := func(what string, w *httptest.ResponseRecorder) {
+			t.Helper()
+			var body struct {
+				Error struct{ Type, Code string } `json:"error"`
+			}
+			json.Unmarshal(w.Body.Bytes(), &body)
+			if w.Code != http.StatusServiceUnavailable || body.Error.Code != "database_unavailable" || body.Error.Type != "api_error" ||
+				w.Header().Get("Retry-After") != "1" {
+				t.Fatalf("%s: %d %s (Retry-After %q), want 503 database_unavailable with Retry-After: 1", what, w.Code, w.Body, w.Header().Get("Retry-After"))
+			}
+		}
+		effects := func() int {
+			var n int
+			if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE name = ?", "unavailable effect").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+
+		s.SetPausing(256, 150*time.Millisecond)
+		start := time.Now()
+		unavailable("patience run out", postKeyed(s, key, "/v1/test/unavailable", "unavailable-1"))
+		if took := time.Since(start); took < 150*time.Millisecond || runs < 2 {
+			t.Errorf("answered after %v and %d runs; want after the 150 ms patience and several runs", took, runs)
+		}
+
+		s.SetPausing(0, time.Minute)
+		runs = 0
+		unavailable("no room to pause", postKeyed(s, key, "/v1/test/unavailable", "unavailable-2"))
+		if runs != 1 {
+			t.Errorf("%d runs with no room to pause, want 1", runs)
+		}
+
+		s.SetPausing(2, 300*time.Millisecond)
+		var most atomic.Int32
+		stop := make(chan struct{})
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			for {
+				if n := s.Pausing(); n > most.Load() {
+					most.Store(n)
+				}
+				select {
+				case <-stop:
+					return
+				case <-time.After(100 * time.Microsecond):
+				}
+			}
+		}()
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				unavailable(fmt.Sprintf("concurrent request %d", i), postKeyed(s, key, "/v1/test/unavailable", fmt.Sprintf("unavailable-c%d", i)))
+			}()
+		}
+		wg.Wait()
+		close(stop)
+		<-watched
+		if most.Load() > 2 || s.Pausing() != 0 {
+			t.Errorf("at most %d requests paused at once (bound 2), %d still counted after all answered", most.Load(), s.Pausing())
+		}
+		if n := effects(); n != 0 {
+			t.Fatalf("%d effects while every commit was lost", n)
+		}
+
+		db.FaultCommits(nil)
+		for _, k := range []string{"unavailable-1", "unavailable-2", "unavailable-c0"} {
+			if w := postKeyed(s, key, "/v1/test/unavailable", k); w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") != "" {
+				t.Fatalf("key %s once the database is back: %d %s (replayed %q), want a fresh 201", k, w.Code, w.Body, w.Header().Get("Idempotent-Replayed"))
+			}
+		}
+		if n := effects(); n != 3 {
+			t.Errorf("%d effects, want 3", n)
+		}
 	})
 }

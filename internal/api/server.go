@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -105,6 +106,12 @@ type Server struct {
 	// running holds the idempotency keys of requests in flight in this
 	// process (see idempotent).
 	running sync.Map
+	// pausing counts the requests of this process that wait to run again
+	// after losing their database connection; maxPausing bounds them and
+	// patience bounds how long one waits (see runAgain).
+	pausing    atomic.Int32
+	maxPausing int32
+	patience   time.Duration
 	// requestLog receives each finished API request of a merchant's key
 	// (SetRequestLog); nil keeps none.
 	requestLog RequestRecorder
@@ -151,7 +158,7 @@ func NewServer(cfg Config) *Server {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Registry),
-		uploads: NewUploadSlots(MaxUploadsPerKey)}
+		uploads: NewUploadSlots(MaxUploadsPerKey), maxPausing: maxPausing, patience: connLostPatience}
 	if cfg.RateLimit > 0 {
 		s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
 	}

@@ -237,7 +237,8 @@ export abstract class BaseClient {
 
   private retryWait(e: PaydError, res: Response, attempt: number): number | undefined {
     if (attempt >= this.maxRetries) return undefined;
-    if (e.status === 429) {
+    // 429, and 503 database_unavailable (payd could not reach its database and did nothing): after Retry-After.
+    if (e.status === 429 || (e.status === 503 && e.code === "database_unavailable")) {
       const ra = parseRetryAfter(res.headers.get("Retry-After"));
       if (ra === undefined) return this.backoff(attempt);
       return ra > this.maxRetryWaitMs ? undefined : ra;

@@ -86,6 +86,24 @@ test("429 waits as Retry-After says; a longer wait is thrown", async () => {
   assert.equal(t.calls.length, 1);
 });
 
+test("503 database_unavailable is retried with the same key after Retry-After; another 503 is not", async () => {
+  const s = scripted([
+    () => json(503, errorBody("database_unavailable", "api_error"), { "Retry-After": "1" }),
+    () => json(201, { id: "pi_1", object: "payment_intent", status: "requires_action" }),
+  ]);
+  const payd = new Payd("sk_test_x", { fetch: s.fetchImpl, sleep: s.sleep });
+  await payd.createPaymentIntent({ amount: 1500, currency: "DJF", provider: "bank_a" });
+  assert.deepEqual(s.waits, [1000]);
+  assert.equal(s.calls.length, 2);
+  assert.equal(header(s.calls[1], "Idempotency-Key"), header(s.calls[0], "Idempotency-Key"));
+  assert.equal(s.calls[1].init.body, s.calls[0].init.body);
+
+  const t = scripted([() => json(503, errorBody("provider_unavailable", "provider_error"), { "Retry-After": "1" })]);
+  const p2 = new Payd("sk_test_x", { fetch: t.fetchImpl, sleep: t.sleep });
+  await assert.rejects(p2.getBalance(), (e: unknown) => e instanceof PaydError && e.status === 503 && e.code === "provider_unavailable");
+  assert.equal(t.calls.length, 1);
+});
+
 test("errors carry the envelope and are not retried", async () => {
   for (const status of [400, 401, 404, 409, 422, 500]) {
     const s = scripted([() => json(status, errorBody("some_code", "invalid_request_error", "amount"))]);
