@@ -76,7 +76,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	status, typ := statusAndType(e)
 	if status >= 500 && e.Kind == errs.KindInternal {
-		LoggerFrom(r.Context()).Error("internal error", "err", err)
+		if e.Err != nil {
+			LoggerFrom(r.Context()).Error("internal error", "err", err, "cause", e.Err)
+		} else {
+			LoggerFrom(r.Context()).Error("internal error", "err", err)
+		}
 	}
 	body := map[string]any{
 		"type": typ, "code": e.Code, "message": e.Message, "request_id": RequestIDFrom(r.Context()),

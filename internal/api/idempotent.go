@@ -62,20 +62,15 @@ func (s *Server) runAgain(run int, arrived time.Time, err error) bool {
 	return true
 }
 
-// errDatabaseUnavailable answers a request that lost its database connection
-// and was not run again: nothing of it committed and its key holds nothing,
-// so the client retries it, with the same key, after Retry-After.
-var errDatabaseUnavailable = &errs.Error{Kind: errs.KindInternal, Status: http.StatusServiceUnavailable,
-	Code: "database_unavailable", Message: "payd could not reach its database; nothing was done: retry the request with the same Idempotency-Key"}
-
 // giveUp answers err for a request that is not run again: a lost
-// connection as 503 database_unavailable with Retry-After, anything else as
-// WriteError does.
+// connection as 503 database_unavailable with Retry-After (nothing of the
+// request committed and its key holds nothing, so the client retries it
+// with the same key), anything else as WriteError does.
 func giveUp(w http.ResponseWriter, r *http.Request, err error) {
 	if store.IsConnLost(err) {
-		LoggerFrom(r.Context()).Warn("database unavailable: request answered 503", "err", err)
 		w.Header().Set("Retry-After", "1")
-		err = errDatabaseUnavailable
+		err = &errs.Error{Kind: errs.KindInternal, Status: http.StatusServiceUnavailable, Code: "database_unavailable",
+			Message: "payd could not reach its database; nothing was done: retry the request with the same Idempotency-Key", Err: err}
 	}
 	WriteError(w, r, err)
 }
