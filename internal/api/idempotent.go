@@ -70,7 +70,7 @@ func giveUp(w http.ResponseWriter, r *http.Request, err error) {
 	if store.IsConnLost(err) {
 		w.Header().Set("Retry-After", "1")
 		err = &errs.Error{Kind: errs.KindInternal, Status: http.StatusServiceUnavailable, Code: "database_unavailable",
-			Message: "payd could not reach its database; nothing was done: retry the request with the same Idempotency-Key", Err: err}
+			Message: "payd could not reach its database; nothing was done: retry the request (with the same Idempotency-Key, if it had one)", Err: err}
 	}
 	WriteError(w, r, err)
 }
@@ -139,7 +139,11 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			return
 		}
 		if err != nil {
-			retryable := claim != nil && claim.Unit().Retryable()
+			// The run failed reading its key or beginning its unit, before
+			// anything of it could commit: a lost or refused connection
+			// there (the database restarting) is run again like any other.
+			retryable := claim != nil && claim.Unit().Retryable() ||
+				store.IsConnLost(err) && (claim == nil || claim.Unit().Phases() == 0)
 			if claim != nil {
 				claim.Abort(context.WithoutCancel(r.Context()))
 			}
@@ -174,15 +178,20 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		if again := s.settle(w, r, claim, resp); !again {
 			return
 		}
-		if claim.LookFirst() && run < maxRuns {
+		// A lost connection pauses and runs again however the run
+		// began (a run after the first reads its key first): while the
+		// database restarts, runs that follow each other without a pause
+		// would use up their count in milliseconds.
+		uerr := claim.Unit().Err()
+		if claim.LookFirst() && !store.IsConnLost(uerr) && run < maxRuns {
 			LoggerFrom(r.Context()).Info("idempotent request runs again after reading its key", "run", run)
 			continue
 		}
-		if !claim.LookFirst() && s.runAgain(run, arrived, claim.Unit().Err()) {
-			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", claim.Unit().Err())
+		if s.runAgain(run, arrived, uerr) {
+			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", uerr)
 			continue
 		}
-		if uerr := claim.Unit().Err(); store.IsConnLost(uerr) {
+		if store.IsConnLost(uerr) {
 			giveUp(w, r, uerr)
 		} else {
 			WriteError(w, r, errs.Internal(uerr))

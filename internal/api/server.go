@@ -269,9 +269,16 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 			}
 		}
 		if !rt.public {
+			// Reading the key is the first thing a request does with the
+			// database, and it changes nothing: while the database restarts
+			// it pauses and reads again, as a keyed request's run does.
+			arrived := time.Now()
 			p, err := s.authenticate(r)
+			for run := 1; store.IsConnLost(err) && s.runAgain(run, arrived, err); run++ {
+				p, err = s.authenticate(r)
+			}
 			if err != nil {
-				WriteError(w, r, err)
+				giveUp(w, r, err)
 				return
 			}
 			if p.Kind == auth.KindPublishable && !rt.allowPublishable {

@@ -1,0 +1,166 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+// TestDatabaseRestartMidLoad (PostgreSQL): payd reaches its database through
+// a proxy that plays a server restart in the middle of a load of keyed
+// requests: every open connection is cut and, for 700 ms, new ones are
+// refused. Requests whose runs fail then, on their first statement, their
+// key's read, their unit's BEGIN or their COMMIT, pause and run again: every
+// request answers 201, and every key has exactly one effect.
+func TestDatabaseRestartMidLoad(t *testing.T) {
+	u, err := url.Parse(storetest.MigratedURL(t, storetest.Postgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startRestartProxy(t, u.Host)
+	u.Host = p.addr
+	db, err := store.Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ms, key, newServer := apiOnDB(t, db, "Restarted")
+	s := newServer()
+	s.Handle("POST /v1/test/restart", func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "restart " + r.Header.Get("Idempotency-Key")}); err != nil {
+			return err
+		}
+		api.WriteJSON(w, http.StatusCreated, map[string]bool{"done": true})
+		return nil
+	})
+
+	const clients, each = 8, 40
+	var wg sync.WaitGroup
+	failed := make(chan string, clients*each)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				k := fmt.Sprintf("restart-%d-%d", c, i)
+				if w := postKeyed(s, key, "/v1/test/restart", k); w.Code != http.StatusCreated {
+					failed <- fmt.Sprintf("%s: %d %s", k, w.Code, w.Body)
+				}
+			}
+		}()
+	}
+	time.Sleep(30 * time.Millisecond)
+	cut := p.restart(700 * time.Millisecond)
+	wg.Wait()
+	close(failed)
+	for f := range failed {
+		t.Error(f)
+	}
+	if cut == 0 {
+		t.Error("the restart cut no connection: the load was over before it")
+	}
+	var n, keys int
+	if err := db.QueryRow(context.Background(), "SELECT COUNT(*), COUNT(DISTINCT name) FROM merchants WHERE name LIKE 'restart %'").Scan(&n, &keys); err != nil {
+		t.Fatal(err)
+	}
+	if n != clients*each || keys != clients*each {
+		t.Errorf("%d effects for %d keys, want %d and %d", n, keys, clients*each, clients*each)
+	}
+	t.Logf("%d connections cut", cut)
+}
+
+// restartProxy forwards TCP connections to a database server and can play
+// its restart: cut every connection, refuse new ones for a while.
+type restartProxy struct {
+	t      *testing.T
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+}
+
+func startRestartProxy(t *testing.T, target string) *restartProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &restartProxy{t: t, target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	p.serve(ln)
+	t.Cleanup(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.ln.Close()
+		for c := range p.conns {
+			c.Close()
+		}
+	})
+	return p
+}
+
+func (p *restartProxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.forward(c)
+		}
+	}()
+}
+
+func (p *restartProxy) forward(c net.Conn) {
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	p.conns[c], p.conns[s] = struct{}{}, struct{}{}
+	p.mu.Unlock()
+	go func() { io.Copy(s, c); s.Close(); c.Close() }()
+	io.Copy(c, s)
+	c.Close()
+	s.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	delete(p.conns, s)
+	p.mu.Unlock()
+}
+
+// restart closes the listener and every connection, waits down, and
+// listens again on the same address. It returns how many connections (each
+// counted on both sides) it cut.
+func (p *restartProxy) restart(down time.Duration) int {
+	p.mu.Lock()
+	p.ln.Close()
+	cut := len(p.conns)
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	time.Sleep(down)
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Errorf("listen again on %s: %v", p.addr, err)
+		return cut
+	}
+	p.serve(ln)
+	return cut
+}

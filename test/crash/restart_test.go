@@ -1,0 +1,76 @@
+package crash
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+// TestDatabaseRestarted: three processes on PostgreSQL while the database
+// server itself restarts, twice, in the middle of the load: every connection
+// of every process ends, and for the seconds a restart takes new ones are
+// refused. A request that lost its connection before anything of it
+// committed pauses and runs again for up to 10 s, so no request answers 5xx,
+// no key stays locked, and every key has one effect.
+//
+// It restarts the server PAYD_TEST_DATABASE_URL names, which every other
+// test package shares, so it runs only when asked:
+// PAYD_CRASH_RESTART_DB holds the shell command that restarts that server
+// (here `pg_ctlcluster --skip-systemctl-redirect 15 main restart`). Never
+// set it in CI, where other packages' tests run against the same server.
+func TestDatabaseRestarted(t *testing.T) {
+	restart := os.Getenv("PAYD_CRASH_RESTART_DB")
+	if restart == "" {
+		t.Skip("restarts the database server: set PAYD_CRASH_RESTART_DB='<command that restarts it>' to run (never in CI)")
+	}
+	cl := startCluster(t, storetest.Postgres, 3)
+	cl.fund(t)
+	// 3,400 keyed requests: about 3 s of work here, so that both restarts
+	// (2.5 s each here) fall in the middle of it.
+	w := workload{intents: 1200, payouts: 1000}
+	ctx, stop := context.WithCancel(context.Background())
+	restarts := make(chan []time.Duration)
+	go func() {
+		var took []time.Duration
+		defer func() { restarts <- took }()
+		for range 2 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			start := time.Now()
+			if out, err := exec.Command("sh", "-c", restart).CombinedOutput(); err != nil {
+				t.Errorf("restart: %v: %s", err, out)
+				return
+			}
+			took = append(took, time.Since(start))
+		}
+	}()
+	start := time.Now()
+	res := drive(t, cl.c, w, 12, nil)
+	stop()
+	took := <-restarts
+	t.Logf("%d keyed requests in %v: restarts taking %v, %d sends, %d answered 5xx, %d 409 in use",
+		w.requests(), time.Since(start).Round(time.Millisecond), took, cl.c.tries.Load(), cl.c.fives.Load(), cl.c.inUse.Load())
+	if len(took) < 2 {
+		t.Errorf("%d restarts while the requests ran, want 2 (make the load longer)", len(took))
+	}
+	if n := cl.c.fives.Load(); n > 0 {
+		t.Errorf("%d answers were 5xx:%s", n, cl.c.fiveAnswers())
+	}
+	if n := cl.c.inUse.Load(); n > 0 {
+		t.Errorf("%d answers were 409 idempotency_key_in_use", n)
+	}
+	if n := cl.c.dropped.Load(); n > 0 {
+		t.Errorf("%d requests got no answer at all", n)
+	}
+	db := cl.db(t)
+	waitSettled(t, db, 30*time.Second)
+	checkAnswers(t, db, cl.c)
+	checkEffects(t, db, w, res)
+}
