@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -196,11 +197,8 @@ func TestBackendsTerminated(t *testing.T) {
 	defer admin.Close()
 	w := size()
 	every := killInterval(t, admin)
-	ctx, stop := context.WithCancel(context.Background())
-	terminated := make(chan int)
-	go func() {
-		total := 0
-		defer func() { terminated <- total }()
+	total := 0
+	res := cl.driveWhile(t, w, func(ctx context.Context) string {
 		// The first round at once, on the connections the funding left in
 		// the pools (a fast run may be over within one interval), then one
 		// every interval until the load ends.
@@ -208,7 +206,7 @@ func TestBackendsTerminated(t *testing.T) {
 			if !first {
 				select {
 				case <-ctx.Done():
-					return
+					return fmt.Sprintf("%d backends terminated", total)
 				case <-time.After(every):
 				}
 			}
@@ -216,20 +214,40 @@ func TestBackendsTerminated(t *testing.T) {
 			if err := admin.QueryRow(`SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`,
 				appName(t)).Scan(&n); err != nil {
 				t.Errorf("terminate: %v", err)
-				return
+				return fmt.Sprintf("%d backends terminated, then %v", total, err)
 			}
 			total += n
 		}
-	}()
-	start := time.Now()
-	res := drive(t, cl.c, w, 12, nil)
-	stop()
-	total := <-terminated
-	t.Logf("%d keyed requests in %v: %d backends terminated, %d sends, %d answered 5xx, %d 409 in use",
-		w.requests(), time.Since(start).Round(time.Millisecond), total, cl.c.tries.Load(), cl.c.fives.Load(), cl.c.inUse.Load())
+	})
 	if total == 0 {
 		t.Error("no backend was terminated")
 	}
+	cl.checkRodeOut(t, w, res)
+}
+
+// driveWhile drives w's keyed requests on cl (12 clients) while disturb runs
+// beside them; disturb's context ends once every request is answered, and
+// what it returns describes what it did, for the log.
+func (cl *cluster) driveWhile(t *testing.T, w workload, disturb func(ctx context.Context) string) result {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	did := make(chan string)
+	go func() { did <- disturb(ctx) }()
+	start := time.Now()
+	res := drive(t, cl.c, w, 12, nil)
+	stop()
+	t.Logf("%d keyed requests in %v: %s, %d sends, %d answered 5xx, %d 409 in use", w.requests(),
+		time.Since(start).Round(time.Millisecond), <-did, cl.c.tries.Load(), cl.c.fives.Load(), cl.c.inUse.Load())
+	return res
+}
+
+// checkRodeOut checks a run in which the processes lived and the database
+// failed under them: payd ran again whatever a dead connection broke, so no
+// request answered 5xx, no key stayed locked (409), every request was
+// answered, and then every answer is the stored one and every key has one
+// effect.
+func (cl *cluster) checkRodeOut(t *testing.T, w workload, res result) {
+	t.Helper()
 	if n := cl.c.fives.Load(); n > 0 {
 		t.Errorf("%d answers were 5xx:%s", n, cl.c.fiveAnswers())
 	}

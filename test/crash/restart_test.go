@@ -2,6 +2,7 @@ package crash
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -32,45 +33,25 @@ func TestDatabaseRestarted(t *testing.T) {
 	// 3,400 keyed requests: about 3 s of work here, so that both restarts
 	// (2.5 s each here) fall in the middle of it.
 	w := workload{intents: 1200, payouts: 1000}
-	ctx, stop := context.WithCancel(context.Background())
-	restarts := make(chan []time.Duration)
-	go func() {
-		var took []time.Duration
-		defer func() { restarts <- took }()
+	var took []time.Duration
+	res := cl.driveWhile(t, w, func(ctx context.Context) string {
 		for range 2 {
 			select {
 			case <-ctx.Done():
-				return
+				return fmt.Sprintf("restarts taking %v, then the load was over", took)
 			case <-time.After(300 * time.Millisecond):
 			}
 			start := time.Now()
 			if out, err := exec.Command("sh", "-c", restart).CombinedOutput(); err != nil {
 				t.Errorf("restart: %v: %s", err, out)
-				return
+				break
 			}
 			took = append(took, time.Since(start))
 		}
-	}()
-	start := time.Now()
-	res := drive(t, cl.c, w, 12, nil)
-	stop()
-	took := <-restarts
-	t.Logf("%d keyed requests in %v: restarts taking %v, %d sends, %d answered 5xx, %d 409 in use",
-		w.requests(), time.Since(start).Round(time.Millisecond), took, cl.c.tries.Load(), cl.c.fives.Load(), cl.c.inUse.Load())
+		return fmt.Sprintf("restarts taking %v", took)
+	})
 	if len(took) < 2 {
 		t.Errorf("%d restarts while the requests ran, want 2 (make the load longer)", len(took))
 	}
-	if n := cl.c.fives.Load(); n > 0 {
-		t.Errorf("%d answers were 5xx:%s", n, cl.c.fiveAnswers())
-	}
-	if n := cl.c.inUse.Load(); n > 0 {
-		t.Errorf("%d answers were 409 idempotency_key_in_use", n)
-	}
-	if n := cl.c.dropped.Load(); n > 0 {
-		t.Errorf("%d requests got no answer at all", n)
-	}
-	db := cl.db(t)
-	waitSettled(t, db, 30*time.Second)
-	checkAnswers(t, db, cl.c)
-	checkEffects(t, db, w, res)
+	cl.checkRodeOut(t, w, res)
 }
