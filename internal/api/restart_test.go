@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,6 +82,53 @@ func TestDatabaseRestartMidLoad(t *testing.T) {
 	t.Logf("%d connections cut", cut)
 }
 
+// TestReadWhileDatabaseDown (PostgreSQL): a GET whose read finds the
+// database down (connections cut, new ones refused) answers 503
+// database_unavailable with Retry-After, not 500: it changed nothing, and a
+// retry once the database is back answers.
+func TestReadWhileDatabaseDown(t *testing.T) {
+	u, err := url.Parse(storetest.MigratedURL(t, storetest.Postgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startRestartProxy(t, u.Host)
+	u.Host = p.addr
+	db, err := store.Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, key, newServer := apiOnDB(t, db, "Read while down")
+	s := newServer()
+	s.Handle("GET /v1/test/read", func(w http.ResponseWriter, r *http.Request) error {
+		var n int
+		if err := db.QueryRow(r.Context(), "SELECT COUNT(*) FROM merchants").Scan(&n); err != nil {
+			return err
+		}
+		api.WriteJSON(w, http.StatusOK, map[string]int{"merchants": n})
+		return nil
+	})
+	get := func() *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "/v1/test/read", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		return w
+	}
+	if w := get(); w.Code != http.StatusOK {
+		t.Fatalf("before: %d %s", w.Code, w.Body)
+	}
+	p.down()
+	w := get()
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), `"database_unavailable"`) || w.Header().Get("Retry-After") != "1" {
+		t.Errorf("while down: %d %s (Retry-After %q), want 503 database_unavailable with Retry-After: 1", w.Code, w.Body, w.Header().Get("Retry-After"))
+	}
+	p.up()
+	if w := get(); w.Code != http.StatusOK {
+		t.Errorf("once up again: %d %s", w.Code, w.Body)
+	}
+}
+
 // restartProxy forwards TCP connections to a database server and can play
 // its restart: cut every connection, refuse new ones for a while.
 type restartProxy struct {
@@ -144,23 +193,34 @@ func (p *restartProxy) forward(c net.Conn) {
 	p.mu.Unlock()
 }
 
-// restart closes the listener and every connection, waits down, and
-// listens again on the same address. It returns how many connections (each
-// counted on both sides) it cut.
+// restart takes the server down for a while and up again. It returns how
+// many connections (each counted on both sides) it cut.
 func (p *restartProxy) restart(down time.Duration) int {
+	cut := p.down()
+	time.Sleep(down)
+	p.up()
+	return cut
+}
+
+// down closes the listener, so new connections are refused, and every
+// connection; it returns how many it cut.
+func (p *restartProxy) down() int {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.ln.Close()
 	cut := len(p.conns)
 	for c := range p.conns {
 		c.Close()
 	}
-	p.mu.Unlock()
-	time.Sleep(down)
+	return cut
+}
+
+// up listens again on the same address.
+func (p *restartProxy) up() {
 	ln, err := net.Listen("tcp", p.addr)
 	if err != nil {
 		p.t.Errorf("listen again on %s: %v", p.addr, err)
-		return cut
+		return
 	}
 	p.serve(ln)
-	return cut
 }

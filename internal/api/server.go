@@ -324,6 +324,12 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 			}
 		}
 		if err := h(w, r); err != nil {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				// A read changed nothing: one whose database connection
+				// was lost or refused is a 503 to retry, not a fault.
+				giveUp(w, r, err)
+				return
+			}
 			WriteError(w, r, err)
 		}
 	})
