@@ -26,19 +26,7 @@ import (
 // key's read, their unit's BEGIN or their COMMIT, pause and run again: every
 // request answers 201, and every key has exactly one effect.
 func TestDatabaseRestartMidLoad(t *testing.T) {
-	u, err := url.Parse(storetest.MigratedURL(t, storetest.Postgres))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startRestartProxy(t, u.Host)
-	u.Host = p.addr
-	db, err := store.Open(context.Background(), u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ms, key, newServer := apiOnDB(t, db, "Restarted")
-	s := newServer()
+	p, db, ms, key, s := proxiedAPI(t, "Restarted")
 	s.Handle("POST /v1/test/restart", func(w http.ResponseWriter, r *http.Request) error {
 		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "restart " + r.Header.Get("Idempotency-Key")}); err != nil {
 			return err
@@ -87,19 +75,7 @@ func TestDatabaseRestartMidLoad(t *testing.T) {
 // database_unavailable with Retry-After, not 500: it changed nothing, and a
 // retry once the database is back answers.
 func TestReadWhileDatabaseDown(t *testing.T) {
-	u, err := url.Parse(storetest.MigratedURL(t, storetest.Postgres))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := startRestartProxy(t, u.Host)
-	u.Host = p.addr
-	db, err := store.Open(context.Background(), u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	_, key, newServer := apiOnDB(t, db, "Read while down")
-	s := newServer()
+	p, db, _, key, s := proxiedAPI(t, "Read while down")
 	s.Handle("GET /v1/test/read", func(w http.ResponseWriter, r *http.Request) error {
 		var n int
 		if err := db.QueryRow(r.Context(), "SELECT COUNT(*) FROM merchants").Scan(&n); err != nil {
@@ -127,6 +103,25 @@ func TestReadWhileDatabaseDown(t *testing.T) {
 	if w := get(); w.Code != http.StatusOK {
 		t.Errorf("once up again: %d %s", w.Code, w.Body)
 	}
+}
+
+// proxiedAPI is an API server on a fresh PostgreSQL database reached
+// through a restartProxy, with a merchant named name and its secret key.
+func proxiedAPI(t *testing.T, name string) (*restartProxy, *store.DB, *merchants.Service, string, *api.Server) {
+	t.Helper()
+	u, err := url.Parse(storetest.MigratedURL(t, storetest.Postgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startRestartProxy(t, u.Host)
+	u.Host = p.addr
+	db, err := store.Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ms, key, newServer := apiOnDB(t, db, name)
+	return p, db, ms, key, newServer()
 }
 
 // restartProxy forwards TCP connections to a database server and can play
