@@ -375,7 +375,11 @@ func testBreaker(t *testing.T, e *apptest.Env, _ *apptest.Sim) {
 	// The trial call is made: the provider's answer leaves the intent
 	// waiting for the customer, or already paid when the simulator's push
 	// (20 ms later) was handled before the create answered.
-	if in := m.create(t, body(7), 201); in.Status != "requires_action" && in.Status != "succeeded" {
+	switch in := m.create(t, body(7), 201); in.Status {
+	case "requires_action":
+	case "succeeded":
+		paidByCallback(t, e, in.ID)
+	default:
 		t.Fatalf("trial: %+v", in)
 	}
 	for i := 8; i < 10; i++ {

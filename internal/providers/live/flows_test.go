@@ -33,6 +33,7 @@ func testFlows(t *testing.T, e *apptest.Env, s *apptest.Sim) {
 	// before the create answers: the intent is then already succeeded.
 	push := func(t *testing.T, in intent) intent {
 		if in.Status == "succeeded" {
+			paidByCallback(t, e, in.ID)
 			return m.settle(t, in.ID)
 		}
 		if in.NextAction == nil || in.NextAction.Type != "push_approval" {

@@ -168,6 +168,21 @@ func count(t testing.TB, e *apptest.Env, q string, args ...any) int {
 	return n
 }
 
+// paidByCallback checks that an intent a create already answered
+// succeeded was moved there by the provider's callback (the push approved
+// before the create answered), not at initiation: the callback's row
+// appears within a few seconds (it is remembered just after it is applied).
+func paidByCallback(t testing.TB, e *apptest.Env, id string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for count(t, e, "SELECT COUNT(*) FROM provider_callbacks WHERE object_id = ?", id) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s answered succeeded by its create, but no provider callback paid it", id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // settledOnce checks an intent was credited and announced exactly once.
 func settledOnce(t testing.TB, e *apptest.Env, id string) {
 	t.Helper()
