@@ -19,6 +19,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof"
 	"net/url"
 	"os"
 	"runtime"
@@ -45,7 +47,13 @@ func main() {
 	requestLog := flag.Bool("request-log", true, "keep the request log (false: PAYD_REQUEST_LOG=false) when payd is started here")
 	poolSize := flag.Int("db-max-conns", 0, "payd's database pool size when started here (PAYD_DB_MAX_CONNS; 0: the engine's default)")
 	createsOnly := flag.Bool("creates-only", false, "each operation is one keyed create (no confirm): the idempotent create's own rate")
+	pprofAddr := flag.String("pprof", "", "serve net/http/pprof at this address during the run (e.g. 127.0.0.1:6060, for a trace or a block profile of a window)")
 	flag.Parse()
+	if *pprofAddr != "" {
+		runtime.SetBlockProfileRate(int(10 * time.Microsecond))
+		runtime.SetMutexProfileFraction(10)
+		go func() { harness.Fatal(http.ListenAndServe(*pprofAddr, nil)) }()
+	}
 	levels, err := harness.Levels("clients", *clients)
 	if err != nil {
 		harness.Fatal(err)
