@@ -33,3 +33,7 @@ func DropWriterConn(db *DB) {
 		w.Close()
 	}
 }
+
+// IsTransient reports whether err is a failure a request runs again for
+// (an aborted group, a deadlock, a busy database).
+func IsTransient(err error) bool { return isTransient(err) }

@@ -35,6 +35,13 @@ type lateTx struct {
 	locked bool  // holds the writer
 	broken error // a statement run later failed, or BEGIN did
 	done   bool
+	// careful is set for a unit's transaction after the unit committed a
+	// recovery point (Unit.Checkpoint): such a request cannot simply run
+	// again, so its transaction goes on in a parked one under a savepoint
+	// (its rollback undoes its own work alone) and never parks. bare is set
+	// when the transaction went on in a parked one without a savepoint: its
+	// rollback rolls back the whole shared transaction (unitgroup.go).
+	careful, bare bool
 }
 
 // later queues a statement until the transaction holds the writer; once it
@@ -88,13 +95,18 @@ func (t *lateTx) acquire(ctx context.Context) error {
 	t.locked = true
 	bg := context.WithoutCancel(ctx)
 	if p := db.takeParked(); p != nil {
-		// Go on in the transaction other units parked, under a savepoint
-		// that undoes this unit's work alone.
-		if _, err := p.stx.ExecContext(bg, "SAVEPOINT payd_unit"); err != nil {
-			db.abortParked(p)
-			t.unlock()
-			t.broken = translate(err)
-			return t.broken
+		// Go on in the transaction other units parked: without a
+		// savepoint (a rollback of this unit then aborts them all, and
+		// their requests run again), unless this unit is careful.
+		if t.careful {
+			if _, err := p.stx.ExecContext(bg, "SAVEPOINT payd_unit"); err != nil {
+				db.abortParked(p)
+				t.unlock()
+				t.broken = translate(err)
+				return t.broken
+			}
+		} else {
+			t.bare = true
 		}
 		t.shared, t.real = p, p.stx
 	} else {
@@ -179,8 +191,10 @@ func (t *lateTx) empty() bool { return t.real == nil && len(t.pending) == 0 }
 // as Unit.commit does for a unit's last commit but without parking it.
 func (t *lateTx) Commit() error { return t.commitGrouped(context.Background(), false) }
 
-// Rollback undoes the transaction's work (this unit's alone in a shared
-// one) and releases the writer.
+// Rollback undoes the transaction's work and releases the writer. In a
+// shared transaction it undoes this unit's work alone when the unit is
+// careful (its savepoint), and otherwise the whole shared transaction
+// (unitgroup.go).
 func (t *lateTx) Rollback() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -190,7 +204,12 @@ func (t *lateTx) Rollback() error {
 
 func (t *lateTx) rollbackLocked() {
 	t.pending = nil
-	if p := t.shared; p != nil {
+	if p := t.shared; p != nil && t.bare {
+		// No savepoint marks where this unit's work began: undo the whole
+		// shared transaction; the units parked in it learn that nothing
+		// of theirs committed (errGroupAborted) and run again.
+		t.db.abortParked(p)
+	} else if p != nil {
 		bg := context.Background()
 		_, err := p.stx.ExecContext(bg, "ROLLBACK TO payd_unit")
 		if err == nil {
@@ -239,7 +258,7 @@ func (t *lateTx) commitGrouped(ctx context.Context, end bool) error {
 	me := parkedMember{ctx: ctx, done: make(chan error, 1)}
 	p.members = append(p.members, me)
 	t.real, t.shared, t.done = nil, nil, true
-	if end && db.writeWaiters.Load() > 0 && len(p.members) < maxGroup {
+	if end && !t.careful && db.writeWaiters.Load() > 0 && len(p.members) < maxGroup {
 		db.parked = p
 		t.unlock()
 		t.mu.Unlock()

@@ -47,6 +47,9 @@ type Unit struct {
 	sp      int // savepoint names
 	opens   int // transactions opened
 	phases  int // transactions committed
+	// careful: the unit's request must not be rolled back by another's
+	// (unitgroup.go); see Careful.
+	careful bool
 }
 
 // UnitHooks are the owner's statements in each transaction of a unit.
@@ -62,9 +65,23 @@ type unitKey struct{}
 
 // NewUnit returns ctx carrying a new unit of work on db.
 func (db *DB) NewUnit(ctx context.Context, hooks UnitHooks) (context.Context, *Unit) {
-	u := &Unit{db: db, hooks: hooks}
+	u := &Unit{db: db, hooks: hooks, careful: ctx.Value(carefulKey{}) != nil}
 	return context.WithValue(ctx, unitKey{}, u), u
 }
+
+type carefulKey struct{}
+
+// Careful returns ctx whose units of work are careful on SQLite: they go on
+// in another unit's parked transaction under a savepoint and never park
+// their own, so another unit's rollback cannot undo their work
+// (unitgroup.go). A request whose run was undone by another unit's rollback
+// (IsGroupAborted) runs again careful: another's failures cost it at most
+// one run.
+func Careful(ctx context.Context) context.Context { return context.WithValue(ctx, carefulKey{}, true) }
+
+// IsGroupAborted reports whether err is the failure of a unit whose work was
+// rolled back with a shared SQLite transaction that another unit rolled back.
+func IsGroupAborted(err error) bool { return errors.Is(err, errGroupAborted) }
 
 // UnitFrom returns the unit of work ctx carries, or nil.
 func UnitFrom(ctx context.Context) *Unit {
@@ -160,7 +177,7 @@ func (u *Unit) open(ctx context.Context) (*Tx, error) {
 	var err error
 	if db.writeLock != nil {
 		// SQLite: the writer is taken when a statement needs it (latetx.go).
-		stx = &lateTx{db: db}
+		stx = &lateTx{db: db, careful: u.careful || u.phases > 0}
 	}
 	for attempt := 1; stx == nil; attempt++ {
 		// A BEGIN that meets a dead pooled connection changed nothing:

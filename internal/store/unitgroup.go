@@ -12,11 +12,10 @@ import (
 // one needs an answer, or until the commit) to its commit. When it commits
 // while other units wait for the
 // writer, it does not commit: it parks its open transaction and hands the
-// writer on. The next unit to take the writer goes on in that transaction,
-// under a savepoint of its own ("payd_unit"), so that its rollback undoes its
-// own work alone; when it commits it parks the transaction again or, when
-// nobody waits (or the batch is full), commits it for every unit in it and
-// tells each the outcome. A parked unit waits for that outcome before it
+// writer on. The next unit to take the writer goes on in that transaction;
+// when it commits it parks the transaction again or, when nobody waits (or
+// the batch is full), commits it for every unit in it and tells each the
+// outcome. A parked unit waits for that outcome before it
 // answers, so an answer always follows the commit of what it reports. A
 // unit parks only for a writer already waiting, and that writer (or, if it
 // gives up, a goroutine it leaves) takes the transaction next.
@@ -25,9 +24,21 @@ import (
 // transaction, a migration, a snapshot) commits a parked transaction first.
 // One client alone never parks, so latency at one client is unchanged.
 //
-// If a unit breaks the shared transaction (SQLite rolled it back by itself),
-// every unit parked in it is told errGroupAborted: nothing of theirs was
-// committed, and their owners run the requests again (Unit.Retryable).
+// A unit goes on in a parked transaction without a savepoint: a savepoint
+// copies every page the unit changes into a sub-journal, which cost keyed
+// creates about a sixth of their rate. So when such a unit rolls back as a
+// whole (its request failed with an answer that is not kept) the whole
+// shared transaction rolls back, as it does when a unit breaks it (SQLite
+// rolled it back by itself): every unit parked in it is told
+// errGroupAborted, nothing of theirs was committed, and their owners run
+// the requests again (Unit.Retryable), as after a deadlock on PostgreSQL. A
+// failed step inside a unit (a nested InTx) still rolls back to its own
+// savepoint alone. The exception is a careful unit, one that already
+// committed a recovery point and whose request cannot simply run again: it
+// goes on in a parked transaction under a savepoint of its own
+// ("payd_unit"), so that its rollback undoes its own work alone, and it
+// never parks its own transaction, so no other unit's rollback undoes its
+// work.
 
 // parkedTx is an open SQLite transaction whose units have finished and wait
 // for its commit. It is guarded by the writer (writeLock): only the holder
@@ -155,3 +166,7 @@ func (db *DB) handOn(p *parkedTx) {
 // parks it again or commits it, anything else commits it first, and a
 // waiter that gives up leaves a goroutine to commit it.
 func awaitParked(me parkedMember) error { return <-me.done }
+
+// WaitingWriters is how many units of work wait for SQLite's writer (always
+// 0 on PostgreSQL): a test orchestrating a group commit waits for it.
+func (db *DB) WaitingWriters() int32 { return db.writeWaiters.Load() }

@@ -113,8 +113,12 @@ func TestUnitsShareACommit(t *testing.T) {
 	}
 }
 
-// TestUnitRollbackInASharedTransaction: a unit that rolls back in another's
-// parked transaction undoes only its own work, and the other's commits.
+// TestUnitRollbackInASharedTransaction: a unit that goes on in another's
+// parked transaction takes no savepoint (it would copy every page it
+// changes); when it rolls back, the whole shared transaction rolls back and
+// the parked unit learns that nothing of its work committed, as a transient
+// failure its request runs again for. A failing InTx inside the unit is
+// still undone alone (its own savepoint).
 func TestUnitRollbackInASharedTransaction(t *testing.T) {
 	db := openSQLite(t)
 	ctx := context.Background()
@@ -122,7 +126,6 @@ func TestUnitRollbackInASharedTransaction(t *testing.T) {
 		if err := ugInsert(bctx, db, "b"); err != nil {
 			return err
 		}
-		// A failing InTx inside b is undone alone, too.
 		err := db.InTx(bctx, func(tx *Tx) error {
 			if _, err := tx.Exec(bctx, "INSERT INTO ug (who) VALUES ('b2')"); err != nil {
 				return err
@@ -137,11 +140,19 @@ func TestUnitRollbackInASharedTransaction(t *testing.T) {
 	if err := <-bWrote; err != nil {
 		t.Fatal(err)
 	}
-	b.Rollback()
-	if err := <-aDone; err != nil {
-		t.Fatal(err)
+	if b.sharedTx() == nil {
+		t.Fatal("b did not go on in a's parked transaction")
 	}
-	if got := ugRows(t, db); !got["a"] || got["b"] || got["b2"] || len(got) != 1 {
+	var inB int
+	if err := b.tx.QueryRow(ctx, "SELECT COUNT(*) FROM ug WHERE who IN ('a', 'b', 'b2')").Scan(&inB); err != nil || inB != 2 {
+		t.Fatalf("inside b: %d rows of a, b, b2 (%v); want a and b, b2 undone alone", inB, err)
+	}
+	b.Rollback()
+	err := <-aDone
+	if !errors.Is(err, errGroupAborted) || !isTransient(err) {
+		t.Fatalf("a's commit: %v, want the group's abort", err)
+	}
+	if got := ugRows(t, db); len(got) != 0 {
 		t.Fatalf("rows: %v", got)
 	}
 	// The writer is free and clean.
@@ -150,6 +161,77 @@ func TestUnitRollbackInASharedTransaction(t *testing.T) {
 	}
 	if db.parked != nil {
 		t.Fatal("a transaction is still parked")
+	}
+}
+
+// TestCarefulUnitRollsBackAlone: a unit that already committed a recovery
+// point (its request cannot simply run again) goes on in a parked
+// transaction under a savepoint, so its rollback undoes its own work alone
+// and the parked unit's work commits; and it never parks its own
+// transaction, so no other unit's rollback can undo it.
+func TestCarefulUnitRollsBackAlone(t *testing.T) {
+	db := openSQLite(t)
+	ctx := context.Background()
+	bctx, b := db.NewUnit(ctx, UnitHooks{})
+	if err := b.Checkpoint(bctx, func(tx *Tx) error {
+		_, err := tx.Exec(bctx, "INSERT INTO ug (who) VALUES ('b0')")
+		return err
+	}); err != nil || b.Phases() != 1 {
+		t.Fatalf("checkpoint: %v, phases %d", err, b.Phases())
+	}
+	actx, a := db.NewUnit(ctx, UnitHooks{})
+	if err := ugInsert(actx, db, "a"); err != nil {
+		t.Fatal(err)
+	}
+	bWrote := make(chan error, 1)
+	go func() { bWrote <- ugInsert(bctx, db, "b1") }()
+	waitWaiters(t, db, 1)
+	aDone := make(chan error, 1)
+	go func() { aDone <- a.Commit(actx, nil) }()
+	if err := <-bWrote; err != nil {
+		t.Fatal(err)
+	}
+	if b.sharedTx() == nil {
+		t.Fatal("b did not go on in a's parked transaction")
+	}
+	b.Rollback()
+	if err := <-aDone; err != nil {
+		t.Fatalf("a's commit: %v", err)
+	}
+	if got := ugRows(t, db); !got["a"] || !got["b0"] || got["b1"] || len(got) != 2 {
+		t.Fatalf("rows: %v", got)
+	}
+
+	// A careful unit commits at once even while another writer waits.
+	cctx, c := db.NewUnit(ctx, UnitHooks{})
+	if err := c.Checkpoint(cctx, func(tx *Tx) error {
+		_, err := tx.Exec(cctx, "INSERT INTO ug (who) VALUES ('c0')")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ugInsert(cctx, db, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	dctx, d := db.NewUnit(ctx, UnitHooks{})
+	dWrote := make(chan error, 1)
+	go func() { dWrote <- ugInsert(dctx, db, "d") }()
+	waitWaiters(t, db, 1)
+	cDone := make(chan error, 1)
+	go func() { cDone <- c.Commit(cctx, nil) }()
+	if err := <-dWrote; err != nil {
+		t.Fatal(err)
+	}
+	joined := d.sharedTx() != nil
+	d.Rollback()
+	if err := <-cDone; err != nil {
+		t.Fatal(err)
+	}
+	if joined {
+		t.Fatal("d went on in a transaction the careful unit parked")
+	}
+	if got := ugRows(t, db); !got["c0"] || !got["c1"] || got["d"] {
+		t.Fatalf("rows: %v", got)
 	}
 }
 
@@ -351,7 +433,9 @@ func TestAdvisoryLockTakesTheWriter(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the second lock was never taken")
 	}
-	b.Rollback()
+	if err := b.Commit(bctx, nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-aDone; err != nil {
 		t.Fatal(err)
 	}
