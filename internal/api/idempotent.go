@@ -183,6 +183,12 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		// database restarts, runs that follow each other without a pause
 		// would use up their count in milliseconds.
 		uerr := claim.Unit().Err()
+		if store.IsGroupAborted(uerr) {
+			// Another request's rollback undid this run's work (SQLite
+			// group commit): the next run is careful, so that others'
+			// failures cost this request one run at most.
+			r = r.WithContext(store.Careful(r.Context()))
+		}
 		if claim.LookFirst() && !store.IsConnLost(uerr) && run < maxRuns {
 			LoggerFrom(r.Context()).Info("idempotent request runs again after reading its key", "run", run)
 			continue

@@ -1,0 +1,121 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+// TestAbortedGroupRunsItsRequestsAgain (SQLite group commit): request A
+// commits while request B waits for the writer, so A's transaction is
+// parked for B and B goes on in it without a savepoint. B then fails with a
+// 5xx (its work is not kept), which rolls back the shared transaction, A's
+// work with it: A's request runs again by itself. Its second run is careful:
+// when it commits while request C waits, it does not park for C, so C's
+// failure cannot undo it again; A answers 201 from its second run, with one
+// effect, and nothing of B or C remains.
+func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
+	db := storetest.Open(t, storetest.SQLite)
+	ms, key, newServer := apiOnDB(t, db, "Group abort")
+	s := newServer()
+	var aRuns atomic.Int32
+	aHolds := make(chan int, 2) // the run of A that holds the writer
+	s.Handle("POST /v1/test/parked", func(w http.ResponseWriter, r *http.Request) error {
+		run := int(aRuns.Add(1))
+		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "parked effect"}); err != nil {
+			return err
+		}
+		// A query in the request's unit takes SQLite's writer.
+		if err := db.InTx(r.Context(), func(tx *store.Tx) error {
+			var one int
+			return tx.QueryRow(r.Context(), "SELECT 1").Scan(&one)
+		}); err != nil {
+			return err
+		}
+		if run <= 2 {
+			aHolds <- run
+		}
+		if run <= 2 {
+			// Hold the writer until B (in the first run) or C (in
+			// the second) waits for it, so that A's commit would park
+			// the transaction for it.
+			for deadline := time.Now().Add(5 * time.Second); db.WaitingWriters() < 1; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					return errors.New("no other request waited for the writer")
+				}
+			}
+		}
+		return writeRun(w, run)
+	})
+	s.Handle("POST /v1/test/fails", func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "failed effect"}); err != nil {
+			return err
+		}
+		return errors.New("the request fails after its write")
+	})
+	bDone := make(chan int, 1)
+	aDone := make(chan int, 1)
+	aBody := make(chan string, 1)
+	go func() {
+		w := postKeyed(s, key, "/v1/test/parked", "a-1")
+		aDone <- w.Code
+		aBody <- w.Body.String()
+	}()
+	if run := <-aHolds; run != 1 { // A holds the writer before B starts
+		t.Fatalf("run %d of A held the writer first", run)
+	}
+	go func() { bDone <- postKeyed(s, key, "/v1/test/fails", "b-1").Code }()
+	if code := <-bDone; code != http.StatusInternalServerError {
+		t.Fatalf("B answered %d, want 500", code)
+	}
+	select {
+	case run := <-aHolds: // A's second run holds the writer before C starts
+		if run != 2 {
+			t.Fatalf("run %d of A, want its second", run)
+		}
+	case code := <-aDone:
+		t.Fatalf("A was not run again: it answered %d %s", code, <-aBody)
+	}
+	if code := postKeyed(s, key, "/v1/test/fails", "c-1").Code; code != http.StatusInternalServerError {
+		t.Fatalf("C answered %d, want 500", code)
+	}
+	if code, body := <-aDone, <-aBody; code != http.StatusCreated || runOf(t, body) != 2 {
+		t.Fatalf("A answered %d %s, want 201 from its second run", code, body)
+	}
+	for name, want := range map[string]int{"parked effect": 1, "failed effect": 0} {
+		var n int
+		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE name = ?", name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Errorf("%d merchants %q, want %d", n, name, want)
+		}
+	}
+	// A's key holds its answer: a retry replays it.
+	if w := postKeyed(s, key, "/v1/test/parked", "a-1"); w.Code != http.StatusCreated || runOf(t, w.Body.String()) != 2 || aRuns.Load() != 2 {
+		t.Fatalf("A's retry: %d %s after %d runs", w.Code, w.Body, aRuns.Load())
+	}
+}
+
+func writeRun(w http.ResponseWriter, run int) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	return json.NewEncoder(w).Encode(map[string]int{"run": run})
+}
+
+func runOf(t *testing.T, body string) int {
+	t.Helper()
+	var v struct{ Run int }
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("body %q: %v", body, err)
+	}
+	return v.Run
+}
