@@ -62,18 +62,24 @@ func waitWaiters(t *testing.T, db *DB, n int32) {
 // of b's writes.
 func parkForB(t *testing.T, db *DB, bWork func(ctx context.Context) error) (bctx context.Context, b *Unit, aDone, bWrote chan error) {
 	t.Helper()
-	ctx := context.Background()
-	actx, a := db.NewUnit(ctx, UnitHooks{})
+	bctx, b = db.NewUnit(context.Background(), UnitHooks{})
+	aDone, bWrote = parkFor(t, db, bctx, bWork)
+	return bctx, b, aDone, bWrote
+}
+
+// parkFor is parkForB for the unit bctx carries.
+func parkFor(t *testing.T, db *DB, bctx context.Context, bWork func(ctx context.Context) error) (aDone, bWrote chan error) {
+	t.Helper()
+	actx, a := db.NewUnit(context.Background(), UnitHooks{})
 	if err := ugInsert(actx, db, "a"); err != nil {
 		t.Fatal(err)
 	}
-	bctx, b = db.NewUnit(ctx, UnitHooks{})
 	bWrote = make(chan error, 1)
 	go func() { bWrote <- bWork(bctx) }()
 	waitWaiters(t, db, 1)
 	aDone = make(chan error, 1)
 	go func() { aDone <- a.Commit(actx, nil) }()
-	return bctx, b, aDone, bWrote
+	return aDone, bWrote
 }
 
 // TestUnitsShareACommit: a unit that commits while another waits for the
@@ -179,15 +185,7 @@ func TestCarefulUnitRollsBackAlone(t *testing.T) {
 	}); err != nil || b.Phases() != 1 {
 		t.Fatalf("checkpoint: %v, phases %d", err, b.Phases())
 	}
-	actx, a := db.NewUnit(ctx, UnitHooks{})
-	if err := ugInsert(actx, db, "a"); err != nil {
-		t.Fatal(err)
-	}
-	bWrote := make(chan error, 1)
-	go func() { bWrote <- ugInsert(bctx, db, "b1") }()
-	waitWaiters(t, db, 1)
-	aDone := make(chan error, 1)
-	go func() { aDone <- a.Commit(actx, nil) }()
+	aDone, bWrote := parkFor(t, db, bctx, func(ctx context.Context) error { return ugInsert(ctx, db, "b1") })
 	if err := <-bWrote; err != nil {
 		t.Fatal(err)
 	}
