@@ -36,9 +36,11 @@ type lateTx struct {
 	broken error // a statement run later failed, or BEGIN did
 	done   bool
 	// careful is set for a unit's transaction after the unit committed a
-	// recovery point (Unit.Checkpoint): such a request cannot simply run
-	// again, so its transaction goes on in a parked one under a savepoint
-	// (its rollback undoes its own work alone) and never parks. bare is set
+	// recovery point (Unit.Checkpoint: such a request cannot simply run
+	// again) and for a careful unit's (store.Careful: a request run again
+	// because another's rollback undid it): the transaction goes on in a
+	// parked one under a savepoint (its rollback undoes its own work alone)
+	// and never parks. bare is set
 	// when the transaction went on in a parked one without a savepoint: its
 	// rollback rolls back the whole shared transaction (unitgroup.go).
 	careful, bare bool

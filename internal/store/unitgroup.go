@@ -34,7 +34,8 @@ import (
 // the requests again (Unit.Retryable), as after a deadlock on PostgreSQL. A
 // failed step inside a unit (a nested InTx) still rolls back to its own
 // savepoint alone. The exception is a careful unit, one that already
-// committed a recovery point and whose request cannot simply run again: it
+// committed a recovery point (its request cannot simply run again) or whose
+// request runs again because another unit's rollback undid it (Careful): it
 // goes on in a parked transaction under a savepoint of its own
 // ("payd_unit"), so that its rollback undoes its own work alone, and it
 // never parks its own transaction, so no other unit's rollback undoes its
