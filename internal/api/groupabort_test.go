@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,8 +100,10 @@ func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
 			t.Errorf("%d merchants %q, want %d", n, name, want)
 		}
 	}
-	// A's key holds its answer: a retry replays it.
-	if w := postKeyed(s, key, "/v1/test/parked", "a-1"); w.Code != http.StatusCreated || runOf(t, w.Body.String()) != 2 || aRuns.Load() != 2 {
+	// A's key holds its answer: a retry replays it (its own run, the
+	// third, finds the key taken when it takes the writer, and changes
+	// nothing).
+	if w := postKeyed(s, key, "/v1/test/parked", "a-1"); w.Code != http.StatusCreated || runOf(t, w.Body.String()) != 2 || aRuns.Load() != 3 {
 		t.Fatalf("A's retry: %d %s after %d runs", w.Code, w.Body, aRuns.Load())
 	}
 }
@@ -118,4 +121,87 @@ func runOf(t *testing.T, body string) int {
 		t.Fatalf("body %q: %v", body, err)
 	}
 	return v.Run
+}
+
+// TestReplayDoesNotUndoAParkedRequest (SQLite group commit): the retry of an
+// answered request runs without reading its key first, and finds the key
+// taken only when its transaction takes the writer. When that happens in
+// another request's parked transaction, the retry has changed nothing
+// there: the other request commits from its first run, and the retry
+// replays the stored answer with no second effect. Both when the retry's
+// writes all wait for its commit and when one of them takes the writer
+// mid-request.
+func TestReplayDoesNotUndoAParkedRequest(t *testing.T) {
+	for _, midRequest := range []bool{false, true} {
+		name := "writes at the commit"
+		if midRequest {
+			name = "a write mid-request"
+		}
+		t.Run(name, func(t *testing.T) {
+			db := storetest.Open(t, storetest.SQLite)
+			ms, key, newServer := apiOnDB(t, db, "Replay in a group")
+			s := newServer()
+			var aRuns, bRuns atomic.Int32
+			aHolds := make(chan struct{}, 1)
+			s.Handle("POST /v1/test/parked", func(w http.ResponseWriter, r *http.Request) error {
+				run := int(aRuns.Add(1))
+				if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "parked effect"}); err != nil {
+					return err
+				}
+				if run == 1 {
+					aHolds <- struct{}{}
+					// Hold the writer until B waits for it, so that A's
+					// commit parks the transaction for B.
+					for deadline := time.Now().Add(5 * time.Second); db.WaitingWriters() < 1; time.Sleep(time.Millisecond) {
+						if time.Now().After(deadline) {
+							return errors.New("no other request waited for the writer")
+						}
+					}
+				}
+				return writeRun(w, run)
+			})
+			s.Handle("POST /v1/test/replayed", func(w http.ResponseWriter, r *http.Request) error {
+				run := int(bRuns.Add(1))
+				if err := db.InTx(r.Context(), func(tx *store.Tx) error {
+					if midRequest {
+						_, err := tx.Exec(r.Context(), "INSERT INTO instance_facts (name, value, created_at) VALUES (?, '', 0)", "replayed-"+strconv.Itoa(run))
+						return err
+					}
+					return tx.ExecLater(r.Context(), "INSERT INTO instance_facts (name, value, created_at) VALUES (?, '', 0)", "replayed-"+strconv.Itoa(run))
+				}); err != nil {
+					return err
+				}
+				return writeRun(w, run)
+			})
+			if w := postKeyed(s, key, "/v1/test/replayed", "b-1"); w.Code != http.StatusCreated || runOf(t, w.Body.String()) != 1 {
+				t.Fatalf("B's first request answered %d %s", w.Code, w.Body)
+			}
+			aDone := make(chan string, 1)
+			go func() {
+				w := postKeyed(s, key, "/v1/test/parked", "a-1")
+				aDone <- strconv.Itoa(w.Code) + " " + w.Body.String()
+			}()
+			<-aHolds
+			w := postKeyed(s, key, "/v1/test/replayed", "b-1")
+			if w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") != "true" || runOf(t, w.Body.String()) != 1 {
+				t.Errorf("B's retry answered %d (replayed %q) %s, want B's first answer replayed", w.Code, w.Header().Get("Idempotent-Replayed"), w.Body)
+			}
+			if got := <-aDone; got != `201 {"run":1}`+"\n" || aRuns.Load() != 1 {
+				t.Errorf("A answered %q after %d runs, want 201 from its only run", got, aRuns.Load())
+			}
+			if bRuns.Load() != 2 {
+				t.Errorf("B's handler ran %d times, want 2 (the retry ran before it found its key)", bRuns.Load())
+			}
+			var effects, parked int
+			if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM instance_facts WHERE name LIKE 'replayed-%'").Scan(&effects); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE name = 'parked effect'").Scan(&parked); err != nil {
+				t.Fatal(err)
+			}
+			if effects != 1 || parked != 1 {
+				t.Errorf("%d effects of B and %d of A, want 1 each", effects, parked)
+			}
+		})
+	}
 }

@@ -209,22 +209,19 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 // claim starts one run of an idempotent request. On PostgreSQL, for a route
 // marked ClaimAtOnce, the key is claimed at once, in the round trip that
 // begins the transaction; otherwise (and always on SQLite, where an open
-// transaction holds the one writer) the key is claimed by the request's last
-// write, so no connection is held before it. On SQLite the key is read
-// first, and the answer stored under it, if any, is returned to replay; on
-// PostgreSQL the first run skips that round trip (idempotency.StartUnread:
-// the key's write meets a stored answer as surely), and a run again after
-// it (lookFirst) reads first.
+// transaction holds the one writer) the key is claimed by the request's
+// write of its row, so no connection is held before it. The first run does
+// not read the key (idempotency.StartUnread: the key's write meets a stored
+// answer as surely); a run again after it, and an upload (lookFirst), reads
+// it first, and the answer stored under it, if any, is returned to replay.
 func (s *Server) claim(r *http.Request, req idempotency.Request, atOnce, lookFirst bool) (context.Context, *idempotency.Claim, *idempotency.Stored, error) {
-	if s.cfg.DB.Dialect() == store.Postgres {
-		if atOnce {
-			ctx, claim, err := idempotency.StartClaimed(r.Context(), s.cfg.DB, req)
-			return ctx, claim, nil, err
-		}
-		if !lookFirst {
-			ctx, claim := idempotency.StartUnread(r.Context(), s.cfg.DB, req)
-			return ctx, claim, nil, nil
-		}
+	if atOnce && s.cfg.DB.Dialect() == store.Postgres {
+		ctx, claim, err := idempotency.StartClaimed(r.Context(), s.cfg.DB, req)
+		return ctx, claim, nil, err
+	}
+	if !lookFirst {
+		ctx, claim := idempotency.StartUnread(r.Context(), s.cfg.DB, req)
+		return ctx, claim, nil, nil
 	}
 	found, err := idempotency.Lookup(r.Context(), s.cfg.DB, req)
 	if err != nil || found.Replay != nil {

@@ -4,16 +4,20 @@
 // request's effect (state change, ledger postings, outbox events) and the
 // stored response commit together or not at all.
 //
-// On SQLite the HTTP middleware first looks the key up (Lookup: a plain
-// read). Unless that settles the request (a stored answer to replay, a
-// different request under the key), it starts a claim (Start): a store.Unit
-// carried in the request's context, whose transaction opens at the request's
-// first write. On PostgreSQL, where that read is a round trip of its own and
-// almost every key is new, the first run of a request skips it
-// (StartUnread): a retry of an answered request is caught by the key's row
-// as below, and a key whose row only a read beforehand could act on (an
+// The HTTP middleware starts a claim: a store.Unit carried in the request's
+// context, whose transaction opens at the request's first write. Almost
+// every key is new, so the first run of a request does not look its key up
+// first (StartUnread): a retry of an answered request is caught by the key's
+// row as below, and a key whose row only a read beforehand could act on (an
 // earlier run's recovery point to take over, a row past Retention) makes the
-// run roll back and run again after Lookup (LookFirst).
+// run roll back and run again after Lookup (LookFirst), a plain read that
+// settles a request by itself when it finds an answer to replay or a
+// different request under the key (Start follows it otherwise). On SQLite
+// an unread claim's row is its transaction's entry (store.Tx.Enter): the
+// first statement once the transaction takes the writer, before any of the
+// request's own writes, so a run that meets its key taken has changed
+// nothing in the group commit's shared transaction, and the other requests
+// in it go on.
 // Capability code keeps calling db.InTx(ctx, fn), which joins the unit. The
 // middleware then writes the key's row, with the response, as the last
 // statement of that transaction and commits once (Claim.Finish), or rolls
@@ -364,7 +368,16 @@ var errClaimed = errors.New("idempotency: the key was claimed by another request
 // open is the unit's first statement in each of its transactions.
 func (c *Claim) open(ctx context.Context, tx *store.Tx, first bool) error {
 	if c.late && !c.held {
-		return nil // written last (Finish, RecoveryPoint)
+		// Written last (Finish, RecoveryPoint). On SQLite an unread
+		// claim's row is also the transaction's entry: should the request
+		// need the writer before its end, its first statement there claims
+		// the key in flight, and a key already taken fails the run before
+		// it changed anything.
+		if c.unread && first && tx.Dialect() == store.SQLite {
+			q, args := c.inFlightInsert(tx.Now(), nil, nil)
+			tx.Enter(q, args, errKeyTaken, func() { c.held = true })
+		}
+		return nil
 	}
 	err := c.openEarly(ctx, tx, first)
 	if err == nil {
@@ -431,19 +444,31 @@ func (c *Claim) openEarly(ctx context.Context, tx *store.Tx, first bool) error {
 // nothing, when the key already has a row (on PostgreSQL once the
 // transaction that wrote it, if still open, has ended).
 func (c *Claim) insertInFlight(ctx context.Context, tx *store.Tx, point, ref any) (bool, error) {
-	now := tx.Now()
-	r := c.req
-	res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash,
-		state, recovery_point, recovery_ref, locked_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?, ?, ?)
-		ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`,
-		r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash, point, ref,
-		store.Micros(now.Add(r.lease())), store.Micros(now))
+	q, args := c.inFlightInsert(tx.Now(), point, ref)
+	res, err := tx.Exec(ctx, q, args...)
 	if err != nil {
 		return false, err
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil
 }
+
+// onConflictNothing ends an INSERT of a key's row that changes nothing
+// when the key has one.
+const onConflictNothing = ` ON CONFLICT (merchant_id, livemode, principal_id, idem_key) DO NOTHING`
+
+// inFlightInsert is the INSERT of the key's row in flight at now.
+func (c *Claim) inFlightInsert(now time.Time, point, ref any) (string, []any) {
+	r := c.req
+	return `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash,
+		state, recovery_point, recovery_ref, locked_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?, ?, ?)` + onConflictNothing,
+		[]any{r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash, point, ref,
+			store.Micros(now.Add(r.lease())), store.Micros(now)}
+}
+
+// errKeyTaken fails the SQLite transaction of an unread claim whose entry
+// (Tx.Enter) found the key's row there: the transaction changed nothing.
+var errKeyTaken = errors.New("idempotency: the key already has a row")
 
 // renew sets the lease of the key's in-flight row to lease; with seen, only
 // if the lease is still the one seen (so that of two runs taking the key
@@ -500,12 +525,21 @@ func (c *Claim) Finish(ctx context.Context, resp Stored) error {
 		now := tx.Now()
 		r := c.req
 		inserted = true
-		return tx.ExecLater(ctx, `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash,
-			state, status_code, content_type, body, locked_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?)`,
-			r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash,
-			resp.Status, resp.ContentType, resp.Body, store.Micros(now), store.Micros(now))
+		q := `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash,
+			state, status_code, content_type, body, locked_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?)`
+		args := []any{r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash,
+			resp.Status, resp.ContentType, resp.Body, store.Micros(now), store.Micros(now)}
+		// An unread claim on SQLite whose transaction has not taken the
+		// writer yet (the request's writes all wait for the commit): the
+		// row goes first, so a key already answered fails the run before
+		// any of its writes, and another request's work in the group's
+		// shared transaction is not undone with it.
+		if c.unread && tx.Enter(q+onConflictNothing, args, errKeyTaken, nil) {
+			return nil
+		}
+		return tx.ExecLater(ctx, q, args...)
 	})
-	if err != nil && inserted && store.IsConflict(err) && c.heldByAnother(ctx) {
+	if err != nil && (inserted && store.IsConflict(err) || errors.Is(err, errKeyTaken)) && c.heldByAnother(ctx) {
 		return errClaimed
 	}
 	return err
@@ -562,6 +596,16 @@ func RecoveryPoint(ctx context.Context, point, ref string) error {
 		return nil
 	}
 	err := c.unit.Checkpoint(ctx, func(tx *store.Tx) error {
+		if c.unread && !c.held {
+			// SQLite: the transaction's entry claims the key in flight
+			// when it takes the writer (open).
+			if err := tx.TakeWriter(ctx); err != nil {
+				if errors.Is(err, errKeyTaken) && c.heldByAnother(ctx) {
+					return errClaimed
+				}
+				return err
+			}
+		}
 		if c.held {
 			_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET recovery_point = ?, recovery_ref = ?`+keyWhere+` AND state = 'in_flight'`,
 				c.req.keyArgs(point, ref)...)

@@ -44,6 +44,37 @@ type lateTx struct {
 	// when the transaction went on in a parked one without a savepoint: its
 	// rollback rolls back the whole shared transaction (unitgroup.go).
 	careful, bare bool
+	// entry is the statement run first when the transaction takes the
+	// writer (Tx.Enter); untouched is set when it changed no row: nothing
+	// of this transaction ran, and its rollback undoes no one else's work.
+	entry     *entryStmt
+	untouched bool
+}
+
+// entryStmt is a transaction's entry (Tx.Enter).
+type entryStmt struct {
+	q     string
+	args  []any
+	unmet error
+	ok    func()
+}
+
+// enter sets the entry; it reports false when the writer is already taken.
+func (t *lateTx) enter(q string, args []any, unmet error, ok func()) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.real != nil || t.broken != nil || t.done {
+		return false
+	}
+	t.entry = &entryStmt{q: q, args: args, unmet: unmet, ok: ok}
+	return true
+}
+
+// take takes the writer now, running what waits.
+func (t *lateTx) take(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.acquire(ctx)
 }
 
 // later queues a statement until the transaction holds the writer; once it
@@ -131,6 +162,24 @@ func (t *lateTx) acquire(ctx context.Context) error {
 			return err
 		}
 	}
+	if e := t.entry; e != nil {
+		t.entry = nil
+		res, err := t.real.ExecContext(t.stmtCtx(ctx), e.q, e.args...)
+		if err != nil {
+			t.pending = nil
+			t.broken = errorJoin(ErrLaterFailed, translate(err))
+			return t.broken
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			// The statement changed nothing, so neither has this
+			// transaction: nothing else of it runs.
+			t.pending, t.untouched, t.broken = nil, true, e.unmet
+			return t.broken
+		}
+		if e.ok != nil {
+			e.ok()
+		}
+	}
 	for _, s := range t.pending {
 		if _, err := t.real.ExecContext(t.stmtCtx(ctx), s.q, s.args...); err != nil {
 			t.pending = nil
@@ -187,7 +236,7 @@ func (t *lateTx) QueryRowContext(ctx context.Context, q string, args ...any) *sq
 
 // empty reports whether the transaction neither holds nor waits with anything. The
 // caller holds mu.
-func (t *lateTx) empty() bool { return t.real == nil && len(t.pending) == 0 }
+func (t *lateTx) empty() bool { return t.real == nil && len(t.pending) == 0 && t.entry == nil }
 
 // Commit commits the transaction (with the others in it when it is shared),
 // as Unit.commit does for a unit's last commit but without parking it.
@@ -195,8 +244,8 @@ func (t *lateTx) Commit() error { return t.commitGrouped(context.Background(), f
 
 // Rollback undoes the transaction's work and releases the writer. In a
 // shared transaction it undoes this unit's work alone when the unit is
-// careful (its savepoint), and otherwise the whole shared transaction
-// (unitgroup.go).
+// careful (its savepoint) or changed nothing (its entry found its row
+// taken), and otherwise the whole shared transaction (unitgroup.go).
 func (t *lateTx) Rollback() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -205,8 +254,12 @@ func (t *lateTx) Rollback() error {
 }
 
 func (t *lateTx) rollbackLocked() {
-	t.pending = nil
-	if p := t.shared; p != nil && t.bare {
+	t.pending, t.entry = nil, nil
+	if p := t.shared; p != nil && t.bare && t.untouched {
+		// Nothing of this unit is in the shared transaction: it goes on
+		// for the others.
+		t.db.handOn(p)
+	} else if p != nil && t.bare {
 		// No savepoint marks where this unit's work began: undo the whole
 		// shared transaction; the units parked in it learn that nothing
 		// of theirs committed (errGroupAborted) and run again.

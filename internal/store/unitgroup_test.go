@@ -441,3 +441,79 @@ func TestAdvisoryLockTakesTheWriter(t *testing.T) {
 		t.Fatal("the first unit's row was not committed")
 	}
 }
+
+// TestEntryFindingItsRowTakenUndoesNothing: a unit whose entry (Tx.Enter)
+// finds its row already there, when it takes the writer in another unit's
+// parked transaction, ran nothing (not what it queued either), so its
+// rollback leaves the shared transaction to the others: the parked unit
+// commits, and is not told to run again. An entry that inserts its row runs
+// before what waits, and reports it.
+func TestEntryFindingItsRowTakenUndoesNothing(t *testing.T) {
+	db := openSQLite(t)
+	ctx := context.Background()
+	if _, err := db.Exec(ctx, "INSERT INTO ug (who) VALUES ('taken')"); err != nil {
+		t.Fatal(err)
+	}
+	errTaken := errors.New("taken")
+	enterThenTake := func(who string, entered *bool) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			return db.InTx(ctx, func(tx *Tx) error {
+				if err := tx.ExecLater(ctx, "INSERT INTO ug (who) VALUES (?)", who+"-queued"); err != nil {
+					return err
+				}
+				if !tx.Enter("INSERT INTO ug (who) VALUES (?) ON CONFLICT (who) DO NOTHING", []any{who}, errTaken, func() { *entered = true }) {
+					return errors.New("Enter refused a transaction that has not taken the writer")
+				}
+				if err := tx.TakeWriter(ctx); err != nil {
+					return err
+				}
+				// The entry ran first: the queued row sees it.
+				var n int
+				if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM ug WHERE who IN (?, ?)", who, who+"-queued").Scan(&n); err != nil {
+					return err
+				}
+				if n != 2 {
+					return errors.New("the entry and the queued statement did not both run")
+				}
+				if tx.Enter("INSERT INTO ug (who) VALUES ('late')", nil, errTaken, nil) {
+					return errors.New("Enter accepted a transaction that holds the writer")
+				}
+				return nil
+			})
+		}
+	}
+
+	var bEntered bool
+	_, b, aDone, bWrote := parkForB(t, db, enterThenTake("taken", &bEntered))
+	if err := <-bWrote; !errors.Is(err, errTaken) {
+		t.Fatalf("b's writes: %v, want the entry's error", err)
+	}
+	if bEntered {
+		t.Fatal("the entry reported a row it did not insert")
+	}
+	if b.Err() == nil {
+		t.Fatal("b's unit is not failed")
+	}
+	b.Rollback()
+	if err := <-aDone; err != nil {
+		t.Fatalf("a's commit: %v, want it committed", err)
+	}
+	if got := ugRows(t, db); !got["a"] || !got["taken"] || len(got) != 2 {
+		t.Fatalf("rows: %v", got)
+	}
+
+	var cEntered bool
+	cctx, c := db.NewUnit(ctx, UnitHooks{})
+	if err := enterThenTake("c", &cEntered)(cctx); err != nil {
+		t.Fatal(err)
+	}
+	if !cEntered {
+		t.Fatal("the entry that inserted its row did not report it")
+	}
+	if err := c.Commit(cctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := ugRows(t, db); !got["c"] || !got["c-queued"] || len(got) != 4 {
+		t.Fatalf("rows: %v", got)
+	}
+}
