@@ -9,4 +9,6 @@
 set -euo pipefail
 engine=${1:-sqlite}; C=${2:-16}; T=${3:-10}
 . "$(dirname "$0")/serve.sh"
+before=$(commit_counts)
 wrk -t2 -c"$C" -d"${T}s" -s "$root/bench/wrk/payments.lua" "http://127.0.0.1:$port" -- "$key" "w$$" 0 creates
+report_commits "$before"

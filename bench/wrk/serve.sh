@@ -18,3 +18,18 @@ PAYD_ADDR=127.0.0.1:$port PAYD_DATABASE_URL=$url PAYD_RATE_LIMIT=0 PAYD_LOG_LEVE
 for _ in $(seq 1 100); do grep -q "secret key" "$dir/out" && curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
 key=$(awk '/^ *secret key/{print $3; exit}' "$dir/out")
 [ -n "$key" ] || { cat "$dir/out"; exit 1; }
+
+# commit_counts prints payd's database commits and the units of work they
+# carried so far (payd_db_commits_total, payd_db_committed_units_total).
+commit_counts() {
+  curl -sf "http://127.0.0.1:$port/metrics" |
+    awk '/^payd_db_commits_total /{c=$2} /^payd_db_committed_units_total /{u=$2} END{printf "%d %d\n", c, u}'
+}
+
+# report_commits prints the commits and units since counts "$1" (from
+# commit_counts), and the units per commit: how many units of work shared a
+# commit (group commit on SQLite; 1 on PostgreSQL).
+report_commits() {
+  read -r c0 u0 <<<"$1"; read -r c1 u1 <<<"$(commit_counts)"
+  awk -v c=$((c1 - c0)) -v u=$((u1 - u0)) 'BEGIN{printf "database commits %d, units of work committed %d, units per commit %.2f\n", c, u, (c ? u / c : 0)}'
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +30,38 @@ func TestHealthReadyMetrics(t *testing.T) {
 		if m.Status != 200 || !bytes.Contains(m.Body, []byte(`payd_http_requests_total{code="200",route="GET /v1/balance"}`)) {
 			t.Fatalf("metrics %d lack the request counter:\n%.400s", m.Status, m.Body)
 		}
+		// The commit counters: a keyed write adds a unit, carried by a
+		// commit; a commit carries at least one unit.
+		counts := func() (commits, units float64) {
+			t.Helper()
+			body := e.Do(apptest.Request{Method: "GET", Path: "/metrics"}).Body
+			return metricValue(t, body, "payd_db_commits_total"), metricValue(t, body, "payd_db_committed_units_total")
+		}
+		c0, u0 := counts()
+		if r := e.Post("/v1/sandbox/topups", `{"currency":"DJF","amount_minor":5}`); r.Status != 200 && r.Status != 201 {
+			t.Fatalf("topup %d %s", r.Status, r.Body)
+		}
+		c1, u1 := counts()
+		if c0 <= 0 || u0 < c0 || c1 <= c0 || u1 <= u0 || u1 < c1 {
+			t.Fatalf("commits %v then %v, units %v then %v", c0, c1, u0, u1)
+		}
 	})
+}
+
+// metricValue reads an unlabelled metric's value from a /metrics body.
+func metricValue(t *testing.T, body []byte, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("/metrics has no %s", name)
+	return 0
 }
 
 // TestAuthentication covers every way a key can be wrong; none reveals

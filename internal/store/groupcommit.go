@@ -209,6 +209,7 @@ func (g *groupCommit) lead(ctx context.Context, db *DB, fn func(*Tx) error) (err
 		// run the work again blindly.
 		err = errorJoin(ErrCommitUnknown, translate(cerr))
 	} else {
+		db.countCommit(1 + len(joined))
 		db.committed(ctx)
 	}
 	g.batches.Add(1)

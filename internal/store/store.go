@@ -75,7 +75,9 @@ type DB struct {
 	// commits counts this DB's commits; ckpt, on a SQLite file, copies the
 	// write-ahead log into the database off the writer (checkpoint.go).
 	commits atomic.Int64
-	ckpt    *checkpointer
+	// txCommits and unitCommits: CommitCounts.
+	txCommits, unitCommits atomic.Int64
+	ckpt                   *checkpointer
 	// writer is the one connection SQLite's write transactions run on
 	// (taken under writeLock). A connection's page cache survives its own
 	// commits but not another connection's, so with every write on one
@@ -134,6 +136,21 @@ func (r roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 func (roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 
 func (roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// CommitCounts returns how many database transactions have committed since
+// db was opened, and how many units of work they carried (a request's, a
+// background job's InTx): on SQLite one commit carries every unit of its
+// group (group commit), on PostgreSQL each unit commits alone. A statement
+// run outside a transaction counts as one of each.
+func (db *DB) CommitCounts() (commits, units int64) {
+	return db.txCommits.Load(), db.unitCommits.Load()
+}
+
+// countCommit records one database commit carrying units units of work.
+func (db *DB) countCommit(units int) {
+	db.txCommits.Add(1)
+	db.unitCommits.Add(int64(units))
+}
 
 func (db *DB) committed(ctx context.Context) {
 	if n := db.commits.Add(1); n%ckptCommits == 0 && db.ckpt != nil {
@@ -363,6 +380,7 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 	}
 	r, err := db.sql.ExecContext(ctx, db.dialect.Rebind(q), args...)
 	if err == nil {
+		db.countCommit(1)
 		db.committed(ctx)
 	}
 	return r, translate(err)
@@ -752,6 +770,7 @@ func (db *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err = stx.Commit(); err != nil {
 		return commitErr(err)
 	}
+	db.countCommit(1)
 	db.committed(ctx)
 	tx.runAfterCommit()
 	return nil

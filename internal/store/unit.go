@@ -393,6 +393,7 @@ func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) er
 	} else {
 		var applied bool
 		if applied, err = commitFaulted(stx, u.db.faultOf(ctx)); applied {
+			u.db.countCommit(1)
 			u.db.committed(ctx)
 		}
 		u.stx, u.tx, u.wrote = nil, nil, false

@@ -129,6 +129,9 @@ func (db *DB) commitParked(p *parkedTx) error {
 		fault = max(fault, db.faultOf(m.ctx))
 	}
 	applied, err := commitFaulted(p.stx, fault)
+	if applied {
+		db.countCommit(len(p.members))
+	}
 	for _, m := range p.members {
 		if applied {
 			db.committed(m.ctx)

@@ -117,6 +117,11 @@ func TestUnitsShareACommit(t *testing.T) {
 	if n := commits.Load(); n != 2 || b.Phases() != 1 {
 		t.Fatalf("commits reported %d, b's phases %d", n, b.Phases())
 	}
+	// The database committed once, for two units (the table's creation
+	// before them was a statement of its own).
+	if c, u := db.CommitCounts(); c != 2 || u != 3 {
+		t.Fatalf("CommitCounts = %d commits, %d units; want 2, 3", c, u)
+	}
 }
 
 // TestUnitRollbackInASharedTransaction: a unit that goes on in another's
