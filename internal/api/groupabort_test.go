@@ -205,3 +205,54 @@ func TestReplayDoesNotUndoAParkedRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyClaimedAgainAfterAFailedFirstWrite (SQLite): a request's first
+// write takes the writer, so its key's row is claimed in flight by the
+// transaction's entry; that write then fails as a whole (no savepoint: it was
+// the transaction's first), which rolls the claim back with it. The
+// request's next write claims the key again, and its answer is stored under
+// it: a retry replays it, and only the second write's effect remains.
+func TestKeyClaimedAgainAfterAFailedFirstWrite(t *testing.T) {
+	db := storetest.Open(t, storetest.SQLite)
+	_, key, newServer := apiOnDB(t, db, "Claim again")
+	s := newServer()
+	var runs atomic.Int32
+	s.Handle("POST /v1/test/second_write", func(w http.ResponseWriter, r *http.Request) error {
+		run := int(runs.Add(1))
+		err := db.InTx(r.Context(), func(tx *store.Tx) error {
+			if _, err := tx.Exec(r.Context(), "INSERT INTO instance_facts (name, value, created_at) VALUES ('first-write', '', 0)"); err != nil {
+				return err
+			}
+			return errors.New("the first write fails after its statement")
+		})
+		if err == nil {
+			return errors.New("the first write did not fail")
+		}
+		if err := db.InTx(r.Context(), func(tx *store.Tx) error {
+			return tx.ExecLater(r.Context(), "INSERT INTO instance_facts (name, value, created_at) VALUES (?, '', 0)", "second-write-"+strconv.Itoa(run))
+		}); err != nil {
+			return err
+		}
+		return writeRun(w, run)
+	})
+	if w := postKeyed(s, key, "/v1/test/second_write", "again-1"); w.Code != http.StatusCreated || runOf(t, w.Body.String()) != 1 {
+		t.Fatalf("first request answered %d %s", w.Code, w.Body)
+	}
+	w := postKeyed(s, key, "/v1/test/second_write", "again-1")
+	if w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") != "true" || runOf(t, w.Body.String()) != 1 {
+		t.Fatalf("the retry answered %d (replayed %q) %s, want the first answer replayed", w.Code, w.Header().Get("Idempotent-Replayed"), w.Body)
+	}
+	for name, want := range map[string]int{"first-write": 0, "second-write-1": 1, "second-write-2": 0} {
+		var n int
+		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM instance_facts WHERE name = ?", name).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Errorf("%d rows %q, want %d", n, name, want)
+		}
+	}
+	var state string
+	if err := db.QueryRow(context.Background(), "SELECT state FROM idempotency_keys WHERE idem_key = 'again-1'").Scan(&state); err != nil || state != "done" {
+		t.Errorf("the key's row: %q, %v; want done", state, err)
+	}
+}
