@@ -48,10 +48,8 @@ func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
 			// Hold the writer until B (in the first run) or C (in
 			// the second) waits for it, so that A's commit would park
 			// the transaction for it.
-			for deadline := time.Now().Add(5 * time.Second); db.WaitingWriters() < 1; time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					return errors.New("no other request waited for the writer")
-				}
+			if err := awaitWriterWaiter(db); err != nil {
+				return err
 			}
 		}
 		return writeRun(w, run)
@@ -92,11 +90,7 @@ func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
 		t.Fatalf("A answered %d %s, want 201 from its second run", code, body)
 	}
 	for name, want := range map[string]int{"parked effect": 1, "failed effect": 0} {
-		var n int
-		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE name = ?", name).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != want {
+		if n := countRows(t, db, "SELECT COUNT(*) FROM merchants WHERE name = ?", name); n != want {
 			t.Errorf("%d merchants %q, want %d", n, name, want)
 		}
 	}
@@ -106,6 +100,32 @@ func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
 	if w := postKeyed(s, key, "/v1/test/parked", "a-1"); w.Code != http.StatusCreated || runOf(t, w.Body.String()) != 2 || aRuns.Load() != 3 {
 		t.Fatalf("A's retry: %d %s after %d runs", w.Code, w.Body, aRuns.Load())
 	}
+}
+
+// awaitWriterWaiter waits (at most 5 s) until another unit of work waits
+// for SQLite's writer, which the caller's request holds: the request's
+// commit then parks its transaction for that unit.
+func awaitWriterWaiter(db *store.DB) error {
+	for deadline := time.Now().Add(5 * time.Second); db.WaitingWriters() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return errors.New("no other request waited for the writer")
+		}
+	}
+	return nil
+}
+
+// insertFact writes a row named by its one argument: an effect the tests
+// count.
+const insertFact = "INSERT INTO instance_facts (name, value, created_at) VALUES (?, '', 0)"
+
+// countRows runs a COUNT(*) query.
+func countRows(t *testing.T, db *store.DB, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func writeRun(w http.ResponseWriter, run int) error {
@@ -152,10 +172,8 @@ func TestReplayDoesNotUndoAParkedRequest(t *testing.T) {
 					aHolds <- struct{}{}
 					// Hold the writer until B waits for it, so that A's
 					// commit parks the transaction for B.
-					for deadline := time.Now().Add(5 * time.Second); db.WaitingWriters() < 1; time.Sleep(time.Millisecond) {
-						if time.Now().After(deadline) {
-							return errors.New("no other request waited for the writer")
-						}
+					if err := awaitWriterWaiter(db); err != nil {
+						return err
 					}
 				}
 				return writeRun(w, run)
@@ -164,10 +182,10 @@ func TestReplayDoesNotUndoAParkedRequest(t *testing.T) {
 				run := int(bRuns.Add(1))
 				if err := db.InTx(r.Context(), func(tx *store.Tx) error {
 					if midRequest {
-						_, err := tx.Exec(r.Context(), "INSERT INTO instance_facts (name, value, created_at) VALUES (?, '', 0)", "replayed-"+strconv.Itoa(run))
+						_, err := tx.Exec(r.Context(), insertFact, "replayed-"+strconv.Itoa(run))
 						return err
 					}
-					return tx.ExecLater(r.Context(), "INSERT INTO instance_facts (name, value, created_at) VALUES (?, '', 0)", "replayed-"+strconv.Itoa(run))
+					return tx.ExecLater(r.Context(), insertFact, "replayed-"+strconv.Itoa(run))
 				}); err != nil {
 					return err
 				}
@@ -192,13 +210,8 @@ func TestReplayDoesNotUndoAParkedRequest(t *testing.T) {
 			if bRuns.Load() != 2 {
 				t.Errorf("B's handler ran %d times, want 2 (the retry ran before it found its key)", bRuns.Load())
 			}
-			var effects, parked int
-			if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM instance_facts WHERE name LIKE 'replayed-%'").Scan(&effects); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM merchants WHERE name = 'parked effect'").Scan(&parked); err != nil {
-				t.Fatal(err)
-			}
+			effects := countRows(t, db, "SELECT COUNT(*) FROM instance_facts WHERE name LIKE 'replayed-%'")
+			parked := countRows(t, db, "SELECT COUNT(*) FROM merchants WHERE name = 'parked effect'")
 			if effects != 1 || parked != 1 {
 				t.Errorf("%d effects of B and %d of A, want 1 each", effects, parked)
 			}
@@ -220,7 +233,7 @@ func TestKeyClaimedAgainAfterAFailedFirstWrite(t *testing.T) {
 	s.Handle("POST /v1/test/second_write", func(w http.ResponseWriter, r *http.Request) error {
 		run := int(runs.Add(1))
 		err := db.InTx(r.Context(), func(tx *store.Tx) error {
-			if _, err := tx.Exec(r.Context(), "INSERT INTO instance_facts (name, value, created_at) VALUES ('first-write', '', 0)"); err != nil {
+			if _, err := tx.Exec(r.Context(), insertFact, "first-write"); err != nil {
 				return err
 			}
 			return errors.New("the first write fails after its statement")
@@ -229,7 +242,7 @@ func TestKeyClaimedAgainAfterAFailedFirstWrite(t *testing.T) {
 			return errors.New("the first write did not fail")
 		}
 		if err := db.InTx(r.Context(), func(tx *store.Tx) error {
-			return tx.ExecLater(r.Context(), "INSERT INTO instance_facts (name, value, created_at) VALUES (?, '', 0)", "second-write-"+strconv.Itoa(run))
+			return tx.ExecLater(r.Context(), insertFact, "second-write-"+strconv.Itoa(run))
 		}); err != nil {
 			return err
 		}
@@ -243,11 +256,7 @@ func TestKeyClaimedAgainAfterAFailedFirstWrite(t *testing.T) {
 		t.Fatalf("the retry answered %d (replayed %q) %s, want the first answer replayed", w.Code, w.Header().Get("Idempotent-Replayed"), w.Body)
 	}
 	for name, want := range map[string]int{"first-write": 0, "second-write-1": 1, "second-write-2": 0} {
-		var n int
-		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM instance_facts WHERE name = ?", name).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != want {
+		if n := countRows(t, db, "SELECT COUNT(*) FROM instance_facts WHERE name = ?", name); n != want {
 			t.Errorf("%d rows %q, want %d", n, name, want)
 		}
 	}
