@@ -90,7 +90,7 @@ func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
 		t.Fatalf("A answered %d %s, want 201 from its second run", code, body)
 	}
 	for name, want := range map[string]int{"parked effect": 1, "failed effect": 0} {
-		if n := countRows(t, db, "SELECT COUNT(*) FROM merchants WHERE name = ?", name); n != want {
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM merchants WHERE name = ?", name); n != want {
 			t.Errorf("%d merchants %q, want %d", n, name, want)
 		}
 	}
@@ -117,16 +117,6 @@ func awaitWriterWaiter(db *store.DB) error {
 // insertFact writes a row named by its one argument: an effect the tests
 // count.
 const insertFact = "INSERT INTO instance_facts (name, value, created_at) VALUES (?, '', 0)"
-
-// countRows runs a COUNT(*) query.
-func countRows(t *testing.T, db *store.DB, q string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := db.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 func writeRun(w http.ResponseWriter, run int) error {
 	w.Header().Set("Content-Type", "application/json")
@@ -210,8 +200,8 @@ func TestReplayDoesNotUndoAParkedRequest(t *testing.T) {
 			if bRuns.Load() != 2 {
 				t.Errorf("B's handler ran %d times, want 2 (the retry ran before it found its key)", bRuns.Load())
 			}
-			effects := countRows(t, db, "SELECT COUNT(*) FROM instance_facts WHERE name LIKE 'replayed-%'")
-			parked := countRows(t, db, "SELECT COUNT(*) FROM merchants WHERE name = 'parked effect'")
+			effects := storetest.Count(t, db, "SELECT COUNT(*) FROM instance_facts WHERE name LIKE 'replayed-%'")
+			parked := storetest.Count(t, db, "SELECT COUNT(*) FROM merchants WHERE name = 'parked effect'")
 			if effects != 1 || parked != 1 {
 				t.Errorf("%d effects of B and %d of A, want 1 each", effects, parked)
 			}
@@ -256,7 +246,7 @@ func TestKeyClaimedAgainAfterAFailedFirstWrite(t *testing.T) {
 		t.Fatalf("the retry answered %d (replayed %q) %s, want the first answer replayed", w.Code, w.Header().Get("Idempotent-Replayed"), w.Body)
 	}
 	for name, want := range map[string]int{"first-write": 0, "second-write-1": 1, "second-write-2": 0} {
-		if n := countRows(t, db, "SELECT COUNT(*) FROM instance_facts WHERE name = ?", name); n != want {
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM instance_facts WHERE name = ?", name); n != want {
 			t.Errorf("%d rows %q, want %d", n, name, want)
 		}
 	}

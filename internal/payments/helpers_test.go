@@ -16,6 +16,7 @@ import (
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store/storetest"
 )
 
 // intent is the part of a PaymentIntent the tests read.
@@ -172,11 +173,7 @@ func verifyLedger(t testing.TB, e *apptest.Env) {
 
 func count(t testing.TB, e *apptest.Env, table string) int {
 	t.Helper()
-	var n int
-	if err := e.Main.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, e.Main.DB, "SELECT COUNT(*) FROM "+table)
 }
 
 func errorParam(r *apptest.Response) string {

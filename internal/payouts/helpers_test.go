@@ -11,6 +11,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/payouts"
+	"github.com/payd/payd/internal/store/storetest"
 	"github.com/payd/payd/internal/testutil"
 )
 
@@ -177,11 +178,7 @@ func waitPayout(t *testing.T, e *apptest.Env, id, status string) payout {
 // countRows counts rows with a query.
 func countRows(t *testing.T, e *apptest.Env, q string, args ...any) int {
 	t.Helper()
-	var n int
-	if err := e.Main.DB.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
+	return storetest.Count(t, e.Main.DB, q, args...)
 }
 
 func sp(s string) *string { return &s }

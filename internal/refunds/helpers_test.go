@@ -14,6 +14,7 @@ import (
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store/storetest"
 )
 
 // refund is the refund object as the tests read it.
@@ -228,11 +229,7 @@ func eventTypes(t testing.TB, e *apptest.Env, id string) []string {
 
 func count(t testing.TB, e *apptest.Env, query string, args ...any) int {
 	t.Helper()
-	var n int
-	if err := e.Main.DB.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, e.Main.DB, query, args...)
 }
 
 // waitRefund polls a refund until it leaves pending.

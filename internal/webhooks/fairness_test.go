@@ -15,6 +15,7 @@ import (
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
 	"github.com/payd/payd/internal/webhooks"
 )
 
@@ -129,11 +130,7 @@ func emitEvents(t *testing.T, e *apptest.Env, merchantID, typ string, n int) []s
 
 func countRows(t *testing.T, db *store.DB, q string, args ...any) int {
 	t.Helper()
-	var n int
-	if err := db.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, db, q, args...)
 }
 
 // TestFairDeliveryAcrossMerchants is the reproduction of one merchant

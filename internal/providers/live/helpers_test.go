@@ -15,6 +15,7 @@ import (
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store/storetest"
 	"github.com/payd/payd/internal/testutil"
 )
 
@@ -161,11 +162,7 @@ func (m *merchant) available(t testing.TB, currency string) int64 {
 // count runs a COUNT(*) query.
 func count(t testing.TB, e *apptest.Env, q string, args ...any) int {
 	t.Helper()
-	var n int
-	if err := e.Main.DB.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, e.Main.DB, q, args...)
 }
 
 // paidByCallback checks that an intent a create already answered

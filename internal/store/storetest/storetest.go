@@ -182,3 +182,14 @@ func randomHex(n int) string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Count runs a query that returns one number (a COUNT(*)) and returns it,
+// failing the test, with the query, if it cannot.
+func Count(tb testing.TB, db *store.DB, q string, args ...any) int {
+	tb.Helper()
+	var n int
+	if err := db.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+		tb.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
