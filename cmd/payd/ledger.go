@@ -13,7 +13,7 @@ func init() {
 	register(command{name: "ledger", summary: "prove the book balances (exit 1 when it does not)", run: runLedger, subs: []string{"verify"}})
 	describe("ledger verify", usage{
 		synopsis: "[--database-url URL]",
-		about:    "Runs every ledger invariant over one consistent snapshot of the database (safe while payd runs); prints \"ledger balances\" and exits 0, or names the first broken invariant and exits 1.",
+		about:    "Runs every ledger invariant over one consistent snapshot of the database (safe while payd runs): every transaction balances, every balance equals its entries, and no source holds a movement twice (a payment intent credited, a payout paid, a refund held or settled, a transfer settled, a dispute withdrawn or reinstated more than once, even when the copy is in balance). Prints \"ledger balances\" and exits 0, or names the first broken invariant (every doubled source, up to 20 per rule) and exits 1.",
 		vars:     databaseVars,
 	})
 }
