@@ -76,10 +76,21 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	status, typ := statusAndType(e)
 	if status >= 500 && e.Kind == errs.KindInternal {
-		if e.Err != nil {
-			LoggerFrom(r.Context()).Error("internal error", "err", err, "cause", e.Err)
+		logIt := func() {
+			if e.Err != nil {
+				LoggerFrom(r.Context()).Error("internal error", "err", err, "cause", e.Err)
+			} else {
+				LoggerFrom(r.Context()).Error("internal error", "err", err)
+			}
+		}
+		// An idempotent run's answer is held until its commit, and a run
+		// that met its key taken is answered otherwise (the stored answer
+		// replayed, or 409 idempotency_key_in_use): its own failure reached
+		// nobody and is no fault of payd's. It is logged only if sent.
+		if b, ok := w.(*bufferedResponse); ok {
+			b.onSend = append(b.onSend, logIt)
 		} else {
-			LoggerFrom(r.Context()).Error("internal error", "err", err)
+			logIt()
 		}
 	}
 	body := map[string]any{

@@ -336,6 +336,9 @@ type bufferedResponse struct {
 	status int
 	wrote  bool
 	buf    bytes.Buffer
+	// onSend runs when the answer is sent (the log line of an internal
+	// error, which a discarded answer does not write).
+	onSend []func()
 }
 
 func newBufferedResponse() *bufferedResponse {
@@ -357,6 +360,9 @@ func (b *bufferedResponse) Write(p []byte) (int, error) {
 
 // send writes the held answer to w.
 func (b *bufferedResponse) send(w http.ResponseWriter) {
+	for _, f := range b.onSend {
+		f()
+	}
 	for k, v := range b.header {
 		w.Header()[k] = v
 	}
