@@ -357,7 +357,7 @@ func (c *Client) ReceiveProviderCallback(ctx context.Context, provider string, p
 }
 
 // GetReadiness sends GET /readyz (no API key needed).
-// The database is reachable and migrations are applied.
+// This process can write now (the database is reachable, takes writes, and migrations are applied).
 func (c *Client) GetReadiness(ctx context.Context, opts ...RequestOption) (*ReadinessResult, error) {
 	out := new(ReadinessResult)
 	err := c.call(ctx, "GET", "/readyz", nil, nil, out, nil, opts)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -36,8 +37,14 @@ func (s *Server) registerCore() {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.cfg.DB.Ping(ctx); err != nil {
-		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "database unreachable"})
+	// Ready means this process can write now: a database that answers but
+	// takes no writes (a standby while a failover is under way) is not.
+	if err := s.cfg.DB.CanWrite(ctx); err != nil {
+		reason := "database unreachable"
+		if errors.Is(err, store.ErrReadOnly) {
+			reason = "database read-only (a standby): waiting for a primary"
+		}
+		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": reason})
 		return nil
 	}
 	pending, err := s.cfg.DB.Pending(ctx)

@@ -1181,7 +1181,7 @@ export abstract class GeneratedClient extends BaseClient {
     return this.request(operations.receiveProviderCallback, { path: {provider: provider}, body: params, query }, options);
   }
 
-  /** The database is reachable and migrations are applied. `GET /readyz` */
+  /** This process can write now (the database is reachable, takes writes, and migrations are applied). `GET /readyz` */
   getReadiness(options: RequestOptions = {}): Promise<ReadinessResult> {
     return this.request(operations.getReadiness, { path: {} }, options);
   }
