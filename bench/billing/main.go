@@ -68,19 +68,15 @@ func measure(db *harness.Database, n, seeders int, timeout time.Duration) error 
 		return err
 	}
 	began := time.Now()
-	if err := seed(ctx, m.Billing(), auth.Principal{ID: "bench", MerchantID: c.MerchantID, Kind: "secret"}, clock.ID, n, seeders, m.DB.Dialect()); err != nil {
+	if err := seed(ctx, m.Billing(), auth.Principal{ID: "bench", MerchantID: c.MerchantID, Kind: "secret"}, clock.ID, n, seeders, m.DB.Engine()); err != nil {
 		return err
 	}
 	if err := advance(api, clock.ID, start, timeout); err != nil {
 		return fmt.Errorf("first advance: %w", err)
 	}
 	seeded := time.Since(began)
-	if m.DB.Dialect() == store.Postgres {
-		for _, t := range []string{"subscriptions", "invoices", "customers", "payment_intents", "events"} {
-			if _, err := m.DB.Exec(ctx, "ANALYZE "+t); err != nil {
-				return err
-			}
-		}
+	if err := m.DB.Analyze(ctx, "subscriptions", "invoices", "customers", "payment_intents", "events"); err != nil {
+		return err
 	}
 	began = time.Now()
 	if err := advance(api, clock.ID, start.AddDate(0, 1, 0), timeout); err != nil {
@@ -94,8 +90,8 @@ func measure(db *harness.Database, n, seeders int, timeout time.Duration) error 
 
 // seed creates n customers, each with a monthly subscription on the clock,
 // through the billing service.
-func seed(ctx context.Context, svc *billing.Service, p auth.Principal, clock string, n, workers int, d store.Dialect) error {
-	if d == store.SQLite {
+func seed(ctx context.Context, svc *billing.Service, p auth.Principal, clock string, n, workers int, d store.Engine) error {
+	if !d.ConcurrentWriters() {
 		workers = 1
 	}
 	next := make(chan int)

@@ -31,10 +31,7 @@ func Sizes(name, s string) ([]int, error) {
 // database's engine: the executed plan with timings on PostgreSQL, the
 // query plan on SQLite.
 func ExplainPrefix(q store.Querier) string {
-	if q.Dialect() == store.Postgres {
-		return "EXPLAIN (ANALYZE, COSTS OFF) "
-	}
-	return "EXPLAIN QUERY PLAN "
+	return q.Dialect().ExplainPrefix(true)
 }
 
 // PrintPlan runs ExplainPrefix+query on q and writes its plan, one line per

@@ -144,13 +144,9 @@ const step = 30 * time.Second
 // seed adds rows until the measured merchant has n balance transactions.
 func (s *seeder) seed(ctx context.Context, n int) error {
 	from, to := s.rows, rowsFor(n)
-	pg := s.db.Dialect() == store.Postgres
-	gen := fmt.Sprintf("WITH RECURSIVE g(i) AS (SELECT %d UNION ALL SELECT i + 1 FROM g WHERE i < %d) ", from, to-1)
-	pad := func(expr string) string { return "substr('0000000000000000' || (" + expr + "), -16)" }
-	if pg {
-		gen = fmt.Sprintf("WITH g(i) AS (SELECT generate_series(%d::bigint, %d::bigint)) ", from, to-1)
-		pad = func(expr string) string { return "lpad((" + expr + ")::text, 16, '0')" }
-	}
+	eng := s.db.Engine()
+	gen := eng.IntSeries(int64(from), int64(to-1))
+	pad := func(expr string) string { return eng.LeftPad(expr, 16) }
 	at := fmt.Sprintf("(%d + i * %d)", store.Micros(s.start), step.Microseconds())
 	merchant := fmt.Sprintf("CASE i %% 10 WHEN 0 THEN '%s' ELSE '%s' END", s.mids[1], s.mids[0])
 	midx := "CASE i % 10 WHEN 0 THEN '1' ELSE '0' END"
@@ -187,15 +183,21 @@ func (s *seeder) seed(ctx context.Context, n int) error {
 		`INSERT INTO ledger_balances (account_id, slot, balance)
 		SELECT account_id, 0, SUM(amount) FROM ledger_entries WHERE account_id LIKE 'lac_bench_%' GROUP BY account_id`,
 	)
-	if pg {
-		// What autovacuum does shortly after a bulk load; the vacuum sets the
-		// visibility map, which index-only scans of the entries rely on.
-		stmts = append(stmts, "ANALYZE payment_intents", "ANALYZE ledger_transactions", "VACUUM ANALYZE ledger_entries", "ANALYZE ledger_accounts")
-	}
 	for _, q := range stmts {
 		if _, err := s.db.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%.80s: %w", strings.Join(strings.Fields(q), " "), err)
 		}
+	}
+	// What autovacuum does shortly after a bulk load; the vacuum sets the
+	// visibility map, which index-only scans of the entries rely on.
+	if err := s.db.Analyze(ctx, "payment_intents", "ledger_transactions"); err != nil {
+		return err
+	}
+	if err := s.db.VacuumAnalyze(ctx, "ledger_entries"); err != nil {
+		return err
+	}
+	if err := s.db.Analyze(ctx, "ledger_accounts"); err != nil {
+		return err
 	}
 	s.rows, s.measured = to, measuredBelow(to)
 	return nil

@@ -34,13 +34,9 @@ const step = 30 * time.Second
 
 func (s *seeder) seed(ctx context.Context, to int) error {
 	from := s.done
-	pg := s.db.Dialect() == store.Postgres
-	gen := fmt.Sprintf("WITH RECURSIVE g(i) AS (SELECT %d UNION ALL SELECT i + 1 FROM g WHERE i < %d) ", from, to-1)
-	pad16 := func(expr string) string { return "substr('0000000000000000' || (" + expr + "), -16)" }
-	if pg {
-		gen = fmt.Sprintf("WITH g(i) AS (SELECT generate_series(%d::bigint, %d::bigint)) ", from, to-1)
-		pad16 = func(expr string) string { return "lpad((" + expr + ")::text, 16, '0')" }
-	}
+	eng := s.db.Engine()
+	gen := eng.IntSeries(int64(from), int64(to-1))
+	pad16 := func(expr string) string { return eng.LeftPad(expr, 16) }
 	nowUS := store.Micros(s.now)
 	at := fmt.Sprintf("(%d - i * %d)", nowUS, step.Microseconds())
 	var digits []string
@@ -89,14 +85,14 @@ func (s *seeder) seed(ctx context.Context, to int) error {
 		`INSERT INTO ledger_balances (account_id, slot, balance)
 		SELECT account_id, 0, SUM(amount) FROM ledger_entries WHERE account_id LIKE 'la_seed_%' GROUP BY account_id`,
 	)
-	if pg {
-		// What autovacuum does shortly after a bulk load.
-		stmts = append(stmts, "ANALYZE payment_intents", "ANALYZE events", "ANALYZE ledger_transactions", "ANALYZE ledger_entries", "ANALYZE ledger_accounts")
-	}
 	for _, q := range stmts {
 		if _, err := s.db.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%.80s: %w", strings.Join(strings.Fields(q), " "), err)
 		}
+	}
+	// What autovacuum does shortly after a bulk load.
+	if err := s.db.Analyze(ctx, "payment_intents", "events", "ledger_transactions", "ledger_entries", "ledger_accounts"); err != nil {
+		return err
 	}
 	s.prev, s.done = from, to
 	return nil
@@ -104,11 +100,7 @@ func (s *seeder) seed(ctx context.Context, to int) error {
 
 // explain prints the plans of the list queries as the API sends them.
 func (s *seeder) explain(ctx context.Context, w io.Writer) {
-	pre := "EXPLAIN QUERY PLAN "
-	pg := s.db.Dialect() == store.Postgres
-	if pg {
-		pre = "EXPLAIN (ANALYZE, COSTS OFF) "
-	}
+	pre := s.db.Engine().ExplainPrefix(true)
 	since := store.Micros(time.Now().Add(-24 * time.Hour))
 	for _, q := range []struct {
 		name string
@@ -119,16 +111,15 @@ func (s *seeder) explain(ctx context.Context, w io.Writer) {
 		{"list created[gte]", "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? AND created_at >= ? ORDER BY id DESC LIMIT 11", []any{s.mids[0], false, since}},
 		{"list ordered by the list index", "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? ORDER BY merchant_id DESC, livemode DESC, id DESC LIMIT 11", []any{s.mids[0], false}},
 	} {
-		settings := []string{""}
-		if pg {
-			settings = append(settings, "SET LOCAL random_page_cost = 1.1")
-		}
-		for _, set := range settings {
+		for _, cheap := range []bool{false, true} {
+			set := ""
 			err := s.db.InTx(ctx, func(tx *store.Tx) error {
-				if set != "" {
-					if _, err := tx.Exec(ctx, set); err != nil {
+				if cheap {
+					applied, err := tx.CheapRandomReads(ctx)
+					if err != nil || !applied {
 						return err
 					}
+					set = "SET LOCAL random_page_cost = 1.1"
 				}
 				rows, err := tx.Query(ctx, pre+q.sql, q.args...)
 				if err != nil {

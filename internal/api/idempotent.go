@@ -215,7 +215,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 // answer as surely); a run again after it, and an upload (lookFirst), reads
 // it first, and the answer stored under it, if any, is returned to replay.
 func (s *Server) claim(r *http.Request, req idempotency.Request, atOnce, lookFirst bool) (context.Context, *idempotency.Claim, *idempotency.Stored, error) {
-	if atOnce && s.cfg.DB.Dialect() == store.Postgres {
+	if atOnce && s.cfg.DB.Engine().ConcurrentWriters() {
 		ctx, claim, err := idempotency.StartClaimed(r.Context(), s.cfg.DB, req)
 		return ctx, claim, nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
 
@@ -49,13 +48,8 @@ func BenchmarkAdvanceOnePeriod(b *testing.B) {
 // bulk load, as autovacuum would soon after it.
 func (e *env) analyze() {
 	e.t.Helper()
-	if e.db.Dialect() != store.Postgres {
-		return
-	}
-	for _, t := range []string{"subscriptions", "invoices", "customers", "payment_intents", "events"} {
-		if _, err := e.db.Exec(context.Background(), "ANALYZE "+t); err != nil {
-			e.t.Fatal(err)
-		}
+	if err := e.db.Analyze(context.Background(), "subscriptions", "invoices", "customers", "payment_intents", "events"); err != nil {
+		e.t.Fatal(err)
 	}
 }
 

@@ -34,7 +34,7 @@ func (e *env) populate(clock string, n int, amount int64) []string {
 	e.t.Helper()
 	out := make([]string, n)
 	workers := 8
-	if e.db.Dialect() == store.SQLite {
+	if !e.db.Engine().ConcurrentWriters() {
 		workers = 1
 	}
 	errc := make(chan error, workers)

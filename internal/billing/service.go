@@ -68,7 +68,7 @@ func NewService(cfg Config) *Service {
 	}
 	s := &Service{db: cfg.DB, pay: cfg.Payments, url: cfg.PublicURL, schedule: cfg.RetrySchedule, log: cfg.Logger, wake: cfg.WakeJobs, linkKey: cfg.LinkKey,
 		Workers: 4, ChunkSize: 250}
-	if cfg.DB != nil && cfg.DB.Dialect() == store.SQLite {
+	if cfg.DB != nil && !cfg.DB.Engine().ConcurrentWriters() {
 		s.Workers = 1 // one writer: parallel attempts only queue
 	}
 	cfg.Payments.OnStatusBatch(s.onIntentStatus, s.onIntentStatusMany)

@@ -147,8 +147,8 @@ func (s *Service) AdvanceClock(ctx context.Context, p auth.Principal, id string,
 		}
 		c.version++
 		fanout := AdvanceFanout
-		if tx.Dialect() == store.SQLite {
-			fanout = 1
+		if !tx.Engine().ConcurrentWriters() {
+			fanout = 1 // one writer: parallel steps only queue
 		}
 		for i := range fanout {
 			key := fmt.Sprintf("%s:%s:%d:%d", AdvanceJob, c.ID, c.version, i)

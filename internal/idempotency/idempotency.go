@@ -373,9 +373,9 @@ func (c *Claim) open(ctx context.Context, tx *store.Tx, first bool) error {
 		// need the writer before its end, its first statement there claims
 		// the key in flight, and a key already taken fails the run before
 		// it changed anything.
-		if c.unread && first && tx.Dialect() == store.SQLite {
+		if w, ok := tx.Writer(); ok && c.unread && first {
 			q, args := c.inFlightInsert(tx.Now(), nil, nil)
-			tx.Enter(q, args, errKeyTaken, func() { c.held = true })
+			w.Enter(q, args, errKeyTaken, func() { c.held = true })
 		}
 		return nil
 	}
@@ -534,7 +534,7 @@ func (c *Claim) Finish(ctx context.Context, resp Stored) error {
 		// row goes first, so a key already answered fails the run before
 		// any of its writes, and another request's work in the group's
 		// shared transaction is not undone with it.
-		if c.unread && tx.Enter(q+onConflictNothing, args, errKeyTaken, nil) {
+		if w, ok := tx.Writer(); ok && c.unread && w.Enter(q+onConflictNothing, args, errKeyTaken, nil) {
 			return nil
 		}
 		return tx.ExecLater(ctx, q, args...)
@@ -599,11 +599,13 @@ func RecoveryPoint(ctx context.Context, point, ref string) error {
 		if c.unread && !c.held {
 			// SQLite: the transaction's entry claims the key in flight
 			// when it takes the writer (open).
-			if err := tx.TakeWriter(ctx); err != nil {
-				if errors.Is(err, errKeyTaken) && c.heldByAnother(ctx) {
-					return errClaimed
+			if w, ok := tx.Writer(); ok {
+				if err := w.TakeWriter(ctx); err != nil {
+					if errors.Is(err, errKeyTaken) && c.heldByAnother(ctx) {
+						return errClaimed
+					}
+					return err
 				}
-				return err
 			}
 		}
 		if c.held {

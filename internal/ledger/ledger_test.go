@@ -219,7 +219,7 @@ func TestVerifyFindsAnEntryWithoutItsAccount(t *testing.T) {
 		// An account that was never created: SQLite's foreign key refuses
 		// it; PostgreSQL has none, and Verify finds it.
 		err := insert("lac_missing", "DJF")
-		if db.Dialect() == store.SQLite {
+		if !db.Engine().ForeignKeysLockParents() {
 			if err == nil {
 				t.Fatal("SQLite took an entry on a missing account")
 			}

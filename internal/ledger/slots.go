@@ -34,23 +34,15 @@ import (
 // never waits for another's insert. SQLite has a single writer, so there is
 // nothing to spread: it keeps one slot and reads one row, as before.
 
-// slotsPostgres is how many rows one account's balance may spread over on
-// PostgreSQL: the connection pool's size, so one process's transactions
-// never need to share a slot.
-const slotsPostgres = 32
-
-func slotCount(d store.Dialect) int {
-	if d == store.Postgres {
-		return slotsPostgres
-	}
-	return 1
-}
+// slotCount is how many rows one account's balance spreads over on tx's
+// engine (store.Engine.BalanceSlots).
+func slotCount(tx *store.Tx) int { return tx.Engine().BalanceSlots() }
 
 // createSlots creates every balance row of a new account, at zero, in the
 // transaction that creates the account: concurrent postings then find free
 // rows without waiting for anyone's insert.
 func createSlots(ctx context.Context, tx *store.Tx, acct string) error {
-	n := slotCount(tx.Dialect())
+	n := slotCount(tx)
 	q := "INSERT INTO ledger_balances (account_id, slot, balance) VALUES (?, 0, 0)" + strings.Repeat(", (?, ?, 0)", n-1)
 	args := make([]any, 0, 2*n)
 	args = append(args, acct)
@@ -70,7 +62,7 @@ func slotBounds(n int) (lo, hi int64) {
 // ErrInsufficientFunds when a merchant-facing account would go negative and
 // ErrInvalidEntry when the balance would leave its bounds.
 func applyBalance(ctx context.Context, tx *store.Tx, acct string, e Entry) error {
-	n := slotCount(tx.Dialect())
+	n := slotCount(tx)
 	if e.Amount < 0 && e.Account.Kind.merchantFacing() {
 		ok, err := debit(ctx, tx, n, acct, -e.Amount)
 		if err != nil {
@@ -100,7 +92,7 @@ func applyBalance(ctx context.Context, tx *store.Tx, acct string, e Entry) error
 // (none when it does not apply); the caller applies the others.
 func moveTogether(ctx context.Context, tx *store.Tx, entries []Entry, accts []string) ([]bool, error) {
 	moved := make([]bool, len(entries))
-	n := slotCount(tx.Dialect())
+	n := slotCount(tx)
 	if n == 1 || len(entries) < 2 {
 		return moved, nil
 	}

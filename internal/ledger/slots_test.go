@@ -27,7 +27,7 @@ func TestCreditsOfOneMerchantDoNotQueue(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		const n = 16
-		concurrent := db.Dialect() == store.Postgres
+		concurrent := db.Engine().ConcurrentWriters()
 		// The accounts exist before the race: creating an account is a
 		// unique insert, which concurrent creators do wait for.
 		if err := db.InTx(ctx, func(tx *store.Tx) error { return topup(ctx, tx, "mer_hot", "DJF", 10) }); err != nil {

@@ -546,33 +546,6 @@ func (tx *Tx) ExecLater(ctx context.Context, q string, args ...any) error {
 	return translate(err)
 }
 
-// Enter sets the statement a SQLite unit's transaction runs first when it
-// takes the writer, ahead of every statement waiting (ExecLater): an INSERT
-// … ON CONFLICT DO NOTHING that claims one row. When it inserts no row,
-// nothing else of the transaction runs and the transaction fails with
-// unmet having changed nothing, so its rollback undoes no one else's work
-// (in a group's shared transaction the other units go on). ok runs when it
-// inserted its row. A later Enter replaces an earlier one; an entry is a
-// statement of the transaction, which a commit runs if nothing else takes
-// the writer first. Enter reports false, setting nothing, when the
-// transaction is not a SQLite unit's or has already taken the writer.
-func (tx *Tx) Enter(q string, args []any, unmet error, ok func()) bool {
-	if l, isLate := tx.tx.(*lateTx); isLate {
-		return l.enter(tx.dialect.Rebind(q), args, unmet, ok)
-	}
-	return false
-}
-
-// TakeWriter makes a SQLite unit's transaction take the writer now and run
-// what waits (its entry first), as its next statement needing an answer
-// would; elsewhere it does nothing.
-func (tx *Tx) TakeWriter(ctx context.Context) error {
-	if l, isLate := tx.tx.(*lateTx); isLate {
-		return l.take(ctx)
-	}
-	return nil
-}
-
 // ExecLaterExpect is ExecLater for a statement whose row count decides
 // whether fn may go on: a compare-and-set such as "UPDATE … WHERE status =
 // ?", which must change want rows. On PostgreSQL it waits, like ExecLater,

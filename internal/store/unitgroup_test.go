@@ -466,10 +466,14 @@ func TestEntryFindingItsRowTakenUndoesNothing(t *testing.T) {
 				if err := tx.ExecLater(ctx, "INSERT INTO ug (who) VALUES (?)", who+"-queued"); err != nil {
 					return err
 				}
-				if !tx.Enter("INSERT INTO ug (who) VALUES (?) ON CONFLICT (who) DO NOTHING", []any{who}, errTaken, func() { *entered = true }) {
+				w, ok := tx.Writer()
+				if !ok {
+					return errors.New("a unit's SQLite transaction has no late writer")
+				}
+				if !w.Enter("INSERT INTO ug (who) VALUES (?) ON CONFLICT (who) DO NOTHING", []any{who}, errTaken, func() { *entered = true }) {
 					return errors.New("Enter refused a transaction that has not taken the writer")
 				}
-				if err := tx.TakeWriter(ctx); err != nil {
+				if err := w.TakeWriter(ctx); err != nil {
 					return err
 				}
 				// The entry ran first: the queued row sees it.
@@ -480,7 +484,7 @@ func TestEntryFindingItsRowTakenUndoesNothing(t *testing.T) {
 				if n != 2 {
 					return errors.New("the entry and the queued statement did not both run")
 				}
-				if tx.Enter("INSERT INTO ug (who) VALUES ('late')", nil, errTaken, nil) {
+				if w.Enter("INSERT INTO ug (who) VALUES ('late')", nil, errTaken, nil) {
 					return errors.New("Enter accepted a transaction that holds the writer")
 				}
 				return nil

@@ -593,11 +593,10 @@ func testNoCardData(t *testing.T, h *harness) {
 	}
 	ctx := context.Background()
 	db := h.e.Main.DB
-	q := "SELECT name FROM sqlite_master WHERE type = 'table'"
-	if db.Dialect().String() == "postgres" {
-		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+	tables, err := db.Tables(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	tables := queryStrings(t, db.Query, ctx, q)
 	if len(tables) < 10 {
 		t.Fatalf("found only tables %v", tables)
 	}

@@ -274,9 +274,9 @@ func pausedNow(ctx context.Context, tx *store.Tx, work []*dueWork) (map[string]b
 			ids = append(ids, w.endpointID)
 		}
 	}
-	if len(ids) == 0 || tx.Dialect() != store.Postgres {
-		// SQLite: the claim's transaction is the only writer, so what
-		// dueWorkAt read still holds.
+	if len(ids) == 0 || !tx.Engine().ConcurrentWriters() {
+		// One writer (SQLite): the claim's transaction is the only one,
+		// so what dueWorkAt read still holds.
 		return nil, nil
 	}
 	sort.Strings(ids)

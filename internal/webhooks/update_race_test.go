@@ -87,7 +87,7 @@ func TestUpdateEndpointKeepsBreakerDisable(t *testing.T) {
 			ep, err := s.UpdateEndpoint(ctx, o, ep.ID, EndpointParams{Description: &desc})
 			edited <- answer{ep, err}
 		}()
-		if db.Dialect() == store.Postgres {
+		if db.Engine().ConcurrentWriters() { // the edit waits on the row lock
 			waitForLockWait(t, db)
 		} else {
 			select {

@@ -70,14 +70,5 @@ func SeedPaymentIntents(ctx context.Context, db *store.DB, merchantID string, n 
 			return err
 		}
 	}
-	if db.Dialect() == store.Postgres {
-		// What autovacuum does shortly after a bulk load; without it the
-		// planner still believes the table is nearly empty.
-		if _, err := db.Exec(ctx, "ANALYZE payment_intents"); err != nil {
-			return err
-		}
-		_, err := db.Exec(ctx, "ANALYZE events")
-		return err
-	}
-	return nil
+	return db.Analyze(ctx, "payment_intents", "events")
 }

@@ -9,10 +9,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/payd/payd/internal/auth"
@@ -192,4 +194,55 @@ func Count(tb testing.TB, db *store.DB, q string, args ...any) int {
 		tb.Fatalf("%s: %v", q, err)
 	}
 	return n
+}
+
+// QueryPlan returns the plan db's engine chooses for q, one line per step
+// (store.Engine.ExplainPrefix), in a transaction that discourages
+// sequential scans (store.Tx.PreferIndexes): on a test's few rows a planner
+// may prefer a scan of the table, and what a test checks is that an index
+// serves the query at all. The transaction is rolled back, so q may write.
+func QueryPlan(tb testing.TB, db *store.DB, q string, args ...any) string {
+	tb.Helper()
+	var plan strings.Builder
+	errPlanned := errors.New("planned")
+	err := db.InTx(context.Background(), func(tx *store.Tx) error {
+		ctx := context.Background()
+		if err := tx.PreferIndexes(ctx); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, tx.Engine().ExplainPrefix(false)+q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			for i := range vals {
+				vals[i] = new(any)
+			}
+			if err := rows.Scan(vals...); err != nil {
+				return err
+			}
+			for _, v := range vals {
+				switch s := (*v.(*any)).(type) {
+				case string:
+					plan.WriteString(s + "\n")
+				case []byte:
+					plan.WriteString(string(s) + "\n")
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return errPlanned
+	})
+	if !errors.Is(err, errPlanned) {
+		tb.Fatalf("plan of %s: %v", q, err)
+	}
+	return plan.String()
 }

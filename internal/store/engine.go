@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Engine is the seam between payd and the database engine it runs on. Code
+// outside this package never asks which engine it has: it asks one of the
+// capability flags or calls one of the named operations below, and each
+// engine answers in its own way. (Query text stays portable; the clauses
+// that differ come from Dialect, the DDL from the migration folders.)
+// storetest's TestEngineConformance holds both engines to what each method
+// promises.
+//
+// The value behind it is a Dialect, so asking costs a method call and no
+// allocation.
+type Engine interface {
+	// Name is the engine's name, "sqlite" or "postgres", for logs and the
+	// readiness answer; never branch on it.
+	Name() string
+
+	// ConcurrentWriters reports whether several write transactions can be
+	// open at once (PostgreSQL). When it is false (SQLite) there is one
+	// writer: write transactions run one after another (in Go's queue and
+	// in commit groups), so what a write transaction read stays true until
+	// it commits, running writers in parallel only makes them queue, and
+	// an open write transaction holds every other writer back.
+	ConcurrentWriters() bool
+
+	// BalanceSlots is how many rows one ledger account's balance spreads
+	// over (internal/ledger): the connection pool's size where writers run
+	// concurrently, so concurrent postings of one account need not share a
+	// row; one where there is a single writer and nothing to spread.
+	BalanceSlots() int
+
+	// ForeignKeysLockParents reports whether a foreign key check locks the
+	// referenced row until the inserting transaction ends (PostgreSQL's FOR
+	// KEY SHARE). Where it does, payd's schema leaves out the keys whose
+	// parents are hot rows (a merchant, a ledger account); where it does
+	// not (SQLite), the schema keeps them.
+	ForeignKeysLockParents() bool
+
+	// ExplainPrefix is the prefix that makes a statement show its plan:
+	// with analyze, the plan as executed with its timings where the engine
+	// can (PostgreSQL), otherwise the plan it would choose.
+	ExplainPrefix(analyze bool) string
+
+	// IntSeries is a common table expression "WITH g(i) AS (…) " yielding
+	// the integers from through to, one row each, for bulk loads.
+	IntSeries(from, to int64) string
+
+	// LeftPad is expr as text, padded on the left with zeros to width
+	// characters (longer values keep their last width characters on
+	// SQLite and are cut to width on PostgreSQL: give it values that fit).
+	LeftPad(expr string, width int) string
+}
+
+// Engine returns the engine db runs on.
+func (db *DB) Engine() Engine { return db.dialect }
+
+// Engine returns the engine tx runs on.
+func (tx *Tx) Engine() Engine { return tx.dialect }
+
+// Name implements Engine.
+func (d Dialect) Name() string { return d.String() }
+
+// ConcurrentWriters implements Engine.
+func (d Dialect) ConcurrentWriters() bool { return d == Postgres }
+
+// BalanceSlots implements Engine.
+func (d Dialect) BalanceSlots() int {
+	if d == Postgres {
+		return 32
+	}
+	return 1
+}
+
+// ForeignKeysLockParents implements Engine.
+func (d Dialect) ForeignKeysLockParents() bool { return d == Postgres }
+
+// ExplainPrefix implements Engine.
+func (d Dialect) ExplainPrefix(analyze bool) string {
+	switch {
+	case d != Postgres:
+		return "EXPLAIN QUERY PLAN "
+	case analyze:
+		return "EXPLAIN (ANALYZE, COSTS OFF) "
+	default:
+		return "EXPLAIN "
+	}
+}
+
+// IntSeries implements Engine.
+func (d Dialect) IntSeries(from, to int64) string {
+	if d == Postgres {
+		return fmt.Sprintf("WITH g(i) AS (SELECT generate_series(%d::bigint, %d::bigint)) ", from, to)
+	}
+	return fmt.Sprintf("WITH RECURSIVE g(i) AS (SELECT %d UNION ALL SELECT i + 1 FROM g WHERE i < %d) ", from, to)
+}
+
+// LeftPad implements Engine.
+func (d Dialect) LeftPad(expr string, width int) string {
+	if d == Postgres {
+		return fmt.Sprintf("lpad((%s)::text, %d, '0')", expr, width)
+	}
+	return fmt.Sprintf("substr('%s' || (%s), -%d)", strings.Repeat("0", width), expr, width)
+}
+
+// Analyze refreshes the planner's statistics of tables after a bulk load,
+// as PostgreSQL's autovacuum would shortly after it (without it the planner
+// still believes a freshly filled table is nearly empty). SQLite plans
+// without statistics unless asked, and payd never asks: there it does
+// nothing.
+func (db *DB) Analyze(ctx context.Context, tables ...string) error {
+	if db.dialect != Postgres {
+		return nil
+	}
+	for _, t := range tables {
+		if _, err := db.Exec(ctx, "ANALYZE "+t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tables lists the tables of payd's schema (on PostgreSQL, of the
+// connection's current schema), in no particular order.
+func (db *DB) Tables(ctx context.Context) ([]string, error) {
+	q := "SELECT name FROM sqlite_master WHERE type = 'table'"
+	if db.dialect == Postgres {
+		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+	}
+	rows, err := db.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
+}
+
+// PreferIndexes makes the planner avoid sequential scans for the rest of
+// tx where it would pick one on a small table whatever its indexes
+// (PostgreSQL: SET LOCAL enable_seqscan = off), so a test's plan on a few
+// rows shows the index the query would use on many; SQLite's planner
+// already prefers a usable index, and there it does nothing.
+func (tx *Tx) PreferIndexes(ctx context.Context) error {
+	if tx.dialect != Postgres {
+		return nil
+	}
+	_, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+	return err
+}
+
+// WriterTx is what only a transaction that takes SQLite's one writer late
+// (a unit's transaction on SQLite, latetx.go) can do. Get it with
+// Tx.Writer; elsewhere there is none, and nothing to do.
+type WriterTx interface {
+	// Enter sets the statement the transaction runs first when it takes
+	// the writer, ahead of every statement waiting (ExecLater): an INSERT
+	// … ON CONFLICT DO NOTHING that claims one row. When it inserts no row,
+	// nothing else of the transaction runs and the transaction fails with
+	// unmet having changed nothing, so its rollback undoes no one else's
+	// work (in a group's shared transaction the other units go on). ok
+	// runs when it inserted its row. A later Enter replaces an earlier
+	// one; an entry is a statement of the transaction, which a commit runs
+	// if nothing else takes the writer first. Enter reports false, setting
+	// nothing, when the transaction has already taken the writer (or
+	// ended).
+	Enter(q string, args []any, unmet error, ok func()) bool
+
+	// TakeWriter takes the writer now and runs what waits (the entry
+	// first), as the transaction's next statement needing an answer would.
+	TakeWriter(ctx context.Context) error
+}
+
+// Writer returns tx's late-writer verbs and true when tx is a transaction
+// that takes SQLite's writer late; otherwise (PostgreSQL, or a SQLite
+// transaction outside a unit, which holds the writer from its start) nil
+// and false.
+func (tx *Tx) Writer() (WriterTx, bool) {
+	if l, ok := tx.tx.(*lateTx); ok {
+		return l, true
+	}
+	return nil, false
+}
+
+// Enter implements WriterTx. SQLite needs no placeholder rewriting, so q
+// runs as given.
+func (t *lateTx) Enter(q string, args []any, unmet error, ok func()) bool {
+	return t.enter(q, args, unmet, ok)
+}
+
+// TakeWriter implements WriterTx.
+func (t *lateTx) TakeWriter(ctx context.Context) error { return t.take(ctx) }
+
+// VacuumAnalyze is Analyze that also vacuums the tables (PostgreSQL), which
+// sets the visibility map that index-only scans rely on after a bulk load.
+// It cannot run inside a transaction. On SQLite it does nothing.
+func (db *DB) VacuumAnalyze(ctx context.Context, tables ...string) error {
+	if db.dialect != Postgres {
+		return nil
+	}
+	for _, t := range tables {
+		if _, err := db.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheapRandomReads tells the planner, for the rest of tx, that a random
+// page read costs little more than a sequential one, as on an SSD
+// (PostgreSQL: SET LOCAL random_page_cost = 1.1), and reports true; SQLite's
+// planner has no such cost, and there it does nothing and reports false.
+func (tx *Tx) CheapRandomReads(ctx context.Context) (bool, error) {
+	if tx.dialect != Postgres {
+		return false, nil
+	}
+	_, err := tx.Exec(ctx, "SET LOCAL random_page_cost = 1.1")
+	return err == nil, err
+}
