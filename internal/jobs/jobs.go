@@ -2,9 +2,10 @@
 // table; a runner claims ready rows with a lease (FOR UPDATE SKIP LOCKED on
 // PostgreSQL, so several payd processes share the work without running a
 // job twice at once; one immediate transaction at a time on SQLite), runs
-// them, and records the outcome only if it still holds the lease. A process
-// that dies mid-job loses its lease and another picks the job up, so
-// handlers must be idempotent (at-least-once execution).
+// them, and records the outcome only if it still holds the lease. The lease
+// is short and renewed while the job runs (a heartbeat), so a process that
+// dies mid-job loses its jobs within one lease, seconds, and another picks
+// them up; handlers must be idempotent (at-least-once execution).
 package jobs
 
 import (
@@ -15,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/payd/payd/internal/ids"
@@ -42,21 +44,29 @@ type Runner struct {
 
 	// Poll is how often the runner looks for ready jobs without a wake-up.
 	Poll time.Duration
-	// Lease is how long a claimed job is ours before others may take it.
+	// Lease is how long a claimed job is ours before others may take it
+	// unless renewed: the runner renews the leases of its running jobs every
+	// Lease/3, so only a runner that stopped (a killed process, or one cut
+	// off from the database for a whole lease) loses them.
 	Lease time.Duration
 	// Concurrency bounds how many jobs run at once in this process.
 	Concurrency int
 
-	wake chan struct{}
-	wg   sync.WaitGroup
+	wake    chan struct{}
+	wg      sync.WaitGroup
+	running atomic.Int32 // jobs this runner is executing, whose leases it renews
 }
+
+// DefaultLease is a claimed job's lease: how soon another process takes over
+// the jobs of one that died (a test clock's advance, a dispatch, an expiry).
+const DefaultLease = 10 * time.Second
 
 // NewRunner makes a runner over db.
 func NewRunner(db *store.DB, log *slog.Logger) *Runner {
 	host, _ := os.Hostname()
 	return &Runner{db: db, log: log, workerID: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), ids.Secret("", 4)),
 		handlers: map[string]Handler{}, periodic: map[string]time.Duration{},
-		Poll: time.Second, Lease: 2 * time.Minute, Concurrency: 8, wake: make(chan struct{}, 1)}
+		Poll: time.Second, Lease: DefaultLease, Concurrency: 8, wake: make(chan struct{}, 1)}
 }
 
 // WorkerID identifies this runner in the jobs table.
@@ -106,6 +116,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	sem := make(chan struct{}, r.Concurrency)
 	t := time.NewTimer(r.Poll)
 	defer t.Stop()
+	defer r.keepLeases(ctx)()
 	defer r.wg.Wait()
 	for {
 		free := cap(sem) - len(sem)
@@ -166,6 +177,7 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer r.keepLeases(ctx)()
 	for _, j := range jobs {
 		r.execute(ctx, j)
 	}
@@ -215,6 +227,8 @@ func (r *Runner) claim(ctx context.Context, n int) ([]Job, error) {
 }
 
 func (r *Runner) execute(ctx context.Context, j Job) {
+	r.running.Add(1)
+	defer r.running.Add(-1)
 	h := r.handlers[j.Kind]
 	var err error
 	if h == nil {
@@ -244,6 +258,45 @@ func (r *Runner) execute(ctx context.Context, j Job) {
 	if err := r.finish(context.WithoutCancel(ctx), j, err); err != nil {
 		r.log.Error("finish job", "job_id", j.ID, "err", err)
 	}
+}
+
+// keepLeases renews, every Lease/3 while any job of this runner runs, the
+// leases of all of them in one statement, until the returned stop is called
+// (it waits for the renewer to end). A renewal that fails (the database
+// away) is tried again at the next tick; a job whose lease ran out meanwhile
+// may be run by another process too, which at-least-once handlers allow, and
+// this runner's outcome is then not recorded (finish checks the lease).
+func (r *Runner) keepLeases(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(max(r.Lease/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if r.running.Load() == 0 {
+				continue
+			}
+			if err := r.renew(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("renew job leases", "err", err)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// renew extends the lease of every job this runner holds.
+func (r *Runner) renew(ctx context.Context) error {
+	return r.db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE jobs SET locked_until = ? WHERE locked_by = ? AND status = 'running'`,
+			store.Micros(tx.Now().Add(r.Lease)), r.workerID)
+		return err
+	})
 }
 
 // release hands a claimed job back unfinished, without counting the attempt.

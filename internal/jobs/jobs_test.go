@@ -151,3 +151,88 @@ func TestDelayedJobRunsOnTime(t *testing.T) {
 		}
 	})
 }
+
+// TestRunningJobKeepsItsLease: a job that runs for several leases keeps its
+// lease (the runner renews it), so another runner polling meanwhile never
+// runs it too; it runs once.
+func TestRunningJobKeepsItsLease(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		db.InTx(ctx, func(tx *store.Tx) error { return jobs.Enqueue(ctx, tx, "slow", nil, tx.Now(), "") })
+		var mu sync.Mutex
+		runs := 0
+		started := make(chan struct{})
+		handler := func(first bool) jobs.Handler {
+			return func(context.Context, jobs.Job) error {
+				mu.Lock()
+				runs++
+				mu.Unlock()
+				if first {
+					close(started)
+					time.Sleep(1200 * time.Millisecond) // four leases
+				}
+				return nil
+			}
+		}
+		a, b := jobs.NewRunner(db, quiet), jobs.NewRunner(db, quiet)
+		a.Lease, b.Lease = 300*time.Millisecond, 300*time.Millisecond
+		a.Handle("slow", handler(true))
+		b.Handle("slow", handler(false))
+		done := make(chan error, 1)
+		go func() { _, err := a.RunOnce(ctx); done <- err }()
+		<-started
+		deadline := time.Now().Add(time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := b.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if runs != 1 {
+			t.Fatalf("the slow job ran %d times; its lease was not kept", runs)
+		}
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM jobs WHERE status = 'done'"); n != 1 {
+			t.Fatalf("%d jobs done", n)
+		}
+	})
+}
+
+// TestDeadRunnersJobTakenOverWithinALease: a job claimed by a runner that
+// then died (its lease as a claim writes it, never renewed) is run by another
+// runner once DefaultLease has passed — seconds, not minutes.
+func TestDeadRunnersJobTakenOverWithinALease(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Now().UTC()
+		db.SetClock(func() time.Time { return now })
+		db.InTx(ctx, func(tx *store.Tx) error { return jobs.Enqueue(ctx, tx, "k", nil, tx.Now(), "") })
+		dead := jobs.NewRunner(db, quiet)
+		if dead.Lease > 10*time.Second {
+			t.Fatalf("a runner's lease is %s: a dead process's jobs would wait that long", dead.Lease)
+		}
+		blocked := make(chan struct{})
+		dead.Handle("k", func(ctx context.Context, _ jobs.Job) error { <-blocked; return nil })
+		deadCtx, kill := context.WithCancel(context.Background())
+		go dead.RunOnce(deadCtx) // claims the job, then hangs in its handler
+		defer close(blocked)
+		for storetest.Count(t, db, "SELECT COUNT(*) FROM jobs WHERE status = 'running'") == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		kill() // its lease renewals stop: the process is gone
+		ran := 0
+		r := jobs.NewRunner(db, quiet)
+		r.Handle("k", func(context.Context, jobs.Job) error { ran++; return nil })
+		if n, _ := r.RunOnce(ctx); n != 0 {
+			t.Fatal("a live lease was taken")
+		}
+		now = now.Add(dead.Lease + time.Millisecond)
+		if n, err := r.RunOnce(ctx); err != nil || n != 1 || ran != 1 {
+			t.Fatalf("after one lease: claimed %d, ran %d, %v", n, ran, err)
+		}
+	})
+}
