@@ -8,21 +8,33 @@ import (
 	"github.com/payd/payd/internal/retention"
 )
 
-// wirer builds one capability: its service, routes, jobs and hooks. Each
-// capability has its own wire_<name>.go that appends its wirer in init, so
-// capabilities are added without editing a shared file.
-type wirer func(ctx context.Context, m *Main) error
+// wiring lists the capabilities in dependency order: each builds its
+// service, routes, jobs and hooks (wire_<name>.go) and finds every service
+// it uses already built by a step above it. A new capability adds its step
+// here, below what it uses.
+var wiring = []func(ctx context.Context, m *Main) error{
+	wirePayments,   // the payment intents service and the payment adapters' registry
+	wireProviders,  // live provider connections, callbacks, reconciliation: on payments' registry
+	wirePayouts,    // on the sanctions list and the live connections
+	wireRefunds,    // on the live connections
+	wireBilling,    // on payments
+	wireReports,    // on payments and refunds
+	wireTerminals,  // on payments
+	wireBanking,    // on the sanctions list
+	wireWebhooks,   // the outbox's delivery
+	wireRequestLog, // the API's request log
+	wireAPIDocs,    // the reference at /docs
+	wirePortal,     // last: it shows every capability's objects
+}
 
-var wirers []wirer
-
-// wire runs every capability's wirer, then registers the sandbox purge over
-// the tables the capabilities declared.
+// wire loads the sanctions list, runs every step of wiring in order, then
+// registers the sandbox purge over the tables the capabilities declared.
 func (m *Main) wire(ctx context.Context) error {
 	if err := m.loadSanctions(ctx); err != nil {
 		return err
 	}
-	for _, w := range wirers {
-		if err := w(ctx, m); err != nil {
+	for _, step := range wiring {
+		if err := step(ctx, m); err != nil {
 			return err
 		}
 	}

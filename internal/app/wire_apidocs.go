@@ -6,11 +6,9 @@ import (
 	"github.com/payd/payd/internal/apidocs"
 )
 
-// The API reference at /docs, rendered once (on its first request) from the
+// wireAPIDocs mounts the API reference at /docs, rendered once (on its first request) from the
 // embedded OpenAPI description; public, like /healthz.
-func init() {
-	wirers = append(wirers, func(ctx context.Context, m *Main) error {
-		apidocs.New().Register(m.API.Mux())
-		return nil
-	})
+func wireAPIDocs(ctx context.Context, m *Main) error {
+	apidocs.New().Register(m.API.Mux())
+	return nil
 }

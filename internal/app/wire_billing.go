@@ -13,7 +13,6 @@ import (
 // registers its status hook on the payment intents service, so an
 // invoice's payment outcome commits with the payment; the real-time
 // billing clock is a periodic job, a test clock's advance a queued one.
-func init() { wirers = append(wirers, wireBilling) }
 
 type billingWiring struct {
 	svc       *billing.Service
@@ -28,6 +27,7 @@ func (m *Main) Billing() *billing.Service {
 	return m.billingW.svc
 }
 
+// wireBilling builds the billing service on the payment intents service.
 func wireBilling(ctx context.Context, m *Main) error {
 	w := &billingWiring{}
 	w.publicURL.Store(m.Config.PublicURL)

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"sync"
 
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/payments"
@@ -10,42 +9,42 @@ import (
 	"github.com/payd/payd/internal/providers/sandbox"
 )
 
-func init() { wirers = append(wirers, wirePayments) }
-
-// paymentsWiring is one Main's payment side, built on first use so another
-// capability's wirer can reach it whatever the wiring order.
+// paymentsWiring is one Main's payment side.
 type paymentsWiring struct {
-	once     sync.Once
 	svc      *payments.Service
 	registry *providers.Registry
 	sandbox  *sandbox.Sandbox
 }
 
-func (m *Main) payments() *paymentsWiring {
+// PaymentIntents returns the payment intents service, for capabilities that
+// record payments (terminals call RecordCardPresent); nil before wiring.
+func (m *Main) PaymentIntents() *payments.Service {
 	if m.paymentsW == nil {
-		m.paymentsW = &paymentsWiring{}
+		return nil
 	}
-	w := m.paymentsW
-	w.once.Do(func() {
-		w.sandbox = sandbox.New(sandbox.Config{PublicURL: m.Config.PublicURL, PushDelay: m.Config.SandboxPushDelay,
-			TimeoutDelay: m.Config.SandboxTimeoutDelay})
-		w.registry = providers.NewRegistry()
-		w.registry.UseSandboxPayments(w.sandbox)
-		w.svc = payments.NewService(payments.Config{DB: m.DB, Providers: w.registry, Logger: m.Logger, WakeJobs: m.Jobs.Notify})
-	})
-	return w
+	return m.paymentsW.svc
 }
 
-// PaymentIntents returns the payment intents service, for capabilities that
-// record payments (terminals call RecordCardPresent).
-func (m *Main) PaymentIntents() *payments.Service { return m.payments().svc }
-
 // PaymentProviders returns the registry of payment adapters, where live
-// adapters register (RegisterLivePayments).
-func (m *Main) PaymentProviders() *providers.Registry { return m.payments().registry }
+// adapters register (RegisterLivePayments); nil before wiring.
+func (m *Main) PaymentProviders() *providers.Registry {
+	if m.paymentsW == nil {
+		return nil
+	}
+	return m.paymentsW.registry
+}
 
+// wirePayments builds the payment intents service on the registry of payment
+// adapters (the sandbox's; the live ones register in wireProviders), mounts
+// its routes and the sandbox's pages, and registers its poll job.
 func wirePayments(ctx context.Context, m *Main) error {
-	w := m.payments()
+	w := &paymentsWiring{}
+	w.sandbox = sandbox.New(sandbox.Config{PublicURL: m.Config.PublicURL, PushDelay: m.Config.SandboxPushDelay,
+		TimeoutDelay: m.Config.SandboxTimeoutDelay})
+	w.registry = providers.NewRegistry()
+	w.registry.UseSandboxPayments(w.sandbox)
+	w.svc = payments.NewService(payments.Config{DB: m.DB, Providers: w.registry, Logger: m.Logger, WakeJobs: m.Jobs.Notify})
+	m.paymentsW = w
 	m.OnListen(w.sandbox.SetPublicURL)
 	api.RegisterPaymentIntents(m.API, w.svc)
 	api.RegisterSandboxOverrides(m.API, w.svc)

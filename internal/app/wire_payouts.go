@@ -10,17 +10,15 @@ import (
 	"github.com/payd/payd/internal/providers/sandbox"
 )
 
-func init() { wirers = append(wirers, wirePayouts) }
-
 // Payouts returns the payout service (for the portal).
 func (m *Main) Payouts() *payouts.Service { return m.payoutSvc }
 
 // wirePayouts builds the payout service on the payout rails (the sandbox rail
-// in test mode, the live adapters of wire_providers.go in live mode), mounts
+// in test mode, the live connections of wireProviders in live mode), mounts
 // its routes and starts its dispatcher.
 func wirePayouts(ctx context.Context, m *Main) error {
 	scr := m.Sanctions()
-	rails := &providers.PayoutRails{Sandbox: sandbox.NewPayoutRail(m.Config.SandboxTimeoutDelay), Live: m.livePayoutRail}
+	rails := &providers.PayoutRails{Sandbox: sandbox.NewPayoutRail(m.Config.SandboxTimeoutDelay), Live: m.LiveProviders().PayoutAdapter}
 	// A payout its rail did not answer is asked about again after the
 	// sandbox timeout (tests set it to milliseconds), at most after the
 	// reconciliation interval.

@@ -9,30 +9,28 @@ import (
 	"github.com/payd/payd/internal/secretbox"
 )
 
-// The merchant portal, mounted under /portal on the API's router (so it
-// passes the same request-id, logging and metrics middleware). The
-// capabilities' services are passed as getters: some capabilities are wired
-// after the portal, and each getter is only called while serving a page.
-func init() {
-	wirers = append(wirers, func(ctx context.Context, m *Main) error {
-		box, err := secretbox.New(m.Config.SecretsKey)
-		if err != nil {
-			return err
-		}
-		p, err := portal.New(portal.Config{DB: m.DB, Merchants: m.Merchants, Box: box, Logger: m.Logger, PublicURL: m.Config.PublicURL})
-		if err != nil {
-			return err
-		}
-		p.WithPayments(m.PaymentIntents)
-		p.WithPayouts(m.Payouts)
-		p.WithRefunds(m.Refunds)
-		p.WithBanking(m.Banking)
-		p.WithTerminals(m.Terminals)
-		p.WithWebhooks(m.Webhooks)
-		p.WithReports(m.Reports)
-		p.WithBilling(m.Billing)
-		p.Register(m.API.Mux())
-		m.Jobs.Every("portal_cleanup", time.Hour, func(ctx context.Context, _ jobs.Job) error { return p.Cleanup(ctx) })
-		return nil
-	})
+// wirePortal mounts the merchant portal under /portal on the API's router (so it
+// passes the same request-id, logging and metrics middleware). It is wired
+// last, so every capability's service exists; the portal takes them as
+// accessors, each called while serving a page.
+func wirePortal(ctx context.Context, m *Main) error {
+	box, err := secretbox.New(m.Config.SecretsKey)
+	if err != nil {
+		return err
+	}
+	p, err := portal.New(portal.Config{DB: m.DB, Merchants: m.Merchants, Box: box, Logger: m.Logger, PublicURL: m.Config.PublicURL})
+	if err != nil {
+		return err
+	}
+	p.WithPayments(m.PaymentIntents)
+	p.WithPayouts(m.Payouts)
+	p.WithRefunds(m.Refunds)
+	p.WithBanking(m.Banking)
+	p.WithTerminals(m.Terminals)
+	p.WithWebhooks(m.Webhooks)
+	p.WithReports(m.Reports)
+	p.WithBilling(m.Billing)
+	p.Register(m.API.Mux())
+	m.Jobs.Every("portal_cleanup", time.Hour, func(ctx context.Context, _ jobs.Job) error { return p.Cleanup(ctx) })
+	return nil
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,60 +16,30 @@ import (
 	"github.com/payd/payd/internal/reconciliation"
 )
 
-func init() { wirers = append(wirers, wireProviders) }
-
-// providersWiring is one Main's live provider side, built on first use so
-// the payout wiring can reach it whatever the wiring order.
+// providersWiring is one Main's live provider side.
 type providersWiring struct {
-	once      sync.Once
 	publicURL atomic.Value // string
 	conns     *live.Connections
 	recon     *reconciliation.Service
 	callbacks *callbacks.Service
 }
 
-func (m *Main) providers() *providersWiring {
+// Reconciliation returns the reconciliation service (payd reconcile); nil
+// before wiring.
+func (m *Main) Reconciliation() *reconciliation.Service {
 	if m.providersW == nil {
-		m.providersW = &providersWiring{}
+		return nil
 	}
-	w := m.providersW
-	w.once.Do(func() {
-		w.publicURL.Store(m.Config.PublicURL)
-		w.conns = live.NewConnections(live.Config{
-			Lookup:       m.liveConnection,
-			CallbackBase: func() string { return w.publicURL.Load().(string) },
-			BreakerOpen:  m.Config.BreakerOpen,
-			Logger:       m.Logger,
-			Registry:     m.Registry,
-		})
-		w.recon = reconciliation.New(reconciliation.Config{
-			DB:               m.DB,
-			Report:           w.conns.SettlementReport,
-			LedgerReferences: m.payoutLedgerReferences,
-			Intents:          intentReconciler{m},
-			Timeout:          w.conns.Timeout,
-			Interval:         m.Config.ReconcileInterval,
-			Logger:           m.Logger,
-			Counted:          w.conns.Reconciled,
-		})
-		w.callbacks = callbacks.New(callbacks.Config{
-			DB:       m.DB,
-			Secret:   w.conns.CallbackSecret,
-			Payments: paymentSettler{m},
-			Payouts:  payoutSettler{m},
-			Refunds:  refundSettler{m},
-			Logger:   m.Logger,
-			Count:    w.conns.CallbackReceived,
-		})
-	})
-	return w
+	return m.providersW.recon
 }
 
-// Reconciliation returns the reconciliation service (payd reconcile).
-func (m *Main) Reconciliation() *reconciliation.Service { return m.providers().recon }
-
-// LiveProviders returns the live provider connections.
-func (m *Main) LiveProviders() *live.Connections { return m.providers().conns }
+// LiveProviders returns the live provider connections; nil before wiring.
+func (m *Main) LiveProviders() *live.Connections {
+	if m.providersW == nil {
+		return nil
+	}
+	return m.providersW.conns
+}
 
 // liveConnection reads a merchant's sealed provider connection.
 func (m *Main) liveConnection(ctx context.Context, merchantID, provider string) (live.Connection, error) {
@@ -87,11 +56,6 @@ func (m *Main) liveConnection(ctx context.Context, merchantID, provider string) 
 	return c, nil
 }
 
-// livePayoutRail is the payout rails' live side (PayoutRails.Live).
-func (m *Main) livePayoutRail(ctx context.Context, merchantID, provider string) (providers.PayoutAdapter, error) {
-	return m.providers().conns.PayoutAdapter(ctx, merchantID, provider)
-}
-
 // payoutLedgerReferences maps the keys payouts were sent under to payout
 // ids, for the settlement reconciliation.
 func (m *Main) payoutLedgerReferences(ctx context.Context, merchantID string, refs []string) (map[string]string, error) {
@@ -101,11 +65,42 @@ func (m *Main) payoutLedgerReferences(ctx context.Context, merchantID string, re
 	return m.Payouts().IDsByProviderKey(ctx, merchantID, refs)
 }
 
-// wireProviders registers the live adapters of every payment provider,
-// mounts the callback and reconciliation routes, and schedules the
-// reconciliation job.
+// wireProviders builds the live provider connections, the callbacks and
+// the reconciliation service, registers the live adapters of every payment
+// provider on payments' registry, mounts the callback and reconciliation
+// routes, and schedules the reconciliation job. The callbacks and the
+// reconciliation reach payouts and refunds, wired after it, only while
+// handling a callback or running a job.
 func wireProviders(ctx context.Context, m *Main) error {
-	w := m.providers()
+	w := &providersWiring{}
+	w.publicURL.Store(m.Config.PublicURL)
+	w.conns = live.NewConnections(live.Config{
+		Lookup:       m.liveConnection,
+		CallbackBase: func() string { return w.publicURL.Load().(string) },
+		BreakerOpen:  m.Config.BreakerOpen,
+		Logger:       m.Logger,
+		Registry:     m.Registry,
+	})
+	w.recon = reconciliation.New(reconciliation.Config{
+		DB:               m.DB,
+		Report:           w.conns.SettlementReport,
+		LedgerReferences: m.payoutLedgerReferences,
+		Intents:          intentReconciler{m},
+		Timeout:          w.conns.Timeout,
+		Interval:         m.Config.ReconcileInterval,
+		Logger:           m.Logger,
+		Counted:          w.conns.Reconciled,
+	})
+	w.callbacks = callbacks.New(callbacks.Config{
+		DB:       m.DB,
+		Secret:   w.conns.CallbackSecret,
+		Payments: paymentSettler{m},
+		Payouts:  payoutSettler{m},
+		Refunds:  refundSettler{m},
+		Logger:   m.Logger,
+		Count:    w.conns.CallbackReceived,
+	})
+	m.providersW = w
 	m.OnListen(func(u string) { w.publicURL.Store(u) })
 	reg := m.PaymentProviders()
 	for _, p := range providers.PaymentProviders {

@@ -11,8 +11,6 @@ import (
 	"github.com/payd/payd/internal/refunds"
 )
 
-func init() { wirers = append(wirers, wireRefunds) }
-
 // Refunds returns the refund service (for the portal).
 func (m *Main) Refunds() *refunds.Service { return m.refundSvc }
 
@@ -22,9 +20,7 @@ func (m *Main) Refunds() *refunds.Service { return m.refundSvc }
 func wireRefunds(ctx context.Context, m *Main) error {
 	rails := &providers.RefundRails{
 		Sandbox: sandbox.NewRefundRail(m.Config.SandboxPushDelay),
-		Live: func(ctx context.Context, merchantID, provider string) (providers.RefundAdapter, error) {
-			return m.providers().conns.RefundAdapter(ctx, merchantID, provider)
-		},
+		Live:    m.LiveProviders().RefundAdapter,
 	}
 	svc := refunds.New(refunds.Config{DB: m.DB, Rails: rails, Logger: m.Logger, WakeJobs: m.Jobs.Notify})
 	api.RegisterRefunds(m.API, svc)

@@ -10,20 +10,18 @@ import (
 	"github.com/payd/payd/internal/reports"
 )
 
-// Balance transactions and settlement reports: read models over the ledger,
+// wireReports mounts balance transactions and settlement reports: read models over the ledger,
 // with payments (and refunds) telling where each payment was taken.
-func init() {
-	wirers = append(wirers, func(ctx context.Context, m *Main) error {
-		svc := reports.NewService(reports.Config{DB: m.DB, Payments: m.PaymentIntents(), Refunds: m.Refunds().IntentsOf})
-		api.RegisterBalanceTransactions(m.API, svc)
-		api.RegisterReports(m.API, svc)
-		m.reportsSvc = svc
-		m.Jobs.Every(checkpointJob, checkpointInterval, func(ctx context.Context, _ jobs.Job) error {
-			_, err := ledger.WriteCheckpoints(ctx, m.DB, ledger.CheckpointEvery, ledger.CheckpointSettle)
-			return err
-		})
-		return nil
+func wireReports(ctx context.Context, m *Main) error {
+	svc := reports.NewService(reports.Config{DB: m.DB, Payments: m.PaymentIntents(), Refunds: m.Refunds().IntentsOf})
+	api.RegisterBalanceTransactions(m.API, svc)
+	api.RegisterReports(m.API, svc)
+	m.reportsSvc = svc
+	m.Jobs.Every(checkpointJob, checkpointInterval, func(ctx context.Context, _ jobs.Job) error {
+		_, err := ledger.WriteCheckpoints(ctx, m.DB, ledger.CheckpointEvery, ledger.CheckpointSettle)
+		return err
 	})
+	return nil
 }
 
 // checkpointJob extends the available accounts' balance checkpoints, which

@@ -34,34 +34,34 @@ func (eventWake) Notify() {
 
 var installWake sync.Once
 
-func init() {
-	wirers = append(wirers, func(ctx context.Context, m *Main) error {
-		box, err := secretbox.New(m.Config.SecretsKey)
-		if err != nil {
-			return err
+// wireWebhooks builds the webhooks service, mounts its routes and starts
+// its delivery worker.
+func wireWebhooks(ctx context.Context, m *Main) error {
+	box, err := secretbox.New(m.Config.SecretsKey)
+	if err != nil {
+		return err
+	}
+	svc := webhooks.New(webhooks.Config{DB: m.DB, Logger: m.Logger.With("capability", "webhooks"), Box: box,
+		RetrySchedule: m.Config.WebhookRetrySchedule, Registry: m.Registry,
+		BreakerFailures: breakerFailures(m.Config.WebhookBreakerFailures), BreakerPeriod: m.Config.WebhookBreakerPeriod})
+	m.webhookSvc = svc
+	webhookServices.Store(m, svc)
+	installWake.Do(func() { events.SetNotifier(eventWake{}) })
+	api.RegisterWebhooks(m.API, svc)
+	m.PurgeTestMode("webhook_attempts", "webhook_deliveries", "sandbox_webhook_fail")
+	m.OnStart(func(ctx context.Context) {
+		// End open event streams when the server shuts down, so
+		// http.Server.Shutdown does not wait for them.
+		if m.server != nil {
+			m.server.RegisterOnShutdown(svc.Close)
 		}
-		svc := webhooks.New(webhooks.Config{DB: m.DB, Logger: m.Logger.With("capability", "webhooks"), Box: box,
-			RetrySchedule: m.Config.WebhookRetrySchedule, Registry: m.Registry,
-			BreakerFailures: breakerFailures(m.Config.WebhookBreakerFailures), BreakerPeriod: m.Config.WebhookBreakerPeriod})
-		m.webhookSvc = svc
-		webhookServices.Store(m, svc)
-		installWake.Do(func() { events.SetNotifier(eventWake{}) })
-		api.RegisterWebhooks(m.API, svc)
-		m.PurgeTestMode("webhook_attempts", "webhook_deliveries", "sandbox_webhook_fail")
-		m.OnStart(func(ctx context.Context) {
-			// End open event streams when the server shuts down, so
-			// http.Server.Shutdown does not wait for them.
-			if m.server != nil {
-				m.server.RegisterOnShutdown(svc.Close)
-			}
-			svc.Run(ctx)
-		})
-		m.OnClose(func() {
-			svc.Close()
-			webhookServices.Delete(m)
-		})
-		return nil
+		svc.Run(ctx)
 	})
+	m.OnClose(func() {
+		svc.Close()
+		webhookServices.Delete(m)
+	})
+	return nil
 }
 
 // breakerFailures maps the configuration (0: off) onto the service's
