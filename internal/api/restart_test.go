@@ -3,8 +3,6 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +15,7 @@ import (
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil"
 )
 
 // TestDatabaseRestartMidLoad (PostgreSQL): payd reaches its database through
@@ -51,7 +50,7 @@ func TestDatabaseRestartMidLoad(t *testing.T) {
 		}()
 	}
 	time.Sleep(30 * time.Millisecond)
-	cut := p.restart(700 * time.Millisecond)
+	cut := p.Restart(700 * time.Millisecond)
 	wg.Wait()
 	close(failed)
 	for f := range failed {
@@ -94,27 +93,27 @@ func TestReadWhileDatabaseDown(t *testing.T) {
 	if w := get(); w.Code != http.StatusOK {
 		t.Fatalf("before: %d %s", w.Code, w.Body)
 	}
-	p.down()
+	p.Down()
 	w := get()
 	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), `"database_unavailable"`) || w.Header().Get("Retry-After") != "1" {
 		t.Errorf("while down: %d %s (Retry-After %q), want 503 database_unavailable with Retry-After: 1", w.Code, w.Body, w.Header().Get("Retry-After"))
 	}
-	p.up()
+	p.Up()
 	if w := get(); w.Code != http.StatusOK {
 		t.Errorf("once up again: %d %s", w.Code, w.Body)
 	}
 }
 
 // proxiedAPI is an API server on a fresh PostgreSQL database reached
-// through a restartProxy, with a merchant named name and its secret key.
-func proxiedAPI(t *testing.T, name string) (*restartProxy, *store.DB, *merchants.Service, string, *api.Server) {
+// through a testutil.DBProxy, with a merchant named name and its secret key.
+func proxiedAPI(t *testing.T, name string) (*testutil.DBProxy, *store.DB, *merchants.Service, string, *api.Server) {
 	t.Helper()
 	u, err := url.Parse(storetest.MigratedURL(t, storetest.Postgres))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startRestartProxy(t, u.Host)
-	u.Host = p.addr
+	p := testutil.StartDBProxy(t, u.Host)
+	u.Host = p.Addr()
 	db, err := store.Open(context.Background(), u.String())
 	if err != nil {
 		t.Fatal(err)
@@ -122,100 +121,4 @@ func proxiedAPI(t *testing.T, name string) (*restartProxy, *store.DB, *merchants
 	t.Cleanup(func() { db.Close() })
 	ms, key, newServer := apiOnDB(t, db, name)
 	return p, db, ms, key, newServer()
-}
-
-// restartProxy forwards TCP connections to a database server and can play
-// its restart: cut every connection, refuse new ones for a while.
-type restartProxy struct {
-	t      *testing.T
-	target string
-	addr   string
-	mu     sync.Mutex
-	ln     net.Listener
-	conns  map[net.Conn]struct{}
-}
-
-func startRestartProxy(t *testing.T, target string) *restartProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &restartProxy{t: t, target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
-	p.serve(ln)
-	t.Cleanup(func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.ln.Close()
-		for c := range p.conns {
-			c.Close()
-		}
-	})
-	return p
-}
-
-func (p *restartProxy) serve(ln net.Listener) {
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.forward(c)
-		}
-	}()
-}
-
-func (p *restartProxy) forward(c net.Conn) {
-	s, err := net.Dial("tcp", p.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.mu.Lock()
-	p.conns[c], p.conns[s] = struct{}{}, struct{}{}
-	p.mu.Unlock()
-	go func() { io.Copy(s, c); s.Close(); c.Close() }()
-	io.Copy(c, s)
-	c.Close()
-	s.Close()
-	p.mu.Lock()
-	delete(p.conns, c)
-	delete(p.conns, s)
-	p.mu.Unlock()
-}
-
-// restart takes the server down for a while and up again. It returns how
-// many connections (each counted on both sides) it cut.
-func (p *restartProxy) restart(down time.Duration) int {
-	cut := p.down()
-	time.Sleep(down)
-	p.up()
-	return cut
-}
-
-// down closes the listener, so new connections are refused, and every
-// connection; it returns how many it cut.
-func (p *restartProxy) down() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.ln.Close()
-	cut := len(p.conns)
-	for c := range p.conns {
-		c.Close()
-	}
-	return cut
-}
-
-// up listens again on the same address.
-func (p *restartProxy) up() {
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		p.t.Errorf("listen again on %s: %v", p.addr, err)
-		return
-	}
-	p.serve(ln)
 }
