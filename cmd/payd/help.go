@@ -49,7 +49,7 @@ var variables = map[string]string{
 	"PAYD_REQUEST_LOG":              "false: keep no request log in this process (payd logs tail, GET /v1/request_logs; default true)",
 	"GOMEMLIMIT":                    "the Go runtime's soft memory limit (serve's default 64MiB keeps payd under 100 MB resident; off turns it off)",
 	"PAYD_DB_MAX_CONNS":             "database connection pool size (default 32 on PostgreSQL, 8 on SQLite, where the writer has one more of its own)",
-	"PAYD_IDEMPOTENCY_LEASE":        "how long a request that called a live provider holds its Idempotency-Key before a retry may resume it; keep it above every provider timeout (default 2m)",
+	"PAYD_IDEMPOTENCY_LEASE":        "how soon the Idempotency-Key of a request that called a live provider is free for a retry to resume it once its run stopped (killed, or cut off from the database); a running request renews it every third of it, however long its provider call takes (default 10s)",
 	"PAYD_URL":                      "the payd server client commands talk to (default http:// + PAYD_ADDR)",
 	"PAYD_API_KEY":                  "the API key client commands send (a secret key, sk_test_...)",
 	"PAYD_TERMINAL_STATE_DIR":       "where terminal simulate keeps each device's KSN counter (default payd/terminals in the user cache directory)",

@@ -67,12 +67,22 @@ func (s *Server) runAgain(run int, arrived time.Time, err error) bool {
 // request committed and its key holds nothing, so the client retries it
 // with the same key), anything else as WriteError does.
 func giveUp(w http.ResponseWriter, r *http.Request, err error) {
-	if store.IsConnLost(err) {
-		w.Header().Set("Retry-After", "1")
-		err = &errs.Error{Kind: errs.KindInternal, Status: http.StatusServiceUnavailable, Code: "database_unavailable",
-			Message: "payd could not reach its database; nothing was done: retry the request (with the same Idempotency-Key, if it had one)", Err: err}
+	WriteError(w, r, databaseUnavailable(w, err))
+}
+
+// databaseUnavailable turns a lost connection, or a commit whose outcome the
+// database never told, into 503 database_unavailable with Retry-After (set
+// on w): the request's work since its last recovery point did not commit, or
+// may not have, and a retry with the same Idempotency-Key settles it (it
+// replays the answer that committed, resumes from the recovery point, or
+// runs afresh). Any other error is returned as it is.
+func databaseUnavailable(w http.ResponseWriter, err error) error {
+	if !store.IsConnLost(err) && !errors.Is(err, store.ErrCommitUnknown) {
+		return err
 	}
-	WriteError(w, r, err)
+	w.Header().Set("Retry-After", "1")
+	return &errs.Error{Kind: errs.KindInternal, Status: http.StatusServiceUnavailable, Code: "database_unavailable",
+		Message: "payd could not reach its database; nothing more was done: retry the request (with the same Idempotency-Key, if it had one)", Err: err}
 }
 
 // idempotent runs h under an idempotency key as one unit of work: the key's
@@ -173,7 +183,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			return
 		}
 		if herr != nil {
-			WriteError(resp, rr, herr)
+			// A request past a recovery point whose database went away
+			// (its provider's answer could not be recorded) answers 503,
+			// not 500: its retry resumes from the point.
+			WriteError(resp, rr, databaseUnavailable(resp, herr))
 		}
 		if again := s.settle(w, r, claim, resp); !again {
 			return
@@ -197,7 +210,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", uerr)
 			continue
 		}
-		if store.IsConnLost(uerr) {
+		if store.IsConnLost(uerr) || errors.Is(uerr, store.ErrCommitUnknown) {
 			giveUp(w, r, uerr)
 		} else {
 			WriteError(w, r, errs.Internal(uerr))

@@ -69,7 +69,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"PAYD_SANDBOX_PUSH_DELAY", "3s", &c.SandboxPushDelay},
 		{"PAYD_RECONCILE_INTERVAL", "30s", &c.ReconcileInterval},
 		{"PAYD_BREAKER_OPEN", "30s", &c.BreakerOpen},
-		{"PAYD_IDEMPOTENCY_LEASE", "2m", &c.IdempotencyLease},
+		{"PAYD_IDEMPOTENCY_LEASE", "10s", &c.IdempotencyLease},
 		{"PAYD_WEBHOOK_BREAKER_PERIOD", "6h", &c.WebhookBreakerPeriod},
 	}
 	for _, d := range durations {

@@ -69,12 +69,20 @@ import (
 // Retention is how long stored responses are replayed: 24 hours.
 const Retention = 24 * time.Hour
 
-// Lease is how long a committed recovery point blocks retries while its
-// request may still be running, unless the Request says otherwise. It
-// exceeds every provider timeout payd has. Only requests that commit a
-// recovery point (live provider calls) ever leave a claim visible to others;
-// a one-commit request's claim commits with its answer.
-const Lease = 2 * time.Minute
+// Lease is how long a committed recovery point blocks retries unless
+// renewed, unless the Request says otherwise. The run that holds it renews
+// it every third of it while it runs (keepLease), however long its provider
+// call takes, so the lease only decides how soon a run that stopped (its
+// process killed, or cut off from the database) frees its key: seconds.
+// Only requests that commit a recovery point (live provider calls) ever
+// leave a claim visible to others; a one-commit request's claim commits with
+// its answer.
+const Lease = 10 * time.Second
+
+// maxHold bounds how long a run renews its lease: far beyond any provider
+// call, so a claim that was never finished nor aborted (a bug) cannot hold
+// its key for ever.
+const maxHold = 10 * time.Minute
 
 // Scope is whose key it is: keys are scoped by merchant, mode and principal.
 type Scope struct {
@@ -232,6 +240,9 @@ type Claim struct {
 	// read it since; lookFirst: this run met a row that needs a Lookup
 	// before the request runs.
 	unread, looked, lookFirst bool
+	// keeping, once a recovery point committed, stops the renewal of the
+	// key's lease (keepLease).
+	keeping chan struct{}
 }
 
 type claimKey struct{}
@@ -511,6 +522,7 @@ func (c *Claim) Unit() *store.Unit { return c.unit }
 // whole transaction roll back: Finish then returns errClaimed and the claim
 // says what that run left (Replayed, Refused).
 func (c *Claim) Finish(ctx context.Context, resp Stored) error {
+	c.stopKeeping()
 	inserted := false
 	// The statement goes to the database with the COMMIT, in one round trip.
 	err := c.unit.Commit(ctx, func(tx *store.Tx) error {
@@ -570,7 +582,14 @@ func (c *Claim) heldByAnother(ctx context.Context) bool {
 // Without one, nothing of the request remains, the key included, so a retry
 // runs it afresh. After one, the key stays claimed at that point and its
 // lease is released at once, so the next retry resumes from it.
+//
+// When the database cannot be reached to release the lease (it is restarting,
+// or failing over), the release is made as soon as it can be, tried again in
+// the background for as long as the lease would have held anyway; Abort then
+// returns nil. A retry arriving once the database is back finds the key free,
+// not held for the rest of a lease.
 func (c *Claim) Abort(ctx context.Context) error {
+	c.stopKeeping()
 	c.unit.Rollback()
 	if c.unit.Phases() == 0 {
 		return nil
@@ -580,9 +599,84 @@ func (c *Claim) Abort(ctx context.Context) error {
 	// takes the key over at once) and already past ResumeGrace, so
 	// reconciliation need not wait for a retry that may never come: if it
 	// settles the referenced object first, the retry answers that outcome.
-	_, err := c.db.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight'`,
-		c.req.keyArgs(store.Micros(c.db.Now().Add(-ResumeGrace)))...)
+	err := c.release(ctx)
+	if err != nil && (store.IsConnLost(err) || errors.Is(err, store.ErrCommitUnknown)) {
+		go c.releaseLater(context.WithoutCancel(ctx))
+		return nil
+	}
 	return err
+}
+
+// release ends the lease of this run's key, if it still holds it: a lease
+// that already ran out may belong to a run that took the key over since.
+func (c *Claim) release(ctx context.Context) error {
+	now := c.db.Now()
+	_, err := c.db.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight' AND locked_until > ?`,
+		append(c.req.keyArgs(store.Micros(now.Add(-ResumeGrace))), store.Micros(now))...)
+	return err
+}
+
+// releaseLater tries the release again every 200 ms until it is made, or
+// until the lease has run out by itself (nothing is left to release then).
+func (c *Claim) releaseLater(ctx context.Context) {
+	end := time.Now().Add(c.req.lease())
+	for time.Now().Before(end) {
+		time.Sleep(200 * time.Millisecond)
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := c.release(actx)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+}
+
+// keepLease renews the lease of the key this run holds at a recovery point,
+// every third of the lease, until the run finishes or aborts (stopKeeping).
+// A renewal takes effect only while the lease is still running: one that
+// ran out (the database was away for a whole lease, or a test ended it) may
+// have been taken over by a retry, and this run then keeps nothing. A failed
+// renewal is tried again at the next tick.
+func (c *Claim) keepLease() {
+	if c.keeping != nil {
+		return
+	}
+	stop := make(chan struct{})
+	c.keeping = stop
+	lease := c.req.lease()
+	go func() {
+		t := time.NewTicker(max(lease/3, 10*time.Millisecond))
+		defer t.Stop()
+		end := time.Now().Add(maxHold)
+		for time.Now().Before(end) {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), max(lease/3, 10*time.Millisecond))
+			now := c.db.Now()
+			res, err := c.db.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight' AND locked_until > ?`,
+				append(c.req.keyArgs(store.Micros(now.Add(lease))), store.Micros(now))...)
+			cancel()
+			if err != nil {
+				continue
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return // answered, released, or run out: nothing of ours to keep
+			}
+		}
+	}()
+}
+
+// stopKeeping stops the renewal of the lease, without waiting for a renewal
+// under way: one that lands after the run's answer or release finds the row
+// answered or its lease ended, and changes nothing.
+func (c *Claim) stopKeeping() {
+	if c.keeping != nil {
+		close(c.keeping)
+		c.keeping = nil
+	}
 }
 
 // RecoveryPoint commits the request's writes so far together with a
@@ -628,6 +722,7 @@ func RecoveryPoint(ctx context.Context, point, ref string) error {
 	})
 	if err == nil {
 		c.held = true
+		c.keepLease()
 	}
 	return err
 }
