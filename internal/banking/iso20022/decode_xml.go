@@ -134,11 +134,13 @@ type xmlAccount struct {
 	} `xml:"Id"`
 }
 
-func (a xmlAccount) value() string {
+// party returns the name and account of a debtor or creditor; the account
+// is an IBAN only when written in the IBAN element.
+func (a xmlAccount) party(name string) Party {
 	if a.ID.IBAN != "" {
-		return a.ID.IBAN
+		return Party{Name: name, Account: a.ID.IBAN, IBAN: true}
 	}
-	return a.ID.Othr.ID
+	return Party{Name: name, Account: a.ID.Othr.ID}
 }
 
 type xmlAgent struct {
@@ -167,9 +169,9 @@ func (doc *pacs008Document) message() Message {
 			AmountFraction: amt.fraction,
 			AmountIssue:    amt.issue,
 			ChargeBearer:   x.ChrgBr,
-			Debtor:         Party{Name: x.Dbtr.Nm, Account: x.DbtrAcct.value()},
+			Debtor:         x.DbtrAcct.party(x.Dbtr.Nm),
 			DebtorAgent:    x.DbtrAgt.FinInstnID.BICFI,
-			Creditor:       Party{Name: x.Cdtr.Nm, Account: x.CdtrAcct.value()},
+			Creditor:       x.CdtrAcct.party(x.Cdtr.Nm),
 			CreditorAgent:  x.CdtrAgt.FinInstnID.BICFI,
 			RemittanceInfo: strings.Join(x.RmtInf.Ustrd, " "),
 		})
