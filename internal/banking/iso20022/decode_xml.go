@@ -37,7 +37,7 @@ func DecodeXML(body []byte) (Message, error) {
 		return Message{}, err
 	}
 	var doc pacs008Document
-	if err := decodeDocument(body, res.wrapped, &doc); err != nil {
+	if err := decodeDocument(body, res.docDepth, &doc); err != nil {
 		return Message{}, err
 	}
 	m := doc.message()
@@ -49,12 +49,8 @@ func DecodeXML(body []byte) (Message, error) {
 
 // decodeDocument unmarshals the Document element of a body that scanXML
 // already accepted as well-formed.
-func decodeDocument(body []byte, wrapped bool, v any) error {
+func decodeDocument(body []byte, want int, v any) error {
 	d := xml.NewDecoder(bytes.NewReader(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))))
-	want := 1
-	if wrapped {
-		want = 2
-	}
 	depth := 0
 	for {
 		tok, err := d.Token()
