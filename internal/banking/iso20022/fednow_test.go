@@ -36,10 +36,10 @@ func TestDecodeXMLFedNowEnvelope(t *testing.T) {
 	doc := strings.TrimPrefix(validBare(t), `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
 	tech := `<FedNowTechnicalHeader><ConnectionId>CONN0001</ConnectionId></FedNowTechnicalHeader>`
 	accepted := map[string]string{
-		"FedNow envelope":                      fedNow("FedNowCustomerCreditTransfer", "", doc),
-		"with the technical header":            fedNow("FedNowCustomerCreditTransfer", tech, doc),
-		"indented":                             strings.ReplaceAll(fedNow("FedNowCustomerCreditTransfer", tech, doc), "><FedNow", ">\n  <FedNow"),
-		"prefixed envelope elements":           strings.NewReplacer("<FedNow", "<fn:FedNow", "</FedNow", "</fn:FedNow", `xmlns="urn:fednow:incoming:v001"`, `xmlns:fn="urn:fednow:incoming:v001"`).Replace(fedNow("FedNowCustomerCreditTransfer", tech, doc)),
+		"FedNow envelope":            fedNow("FedNowCustomerCreditTransfer", "", doc),
+		"with the technical header":  fedNow("FedNowCustomerCreditTransfer", tech, doc),
+		"indented":                   strings.ReplaceAll(fedNow("FedNowCustomerCreditTransfer", tech, doc), "><FedNow", ">\n  <FedNow"),
+		"prefixed envelope elements": strings.NewReplacer("<FedNow", "<fn:FedNow", "</FedNow", "</fn:FedNow", `xmlns="urn:fednow:incoming:v001"`, `xmlns:fn="urn:fednow:incoming:v001"`).Replace(fedNow("FedNowCustomerCreditTransfer", tech, doc)),
 	}
 	for name, in := range accepted {
 		t.Run(name, func(t *testing.T) {
