@@ -62,6 +62,11 @@ func (l *List) screen(name string, floor float64, sc scoring) (found []Match, ok
 			found = mergeMatches(found, l.search(sq, floor, sc))
 		}
 	}
+	for _, alt := range scriptReadings(name) {
+		if sq := newQuery(alt, false); len(sq.words) > 0 {
+			found = mergeMatches(found, l.search(sq, floor, sc))
+		}
+	}
 	if alt, ok := liquidReading(name); ok {
 		if aq := newQuery(alt, false); len(aq.words) > 0 {
 			found = mergeMatches(found, l.search(aq, floor, sc))
