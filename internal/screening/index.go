@@ -33,6 +33,8 @@ type index struct {
 	// compared from one contiguous block rather than from a slice each.
 	foldedRunes []rune
 	foldedAt    []int32
+	// common is, per term, how common the word is (see termCommonness).
+	common []float32
 	// Terms are numbered by increasing length, so every list of term ids is
 	// also ordered by length; lenStart[n] is the first term id of n or more
 	// runes, which bounds a search to terms of about the query word's length.
@@ -179,6 +181,21 @@ func buildIndex(entries []Entry) index {
 		}
 	}
 	idx.orderByLength()
+	idx.common = make([]float32, len(idx.terms))
+	seen := make([]int32, len(entries))
+	for i := range seen {
+		seen[i] = -1
+	}
+	for t := range idx.terms {
+		n := 0
+		for _, p := range idx.terms[t].postings {
+			if e := idx.names[p].entry; seen[e] != int32(t) {
+				seen[e] = int32(t)
+				n++
+			}
+		}
+		idx.common[t] = termCommonness(string(idx.terms[t].word), n)
+	}
 	var gs []bigram
 	idx.gramBits = make([]uint64, len(idx.terms))
 	idx.foldedAt = make([]int32, 0, len(idx.terms)+1)

@@ -23,9 +23,11 @@ type scoring struct {
 	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
 	minShared   float64 // share of a word's bigrams a term must have to be compared
 	contained   float64 // nameCoverage at which a listed name inside the screened name is a hit
+	fuzzyCommon float64 // how much more a near miss on a common listed word costs (see commonPairSim)
+	exactCommon float64 // the share of a pair's similarity a fully common word loses
 }
 
-var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, frameFactor: 0.9, wordPenalty: 1, queryShare: 0.6, minShared: 0.55, contained: 0.95}
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, frameFactor: 0.9, wordPenalty: 1, queryShare: 0.6, minShared: 0.55, contained: 0.95, fuzzyCommon: 2, exactCommon: 0.05}
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
@@ -322,6 +324,28 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 			}
 		}
 	}
+	// Without an anchor (a pair at anchorSim or closer on a word common
+	// neither on the list nor among everyday names), a match rests on
+	// common words and near misses: each pair is discounted by how common
+	// its words are (commonPairSim).
+	anchored := false
+	for _, p := range s.pairs {
+		if p.sim >= anchorSim-1e-6 && l.idx.common[name.terms[p.term]] < anchorCommon && q.units[p.query].common < anchorCommon {
+			anchored = true
+			break
+		}
+	}
+	if !anchored {
+		k := 0
+		for _, p := range s.pairs {
+			c := max(l.idx.common[name.terms[p.term]], q.units[p.query].common)
+			if p.sim = commonPairSim(p.sim, c, sc); p.sim > 0 {
+				s.pairs[k] = p
+				k++
+			}
+		}
+		s.pairs = s.pairs[:k]
+	}
 	slices.SortFunc(s.pairs, func(a, b wordPair) int {
 		if c := cmp.Compare(b.sim, a.sim); c != 0 {
 			return c
@@ -365,6 +389,14 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 	}
 	return score
 }
+
+// anchorSim and anchorCommon define an anchor: a pair of words this similar,
+// neither of them more common than this, which makes a match rest on
+// something rarer than an everyday name.
+const (
+	anchorSim    = 0.9
+	anchorCommon = 0.5
+)
 
 // joinedFloor is the similarity that joined words (several words of the
 // screened name, or a listed name's words joined into one) need to pair:

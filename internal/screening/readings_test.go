@@ -52,9 +52,9 @@ func TestJapaneseReading(t *testing.T) {
 		ok       bool
 	}{
 		{"高山清司", "TAKAYAMA KIYOSHI", true},
-		{"清田次郎", "KIYO TA JIRO", true},  // 清 inside a run is not the name KIYOSHI
+		{"清田次郎", "KIYO TA JIRO", true},    // 清 inside a run is not the name KIYOSHI
 		{"高山清", "TAKAYAMA KIYOSHI", true}, // ... at its end it is
-		{"佐々木健", "SASAKI KEN", true},     // the repetition mark
+		{"佐々木健", "SASAKI KEN", true},      // the repetition mark
 		{"山田・太郎", "YAMADA TARO", true},
 		{"李方伟", "", false}, // a Chinese name: no Japanese reading
 	}

@@ -63,7 +63,7 @@ func tuneScoring(t *testing.T) scoring {
 	fields := map[string]*float64{
 		"wordFloor": &sc.wordFloor, "offsetFloor": &sc.offsetFloor, "vowelFactor": &sc.vowelFactor, "frameFactor": &sc.frameFactor,
 		"wordPenalty": &sc.wordPenalty, "queryShare": &sc.queryShare, "minShared": &sc.minShared,
-		"contained": &sc.contained,
+		"contained": &sc.contained, "fuzzyCommon": &sc.fuzzyCommon, "exactCommon": &sc.exactCommon,
 	}
 	for _, kv := range strings.Fields(os.Getenv("PAYD_SCREENING_SCORING")) {
 		k, v, _ := strings.Cut(kv, "=")
