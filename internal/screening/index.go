@@ -51,6 +51,9 @@ type listedName struct {
 	// joined marks the name's words joined into one term: it pairs only
 	// with a screened unit of nearly the same length and similarity.
 	joined bool
+	// surnames has bit j set when term j is part of a listed individual's
+	// surname (see surnameOnly).
+	surnames uint64
 }
 
 // term is one distinct normalised word of the list.
@@ -123,7 +126,10 @@ func buildIndex(entries []Entry) index {
 	addWords := func(entry, alias int, words []nameWord, joined bool) {
 		n := listedName{entry: int32(entry), alias: int32(alias), joined: joined}
 		id := int32(len(idx.names))
-		for _, w := range words {
+		for j, w := range words {
+			if w.surname && j < 64 {
+				n.surnames |= 1 << uint(j)
+			}
 			t := termOf(w.text)
 			weight := termWeight(idx.terms[t].word)
 			if w.middle {

@@ -47,7 +47,7 @@ func TestNormalize(t *testing.T) {
 
 func TestNameWordsMarksMiddleNames(t *testing.T) {
 	words := nameWords("GIRKIN, Igor Vsevolodovich", true, false)
-	want := []nameWord{{"IGOR", false}, {"VSEVOLODOVICH", true}, {"GIRKIN", false}}
+	want := []nameWord{{"IGOR", false, false}, {"VSEVOLODOVICH", true, false}, {"GIRKIN", false, true}}
 	if len(words) != len(want) {
 		t.Fatalf("nameWords = %v, want %v", words, want)
 	}

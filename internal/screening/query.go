@@ -145,3 +145,15 @@ func hasVowel(w []rune) bool {
 	}
 	return false
 }
+
+// initials returns the number of one-letter words of the name (see
+// List.scoreName).
+func (q query) initials() int {
+	n := 0
+	for _, w := range q.words {
+		if len(w) == 1 {
+			n++
+		}
+	}
+	return n
+}

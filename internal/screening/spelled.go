@@ -1,6 +1,7 @@
 package screening
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -150,4 +151,14 @@ func mayBeSpelled(name string) bool {
 		singles++
 	}
 	return singles >= 2
+}
+
+// hasSpelledLetters reports whether name has letters spelled out one by one
+// (see joinSpelled).
+func hasSpelledLetters(name string) bool {
+	if !mayBeSpelled(name) {
+		return false
+	}
+	_, spelled := foldSpelled(name, false, true)
+	return slices.Contains(spelled, true)
 }

@@ -51,7 +51,7 @@ func TestExplainReport(t *testing.T) {
 		ms, _ := l.screen(n, 0.3, tuneScoring(t))
 		for _, m := range ms {
 			e, _ := l.Entry(m.EntryID)
-			fmt.Printf("   %.3f %s | %s | %q\n", m.Score, m.MatchedName, m.ListName, Normalize(e.Name))
+			fmt.Printf("   %.3f %s | %s | %q %v\n", m.Score, m.MatchedName, m.ListName, Normalize(e.Name), m.Explanation)
 		}
 	}
 }
