@@ -143,7 +143,7 @@ func japaneseReading(name string) (string, bool) {
 			}
 			b.WriteString(" " + t + " ")
 			i++
-		case r == '々' && i > 0:
+		case r == '々' && i > 0 && unicode.Is(unicode.Han, rs[i-1]) && rs[i-1] != '々':
 			// the repetition mark doubles the kanji before it
 			rs[i] = rs[i-1]
 		case isWordSeparator(r):

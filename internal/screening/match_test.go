@@ -155,7 +155,8 @@ func TestScreenNilList(t *testing.T) {
 }
 
 func FuzzScreen(f *testing.F) {
-	for _, s := range []string{"Dmitry Khoroshev", "AL-", "ABU", "a b c d e f g h i j k l m n o p q r s t u v w x y z", "محمد", "\x00\xff"} {
+	for _, s := range []string{"Dmitry Khoroshev", "AL-", "ABU", "a b c d e f g h i j k l m n o p q r s t u v w x y z", "محمد", "\x00\xff",
+		"D-a-v-i-d M_i_l_l_e_r", "U.S.A.B.C", "박영식", "ניקולס סצ׳", "々々高山々", "N. M. Moros", "maduro"} {
 		f.Add(s)
 	}
 	l, err := Load(context.Background(), fixturePath(f))
