@@ -711,7 +711,9 @@ const (
 
 // ScreeningMatch is an object of the API.
 type ScreeningMatch struct {
-	EntryID     int      `json:"entry_id"`
+	EntryID int `json:"entry_id"`
+	// How the screened name differs from the listed one, when the match rests on a rule of its own: given names written as initials, names the listed one lacks, one distinctive surname alone, letters spelled out one by one. Absent for a match word for word.
+	Explanation []string `json:"explanation,omitempty"`
 	IsAlias     bool     `json:"is_alias"`
 	ListName    string   `json:"list_name"`
 	MatchedName string   `json:"matched_name"`

@@ -271,7 +271,8 @@ func (r *submission) newTransfer(i int) *Transfer {
 	t := &Transfer{
 		ID: ids.New("tr_"), Livemode: r.p.Livemode, UETR: x.UETR, MsgID: r.msg.MsgID, MsgCreatedAt: r.msg.CreatedAt, MsgCreatedAtText: r.msg.CreatedAtText,
 		EndToEndID: x.EndToEndID, AmountMinor: x.AmountMinor, Currency: x.Currency,
-		Debtor: Party(x.Debtor), DebtorAgent: x.DebtorAgent, Creditor: Party(x.Creditor), CreditorAgent: x.CreditorAgent,
+		Debtor: Party{Name: x.Debtor.Name, Account: x.Debtor.Account}, DebtorAgent: x.DebtorAgent,
+		Creditor: Party{Name: x.Creditor.Name, Account: x.Creditor.Account}, CreditorAgent: x.CreditorAgent,
 		DebtorMerchantID: r.caller.MerchantID, CreatedBy: r.p.ID, CreatedAt: r.tx.Now(),
 	}
 	if x.RemittanceInfo != "" {

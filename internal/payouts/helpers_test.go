@@ -33,10 +33,11 @@ type payout struct {
 	Screening        struct {
 		Status  string `json:"status"`
 		Matches []struct {
-			EntryID     int     `json:"entry_id"`
-			ListName    string  `json:"list_name"`
-			MatchedName string  `json:"matched_name"`
-			Score       float64 `json:"score"`
+			EntryID     int      `json:"entry_id"`
+			ListName    string   `json:"list_name"`
+			MatchedName string   `json:"matched_name"`
+			Score       float64  `json:"score"`
+			Explanation []string `json:"explanation"`
 		} `json:"matches"`
 	} `json:"screening"`
 	FailureCode    *string `json:"failure_code"`

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,5 +137,53 @@ func TestLivePayoutsNeedAList(t *testing.T) {
 		if r.ErrorCode() == "screening_unavailable" || r.Status == 201 {
 			t.Fatalf("live payout with a list: %d %s", r.Status, r.Body)
 		}
+	}, withEvalList(t))
+}
+
+// TestPayoutScreeningVariations: a payout to a listed name written with its
+// given names as initials, with extra middle names, or as one distinctive
+// surname is held, and the payout's screening result says which rule matched
+// (explanation); a payout to an everyday name of the same shape is not held.
+func TestPayoutScreeningVariations(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, explanation string
+		entry             int
+	}{
+		{"N. Maduro Moros", "given_names_as_initials", 22790},
+		{"J. L. Rizo Moreno", "given_names_as_initials", 4424},
+		{"Igor Ivanovich Petrovich Sechin", "extra_names", 16692},
+		{"Deripaska", "surname_only", 24283},
+		{"D-e-r-i-p-a-s-k-a O-l-e-g", "letters_spelled_out", 24283},
+	}
+	apptest.ForEachEngine(t, func(t *testing.T, env *apptest.Env) {
+		e := asNewMerchant(t, env)
+		topup(t, e, "DJF", 1_000_000)
+		create := func(name string) payout {
+			r := e.Post("/v1/payouts", map[string]any{"amount": 100, "currency": "DJF", "provider": "wallet_b",
+				"recipient_msisdn": "+25377123456", "recipient_name": name})
+			if r.Status != 201 {
+				t.Fatalf("%q: create: %d %s", name, r.Status, r.Body)
+			}
+			var p payout
+			r.JSON(t, &p)
+			return p
+		}
+		for _, c := range cases {
+			p := create(c.name)
+			found := false
+			for _, m := range p.Screening.Matches {
+				found = found || m.EntryID == c.entry && slices.Contains(m.Explanation, c.explanation)
+			}
+			if p.Status != "held" || !found {
+				t.Errorf("%q: payout %s, screening %+v; want held on %d explained %s", c.name, p.Status, p.Screening, c.entry, c.explanation)
+			}
+		}
+		for _, name := range []string{"M. Hernandez", "Hernandez", "Maria Isabel Lopez Moreno"} {
+			if p := create(name); p.Status == "held" {
+				t.Errorf("%q: held (%+v), want not held", name, p.Screening)
+			}
+		}
+		verifyLedger(t, e)
 	}, withEvalList(t))
 }

@@ -14,8 +14,8 @@ import (
 // these figures and the document. The goal is recall of at least 0.95 at a
 // false-positive rate of at most 0.02; the test also fails below that.
 const (
-	evalRecall = 0.979
-	evalFPR    = 0.009
+	evalRecall = 0.989
+	evalFPR    = 0.007
 )
 
 // TestEvaluation prints recall and false-positive rate per category with -v:
@@ -65,3 +65,50 @@ func TestReadEvalPairsErrors(t *testing.T) {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// readEveryday reads testdata/everyday_names.csv: everyday names of many
+// countries (entry 0), none of which should hit.
+func readEveryday(t *testing.T) []EvalPair {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "everyday_names.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ps, err := ReadEvalPairs(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) < 1000 {
+		t.Fatalf("%d everyday names, want at least 1,000", len(ps))
+	}
+	for _, p := range ps {
+		if p.Positive() {
+			t.Fatalf("everyday name %q names entry %d", p.Query, p.Entry)
+		}
+	}
+	return ps
+}
+
+// everydayFPR is the documented false-positive rate of the everyday names on
+// the full 2021 list (docs/screening.md); the goal is at most 0.01.
+const everydayFPR = 0.0068
+
+// TestEverydayNames: at most 1 % of 1,780 everyday names of 24 countries and
+// the commonest US full names hit the full list (and none the evaluation
+// list), while the labelled set keeps its recall (TestEvaluation,
+// TestLabelledPrecisionRecall).
+func TestEverydayNames(t *testing.T) {
+	ps := readEveryday(t)
+	if res := Evaluate(evalList(t), ps, Options{}); res.FalseHits > 0 {
+		t.Errorf("%d everyday names hit the evaluation list: %v", res.FalseHits, res.Flagged)
+	}
+	res := Evaluate(fullList(t), ps, Options{})
+	for _, p := range res.Flagged {
+		t.Logf("false hit: %q (%s)", p.Query, p.Category)
+	}
+	t.Logf("everyday names: false-positive rate %.4f (%d/%d)", res.FalsePositiveRate(), res.FalseHits, res.Negatives)
+	if res.FalsePositiveRate() > 0.01 || res.FalsePositiveRate() > everydayFPR+1e-9 {
+		t.Errorf("false-positive rate %.4f; goal 0.01, documented %.4f", res.FalsePositiveRate(), everydayFPR)
+	}
+}

@@ -33,6 +33,8 @@ type index struct {
 	// compared from one contiguous block rather than from a slice each.
 	foldedRunes []rune
 	foldedAt    []int32
+	// common is, per term, how common the word is (see termCommonness).
+	common []float32
 	// Terms are numbered by increasing length, so every list of term ids is
 	// also ordered by length; lenStart[n] is the first term id of n or more
 	// runes, which bounds a search to terms of about the query word's length.
@@ -49,6 +51,9 @@ type listedName struct {
 	// joined marks the name's words joined into one term: it pairs only
 	// with a screened unit of nearly the same length and similarity.
 	joined bool
+	// surnames has bit j set when term j is part of a listed individual's
+	// surname (see surnameOnly).
+	surnames uint64
 }
 
 // term is one distinct normalised word of the list.
@@ -121,7 +126,10 @@ func buildIndex(entries []Entry) index {
 	addWords := func(entry, alias int, words []nameWord, joined bool) {
 		n := listedName{entry: int32(entry), alias: int32(alias), joined: joined}
 		id := int32(len(idx.names))
-		for _, w := range words {
+		for j, w := range words {
+			if w.surname && j < 64 {
+				n.surnames |= 1 << uint(j)
+			}
 			t := termOf(w.text)
 			weight := termWeight(idx.terms[t].word)
 			if w.middle {
@@ -179,6 +187,21 @@ func buildIndex(entries []Entry) index {
 		}
 	}
 	idx.orderByLength()
+	idx.common = make([]float32, len(idx.terms))
+	seen := make([]int32, len(entries))
+	for i := range seen {
+		seen[i] = -1
+	}
+	for t := range idx.terms {
+		n := 0
+		for _, p := range idx.terms[t].postings {
+			if e := idx.names[p].entry; seen[e] != int32(t) {
+				seen[e] = int32(t)
+				n++
+			}
+		}
+		idx.common[t] = termCommonness(string(idx.terms[t].word), n)
+	}
 	var gs []bigram
 	idx.gramBits = make([]uint64, len(idx.terms))
 	idx.foldedAt = make([]int32, 0, len(idx.terms)+1)

@@ -23,9 +23,11 @@ type scoring struct {
 	queryShare  float64 // weight of queryCoverage; nameCoverage has the rest
 	minShared   float64 // share of a word's bigrams a term must have to be compared
 	contained   float64 // nameCoverage at which a listed name inside the screened name is a hit
+	fuzzyCommon float64 // how much more a near miss on a common listed word costs (see commonPairSim)
+	exactCommon float64 // the share of a pair's similarity a fully common word loses
 }
 
-var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, frameFactor: 0.9, wordPenalty: 1, queryShare: 0.6, minShared: 0.55, contained: 0.95}
+var defaultScoring = scoring{wordFloor: 0.85, offsetFloor: 0.90, vowelFactor: 0.95, frameFactor: 0.9, wordPenalty: 1, queryShare: 0.6, minShared: 0.55, contained: 0.95, fuzzyCommon: 2, exactCommon: 0.05}
 
 // Screen scores name against every primary name and alias of the list and
 // returns the entries scoring at or above the threshold, best first. An empty
@@ -56,6 +58,19 @@ func (l *List) screen(name string, floor float64, sc scoring) (found []Match, ok
 	found = l.search(q, floor, sc)
 	if hyphenHidesWord(name) {
 		found = mergeMatches(found, l.search(newQuery(name, true), floor, sc))
+	}
+	if alt, ok := l.spelledReading(name); ok {
+		if sq := newQuery(alt, false); len(sq.words) > 0 {
+			found = mergeMatches(found, withExplanation(l.search(sq, floor, sc), ExplainSpelledOut))
+		}
+	}
+	if hasSpelledLetters(name) {
+		found = withExplanation(found, ExplainSpelledOut)
+	}
+	for _, alt := range scriptReadings(name) {
+		if sq := newQuery(alt, false); len(sq.words) > 0 {
+			found = mergeMatches(found, l.search(sq, floor, sc))
+		}
 	}
 	if alt, ok := liquidReading(name); ok {
 		if aq := newQuery(alt, false); len(aq.words) > 0 {
@@ -101,17 +116,26 @@ func (l *List) search(q query, floor float64, sc scoring) []Match {
 	for u := range q.units {
 		l.closeTerms(s, q, u, sc)
 	}
+	initials := q.initials()
 	for _, n := range s.touched {
 		name := &l.idx.names[n]
 		need := min(2, len(name.terms))
-		if bits.OnesCount64(s.nameMask[n]) < need {
-			continue // a listed name of two words or more needs two in common
+		if have := bits.OnesCount64(s.nameMask[n]); have+min(initials, need-1) < need {
+			// A listed name of two words or more needs two in common (an
+			// initial may be one), or the screened name is one of its
+			// surnames alone.
+			if have == 1 && len(q.words) == 1 && name.surnames != 0 {
+				if score := l.surnameOnly(s, q, name); score >= floor {
+					l.keepBest(s, name, score, explainSurnameOnly)
+				}
+			}
+			continue
 		}
-		score := l.scoreName(s, q, name, need, sc)
+		score, why := l.scoreName(s, q, name, need, sc)
 		if score < floor {
 			continue
 		}
-		l.keepBest(s, name, score)
+		l.keepBest(s, name, score, why)
 	}
 	if len(s.found) == 0 {
 		return nil
@@ -298,7 +322,7 @@ func (l *List) recordTerm(s *scratch, q query, u int, t int32, sim float64) {
 // scoreName pairs the query units with the listed name's terms, best pairs
 // first (a unit pairs only when none of its words is paired yet), and
 // combines the two coverages. It returns 0 when fewer than need terms pair.
-func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc scoring) float64 {
+func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc scoring) (float64, explain) {
 	nu := len(q.units)
 	s.pairs = s.pairs[:0]
 	for j, t := range name.terms {
@@ -311,6 +335,28 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 				s.pairs = append(s.pairs, wordPair{query: u, term: j, sim: float64(sim)})
 			}
 		}
+	}
+	// Without an anchor (a pair at anchorSim or closer on a word common
+	// neither on the list nor among everyday names), a match rests on
+	// common words and near misses: each pair is discounted by how common
+	// its words are (commonPairSim).
+	anchored := false
+	for _, p := range s.pairs {
+		if p.sim >= anchorSim-1e-6 && l.idx.common[name.terms[p.term]] < anchorCommon && q.units[p.query].common < anchorCommon {
+			anchored = true
+			break
+		}
+	}
+	if !anchored {
+		k := 0
+		for _, p := range s.pairs {
+			c := max(l.idx.common[name.terms[p.term]], q.units[p.query].common)
+			if p.sim = commonPairSim(p.sim, c, sc); p.sim > 0 {
+				s.pairs[k] = p
+				k++
+			}
+		}
+		s.pairs = s.pairs[:k]
 	}
 	slices.SortFunc(s.pairs, func(a, b wordPair) int {
 		if c := cmp.Compare(b.sim, a.sim); c != 0 {
@@ -325,6 +371,7 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 	clear(used)
 	var usedWords uint64
 	var queryCovered, nameCovered float64
+	minSim := 1.0 // the lowest similarity of the pairs taken
 	paired := 0
 	for _, p := range s.pairs {
 		un := &q.units[p.query]
@@ -337,24 +384,116 @@ func (l *List) scoreName(s *scratch, q query, name *listedName, need int, sc sco
 		usedWords |= un.mask
 		used[p.term] = true
 		paired++
+		minSim = min(minSim, p.sim)
 		queryCovered += p.sim * un.weight
 		nameCovered += p.sim * name.weights[p.term]
 	}
+	var why explain
+	if paired >= 1 && (anchored || paired >= 2 && minSim >= 1-sc.exactCommon-1e-6) && !name.joined {
+		// A one-letter word of the screened name left unpaired is an
+		// initial: it pairs with the first unpaired listed word of that
+		// letter ("N. MADURO MOROS", "J. L. RIZO MORENO"), when the rest
+		// of the match has an anchor or two words as listed ("N. MORENO
+		// GONZALEZ"; "M. HERNANDEZ" has neither).
+		for i, w := range q.words {
+			if len(w) != 1 || usedWords&(1<<uint(i)) != 0 {
+				continue
+			}
+			for j, t := range name.terms {
+				if tw := l.idx.terms[t].word; !used[j] && len(tw) >= 2 && tw[0] == w[0] {
+					used[j] = true
+					usedWords |= 1 << uint(i)
+					paired++
+					queryCovered += q.weights[i]
+					nameCovered += initialFactor * name.weights[j]
+					why |= explainInitials
+					break
+				}
+			}
+		}
+	}
 	if paired < need {
-		return 0
+		return 0, 0
 	}
 	queryCoverage := queryCovered / q.total
 	nameCoverage := nameCovered / name.weight
 	score := sc.queryShare*queryCoverage + (1-sc.queryShare)*nameCoverage
-	if paired >= containedWords && nameCoverage >= sc.contained {
-		// Every word of a listed name of three or more words is in the
-		// screened name, nearly as listed: extra words around it (a
-		// father's name, or padding meant to dilute the score) do not
-		// make it another name.
-		score = max(score, nameCoverage)
+	if nameCoverage >= sc.contained && nameCoverage > score {
+		switch {
+		case paired >= containedWords:
+			// Every word of a listed name of three or more words is in
+			// the screened name, nearly as listed: extra words around it
+			// (a father's name, or padding meant to dilute the score) do
+			// not make it another name.
+			score = nameCoverage
+			why |= explainExtraNames
+		case paired == 2 && len(name.terms) == 2 && name.surnames != 0 && anchored && minSim >= extraNamesSim &&
+			len(q.words) <= paired+maxExtraNames && usedWords&1 != 0 && usedWords&(1<<uint(len(q.words)-1)) != 0:
+			// Both words of a listed individual's two-word name, as
+			// listed, one of them not common, first and last with a few
+			// names between ("Igor Ivanovich Petrovich SECHIN"): counted
+			// a little below a word-for-word match.
+			score = max(score, extraNamesFactor*nameCoverage)
+			why |= explainExtraNames
+		}
 	}
-	return score
+	return score, why
 }
+
+// initialFactor is how much of a listed word an initial standing for it
+// covers.
+const initialFactor = 0.8
+
+// extraNamesFactor scales the score of a two-word listed name found whole
+// among extra names; maxExtraNames bounds how many extra names.
+// extraNamesSim is the similarity both words need.
+const (
+	extraNamesFactor = 0.9
+	maxExtraNames    = 3
+	extraNamesSim    = 0.98
+)
+
+// surnameOnlyScore is the score of a screened name that is only one
+// surname of a listed individual (see surnameOnly): just above the default
+// threshold, so that the payout is held and a reviewer sees why.
+const surnameOnlyScore = 0.85
+
+// minSurnameOnly is the shortest surname that hits alone; a surname as
+// common as maxSurnameOnlyCommon (on five entries or more of the list, or an
+// everyday name) never does.
+const (
+	minSurnameOnly       = 6
+	maxSurnameOnlyCommon = 0.3
+)
+
+// surnameOnly scores a screened name of one word against a listed
+// individual's name of which it is a surname, written nearly as listed
+// (0.95 or closer), of minSurnameOnly runes or more, and rare: on at most
+// four entries and not an everyday name ("maduro" for "Nicolas MADURO
+// MOROS"). It returns 0 otherwise.
+func (l *List) surnameOnly(s *scratch, q query, name *listedName) float64 {
+	nu := len(q.units)
+	for j, t := range name.terms {
+		if name.surnames&(1<<uint(j)) == 0 || s.termGen[t] != s.gen {
+			continue
+		}
+		if len(l.idx.terms[t].word) < minSurnameOnly || l.idx.common[t] >= maxSurnameOnlyCommon || q.units[0].common > 0 {
+			continue
+		}
+		if s.sims[int(s.termSlot[t])*nu] >= 0.95-1e-6 {
+			return surnameOnlyScore
+		}
+	}
+	return 0
+}
+
+// anchorSim and anchorCommon define an anchor: a pair of words this similar,
+// neither of them more common than this, which makes a match rest on
+// something rarer than an everyday name.
+const (
+	anchorSim    = 0.9
+	anchorCommon = 0.5
+)
 
 // joinedFloor is the similarity that joined words (several words of the
 // screened name, or a listed name's words joined into one) need to pair:
@@ -377,7 +516,7 @@ const containedWords = 3
 // keepBest records a scoring name under its entry, keeping the entry's best;
 // on equal scores the primary name wins over an alias, then the earlier
 // alias, so results do not depend on the order names were visited.
-func (l *List) keepBest(s *scratch, name *listedName, score float64) {
+func (l *List) keepBest(s *scratch, name *listedName, score float64, why explain) {
 	e := name.entry
 	if s.entryGen[e] == s.gen {
 		k := s.entryBest[e]
@@ -385,6 +524,7 @@ func (l *List) keepBest(s *scratch, name *listedName, score float64) {
 		if score > m.Score || (score == m.Score && name.alias < s.foundAlias[k]) {
 			m.Score = score
 			m.MatchedName, m.IsAlias = l.nameText(name)
+			m.Explanation = why.list()
 			s.foundAlias[k] = name.alias
 		}
 		return
@@ -401,6 +541,7 @@ func (l *List) keepBest(s *scratch, name *listedName, score float64) {
 		Type:        entry.Type,
 		Programs:    entry.Programs,
 		Score:       score,
+		Explanation: why.list(),
 	})
 	s.foundAlias = append(s.foundAlias, name.alias)
 }
@@ -432,4 +573,14 @@ func soundAlike(a, b rune) bool {
 		}
 	}
 	return false
+}
+
+// withExplanation adds an explanation to every match of ms.
+func withExplanation(ms []Match, e string) []Match {
+	for i := range ms {
+		if !slices.Contains(ms[i].Explanation, e) {
+			ms[i].Explanation = append(ms[i].Explanation, e)
+		}
+	}
+	return ms
 }

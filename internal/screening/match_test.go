@@ -85,8 +85,9 @@ func TestScreenFullList(t *testing.T) {
 		{"Banco Nacional de Cuba", 306},
 		{"Hamas", 4695},
 		{"Hassan Dahir Aweys Abdi Farah Guedi Robleh Waberi Kamil", 7006}, // padding does not hide a listed name of three words
-		{"Mohamed", 0}, // one word never hits a listed name of two or more
-		{"Maduro", 0},
+		{"Mohamed", 0},    // a common word alone never hits a listed name of two or more
+		{"Maduro", 22790}, // a long surname on few entries does (surname_only; see TestExplanations)
+		{"Hernandez", 0},  // an everyday surname does not
 		{"Abebe Kebede Tesfaye", 0},
 		{"Société Djiboutienne de Commerce", 0},
 		{"Banco Nacional de Panama", 0},
@@ -154,7 +155,8 @@ func TestScreenNilList(t *testing.T) {
 }
 
 func FuzzScreen(f *testing.F) {
-	for _, s := range []string{"Dmitry Khoroshev", "AL-", "ABU", "a b c d e f g h i j k l m n o p q r s t u v w x y z", "محمد", "\x00\xff"} {
+	for _, s := range []string{"Dmitry Khoroshev", "AL-", "ABU", "a b c d e f g h i j k l m n o p q r s t u v w x y z", "محمد", "\x00\xff",
+		"D-a-v-i-d M_i_l_l_e_r", "U.S.A.B.C", "박영식", "ניקולס סצ׳", "々々高山々", "N. M. Moros", "maduro"} {
 		f.Add(s)
 	}
 	l, err := Load(context.Background(), fixturePath(f))
@@ -207,6 +209,47 @@ func TestResultJSON(t *testing.T) {
 		}
 		if string(got) != want {
 			t.Errorf("%q: %s\nwant %s", name, got, want)
+		}
+	}
+}
+
+// TestExplanations: a match that rests on a variation says which in
+// Match.Explanation: given names as initials, extra names, one distinctive
+// surname, letters spelled out; a word-for-word match says nothing.
+func TestExplanations(t *testing.T) {
+	l := evalList(t)
+	tests := []struct {
+		name  string
+		entry int
+		want  []string
+	}{
+		{"Nicolas Maduro Moros", 22790, nil},
+		{"N. Maduro Moros", 22790, []string{ExplainInitials}},
+		{"J. L. Rizo Moreno", 4424, []string{ExplainInitials}},
+		{"Igor Ivanovich Petrovich Sechin", 16692, []string{ExplainExtraNames}},
+		{"maduro", 22790, []string{ExplainSurnameOnly}},
+		{"N-i-c-o-l-a-s M-a-d-u-r-o", 22790, []string{ExplainSpelledOut}},
+	}
+	for _, tt := range tests {
+		r := l.Screen(tt.name, Options{})
+		var m *Match
+		for i := range r.Matches {
+			if r.Matches[i].EntryID == tt.entry {
+				m = &r.Matches[i]
+			}
+		}
+		if m == nil {
+			t.Errorf("Screen(%q) = %+v, want a hit on %d", tt.name, r, tt.entry)
+			continue
+		}
+		if !slices.Equal(m.Explanation, tt.want) {
+			t.Errorf("Screen(%q): explanation %v, want %v", tt.name, m.Explanation, tt.want)
+		}
+	}
+	// One-word and initial near misses stay clear.
+	for _, n := range []string{"Hernandez", "Smith", "M. Hernandez", "A. Mohamed", "Moreno"} {
+		if r := l.Screen(n, Options{}); r.Status != StatusClear {
+			t.Errorf("Screen(%q) = %+v, want clear", n, r)
 		}
 	}
 }

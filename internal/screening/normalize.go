@@ -72,6 +72,9 @@ type nameWord struct {
 	// (middle names, patronymics, father's names): often left out when the
 	// name is written, so its absence costs less.
 	middle bool
+	// surname marks a word of the part before the comma of a listed
+	// individual's name ("MADURO MOROS, Nicolas").
+	surname bool
 }
 
 // role of a folded word within a name written "LAST, First Middle".
@@ -133,7 +136,7 @@ func nameWords(name string, commaOrder, joinHyphens bool) []nameWord {
 			prefix += w.text
 			continue
 		}
-		nw := nameWord{text: canonicalWord(prefix + w.text)}
+		nw := nameWord{text: canonicalWord(prefix + w.text), surname: w.role == roleSurname}
 		prefix = ""
 		if w.role == roleGiven {
 			nw.middle = givenSeen

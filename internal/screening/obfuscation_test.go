@@ -105,6 +105,12 @@ func TestObfuscationsCoverEveryKind(t *testing.T) {
 	has("full-width", in('\uFF01', '\uFF5E'))
 	has("Cyrillic homoglyph", in('\u0400', '\u04FF'))
 	has("Greek homoglyph", in('\u0370', '\u03FF'))
+	has("letters separated by hyphens", in('-', '-'))
+	has("letters separated by spaces", in(' ', ' '))
+	has("letters separated by underscores", in('_', '_'))
+	has("letters separated by tildes", in('~', '~'))
+	has("letters separated by asterisks", in('*', '*'))
+	has("surname first", in(' ', ' '))
 }
 
 func TestNormalizeRemovesInvisibleAndFolds(t *testing.T) {

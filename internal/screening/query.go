@@ -26,6 +26,7 @@ type unit struct {
 	mask   uint64     // bit i set when query word i is part of the unit
 	weight float64    // sum of the weights of its words
 	runes  int        // length of key in runes
+	common float32    // 1 for a single word of the everyday names table (commonnames.txt)
 	forms  []wordForm // spellings compared: the word, without a leading article, given-name variants
 }
 
@@ -62,8 +63,12 @@ func newQuery(name string, joinHyphens bool) query {
 	}
 	n := len(q.words)
 	for i := range n {
-		q.units = append(q.units, unit{key: string(q.words[i]), mask: 1 << uint(i), weight: q.weights[i],
-			runes: len(q.words[i]), forms: wordForms(string(q.words[i]))})
+		u := unit{key: string(q.words[i]), mask: 1 << uint(i), weight: q.weights[i],
+			runes: len(q.words[i]), forms: wordForms(string(q.words[i]))}
+		if commonNames[u.key] {
+			u.common = 1
+		}
+		q.units = append(q.units, u)
 	}
 	addSpan := func(i, j int) {
 		var b strings.Builder
@@ -139,4 +144,16 @@ func hasVowel(w []rune) bool {
 		}
 	}
 	return false
+}
+
+// initials returns the number of one-letter words of the name (see
+// List.scoreName).
+func (q query) initials() int {
+	n := 0
+	for _, w := range q.words {
+		if len(w) == 1 {
+			n++
+		}
+	}
+	return n
 }

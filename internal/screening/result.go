@@ -48,4 +48,44 @@ type Match struct {
 	Type        string   `json:"type"`         // TypeIndividual, TypeEntity, TypeVessel or TypeAircraft
 	Programs    []string `json:"programs"`     // sanctions programs of the entry
 	Score       float64  `json:"score"`        // similarity from 0 to 1, rounded to four decimals
+	// Explanation names how the screened name differs from the listed one
+	// when the match rests on a variation that needs its own rule (the
+	// Explain* values); absent for a match word for word.
+	Explanation []string `json:"explanation,omitempty"`
+}
+
+// Explanations of a match (Match.Explanation).
+const (
+	// ExplainInitials: given names written as initials ("N. MADURO MOROS").
+	ExplainInitials = "given_names_as_initials"
+	// ExplainExtraNames: the screened name has names the listed one lacks
+	// (further middle names, a father's name) around all of its words.
+	ExplainExtraNames = "extra_names"
+	// ExplainSurnameOnly: the screened name is one surname of the listed
+	// individual, long and rare on the list and not an everyday name.
+	ExplainSurnameOnly = "surname_only"
+	// ExplainSpelledOut: the screened name has letters written one by one
+	// ("D-a-v-i-d"), read as the words they spell.
+	ExplainSpelledOut = "letters_spelled_out"
+)
+
+// explain is a set of explanations, one bit each.
+type explain uint8
+
+const (
+	explainInitials explain = 1 << iota
+	explainExtraNames
+	explainSurnameOnly
+	explainSpelledOut
+)
+
+// list returns the explanations of e, in a fixed order; nil when none.
+func (e explain) list() []string {
+	var out []string
+	for i, s := range []string{ExplainInitials, ExplainExtraNames, ExplainSurnameOnly, ExplainSpelledOut} {
+		if e&(1<<uint(i)) != 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }

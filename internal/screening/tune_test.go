@@ -51,7 +51,7 @@ func TestExplainReport(t *testing.T) {
 		ms, _ := l.screen(n, 0.3, tuneScoring(t))
 		for _, m := range ms {
 			e, _ := l.Entry(m.EntryID)
-			fmt.Printf("   %.3f %s | %s | %q\n", m.Score, m.MatchedName, m.ListName, Normalize(e.Name))
+			fmt.Printf("   %.3f %s | %s | %q %v\n", m.Score, m.MatchedName, m.ListName, Normalize(e.Name), m.Explanation)
 		}
 	}
 }
@@ -63,7 +63,7 @@ func tuneScoring(t *testing.T) scoring {
 	fields := map[string]*float64{
 		"wordFloor": &sc.wordFloor, "offsetFloor": &sc.offsetFloor, "vowelFactor": &sc.vowelFactor, "frameFactor": &sc.frameFactor,
 		"wordPenalty": &sc.wordPenalty, "queryShare": &sc.queryShare, "minShared": &sc.minShared,
-		"contained": &sc.contained,
+		"contained": &sc.contained, "fuzzyCommon": &sc.fuzzyCommon, "exactCommon": &sc.exactCommon,
 	}
 	for _, kv := range strings.Fields(os.Getenv("PAYD_SCREENING_SCORING")) {
 		k, v, _ := strings.Cut(kv, "=")

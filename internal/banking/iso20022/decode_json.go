@@ -62,6 +62,12 @@ type jsonParty struct {
 	Account string `json:"account"`
 }
 
+// party returns the debtor or creditor; JSON has one account field, so an
+// account of IBAN shape is taken to be an IBAN.
+func (p jsonParty) party() Party {
+	return Party{Name: p.Name, Account: p.Account, IBAN: LooksLikeIBAN(p.Account)}
+}
+
 func (env *jsonEnvelope) message() Message {
 	m := Message{
 		MsgID:            env.MsgID,
@@ -84,9 +90,9 @@ func (env *jsonEnvelope) message() Message {
 			AmountFraction: amt.fraction,
 			AmountIssue:    amt.issue,
 			ChargeBearer:   x.ChargeBearer,
-			Debtor:         Party(x.Debtor),
+			Debtor:         x.Debtor.party(),
 			DebtorAgent:    x.DebtorAgent,
-			Creditor:       Party(x.Creditor),
+			Creditor:       x.Creditor.party(),
 			CreditorAgent:  x.CreditorAgent,
 			RemittanceInfo: x.RemittanceInfo,
 		})

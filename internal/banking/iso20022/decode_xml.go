@@ -37,7 +37,7 @@ func DecodeXML(body []byte) (Message, error) {
 		return Message{}, err
 	}
 	var doc pacs008Document
-	if err := decodeDocument(body, res.wrapped, &doc); err != nil {
+	if err := decodeDocument(body, res.docDepth, &doc); err != nil {
 		return Message{}, err
 	}
 	m := doc.message()
@@ -49,12 +49,8 @@ func DecodeXML(body []byte) (Message, error) {
 
 // decodeDocument unmarshals the Document element of a body that scanXML
 // already accepted as well-formed.
-func decodeDocument(body []byte, wrapped bool, v any) error {
+func decodeDocument(body []byte, want int, v any) error {
 	d := xml.NewDecoder(bytes.NewReader(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))))
-	want := 1
-	if wrapped {
-		want = 2
-	}
 	depth := 0
 	for {
 		tok, err := d.Token()
@@ -134,11 +130,13 @@ type xmlAccount struct {
 	} `xml:"Id"`
 }
 
-func (a xmlAccount) value() string {
+// party returns the name and account of a debtor or creditor; the account
+// is an IBAN only when written in the IBAN element.
+func (a xmlAccount) party(name string) Party {
 	if a.ID.IBAN != "" {
-		return a.ID.IBAN
+		return Party{Name: name, Account: a.ID.IBAN, IBAN: true}
 	}
-	return a.ID.Othr.ID
+	return Party{Name: name, Account: a.ID.Othr.ID}
 }
 
 type xmlAgent struct {
@@ -167,9 +165,9 @@ func (doc *pacs008Document) message() Message {
 			AmountFraction: amt.fraction,
 			AmountIssue:    amt.issue,
 			ChargeBearer:   x.ChrgBr,
-			Debtor:         Party{Name: x.Dbtr.Nm, Account: x.DbtrAcct.value()},
+			Debtor:         x.DbtrAcct.party(x.Dbtr.Nm),
 			DebtorAgent:    x.DbtrAgt.FinInstnID.BICFI,
-			Creditor:       Party{Name: x.Cdtr.Nm, Account: x.CdtrAcct.value()},
+			Creditor:       x.CdtrAcct.party(x.Cdtr.Nm),
 			CreditorAgent:  x.CdtrAgt.FinInstnID.BICFI,
 			RemittanceInfo: strings.Join(x.RmtInf.Ustrd, " "),
 		})

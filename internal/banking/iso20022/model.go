@@ -66,4 +66,9 @@ type Party struct {
 	// Account is Acct/Id/IBAN, or Acct/Id/Othr/Id when the account is not an
 	// IBAN; JSON account.
 	Account string
+	// IBAN says the account is an IBAN, so it must pass the ISO 13616 check:
+	// it was written in an IBAN element (XML), or it has the IBAN shape (JSON,
+	// which has one account field). An Othr/Id is never taken for an IBAN,
+	// whatever its shape: "US88664715164441" is a US account number.
+	IBAN bool
 }

@@ -94,13 +94,13 @@ func DecodeReturnXML(body []byte) (ReturnRequest, error) {
 	}
 	if res.schema == pacs004Schema {
 		var doc pacs004Document
-		if err := decodeDocument(body, res.wrapped, &doc); err != nil {
+		if err := decodeDocument(body, res.docDepth, &doc); err != nil {
 			return ReturnRequest{}, err
 		}
 		return doc.request()
 	}
 	var doc camt056Document
-	if err := decodeDocument(body, res.wrapped, &doc); err != nil {
+	if err := decodeDocument(body, res.docDepth, &doc); err != nil {
 		return ReturnRequest{}, err
 	}
 	return doc.request()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,11 +30,12 @@ func renderPacs008(m Message, envelope bool) []byte {
 	b.WriteString(`<Document xmlns="` + NamespacePacs008 + `"><FIToFICstmrCdtTrf><GrpHdr>`)
 	b.WriteString("<MsgId>" + esc(m.MsgID) + "</MsgId><CreDtTm>" + esc(m.CreatedAtText) + "</CreDtTm><NbOfTxs>" + esc(m.DeclaredTxCount) + "</NbOfTxs>")
 	b.WriteString("<SttlmInf><SttlmMtd>" + esc(m.SettlementMethod) + "</SttlmMtd></SttlmInf></GrpHdr>")
-	account := func(tag, a string) {
+	account := func(tag string, p Party) {
+		a := p.Account
 		if a == "" {
 			return
 		}
-		if LooksLikeIBAN(a) {
+		if p.IBAN {
 			b.WriteString("<" + tag + "><Id><IBAN>" + esc(a) + "</IBAN></Id></" + tag + ">")
 		} else {
 			b.WriteString("<" + tag + "><Id><Othr><Id>" + esc(a) + "</Id></Othr></Id></" + tag + ">")
@@ -48,11 +50,11 @@ func renderPacs008(m Message, envelope bool) []byte {
 		b.WriteString(`<IntrBkSttlmAmt Ccy="` + esc(tx.Currency) + `">` + majorAmountText(tx) + "</IntrBkSttlmAmt>")
 		b.WriteString("<ChrgBr>" + esc(tx.ChargeBearer) + "</ChrgBr>")
 		b.WriteString("<Dbtr><Nm>" + esc(tx.Debtor.Name) + "</Nm></Dbtr>")
-		account("DbtrAcct", tx.Debtor.Account)
+		account("DbtrAcct", tx.Debtor)
 		b.WriteString("<DbtrAgt><FinInstnId><BICFI>" + esc(tx.DebtorAgent) + "</BICFI></FinInstnId></DbtrAgt>")
 		b.WriteString("<CdtrAgt><FinInstnId><BICFI>" + esc(tx.CreditorAgent) + "</BICFI></FinInstnId></CdtrAgt>")
 		b.WriteString("<Cdtr><Nm>" + esc(tx.Creditor.Name) + "</Nm></Cdtr>")
-		account("CdtrAcct", tx.Creditor.Account)
+		account("CdtrAcct", tx.Creditor)
 		if tx.RemittanceInfo != "" {
 			b.WriteString("<RmtInf><Ustrd>" + esc(tx.RemittanceInfo) + "</Ustrd></RmtInf>")
 		}
@@ -111,8 +113,8 @@ func renderJSON(m Message) []byte {
 		}
 		out.Transactions = append(out.Transactions, txJSON{
 			UETR: tx.UETR, EndToEndID: tx.EndToEndID, AmountMinor: json.Number(amount), Currency: tx.Currency,
-			ChargeBearer: tx.ChargeBearer, Debtor: party(tx.Debtor), DebtorAgent: tx.DebtorAgent,
-			Creditor: party(tx.Creditor), CreditorAgent: tx.CreditorAgent, RemittanceInfo: tx.RemittanceInfo,
+			ChargeBearer: tx.ChargeBearer, Debtor: party{tx.Debtor.Name, tx.Debtor.Account}, DebtorAgent: tx.DebtorAgent,
+			Creditor: party{tx.Creditor.Name, tx.Creditor.Account}, CreditorAgent: tx.CreditorAgent, RemittanceInfo: tx.RemittanceInfo,
 		})
 	}
 	b, _ := json.Marshal(out)
@@ -179,8 +181,16 @@ func TestRoundTripCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: JSON rendering: %v", e.File, err)
 			}
-			if !reflect.DeepEqual(back, m) {
-				t.Errorf("%s: through JSON\n got %+v\nwant %+v", e.File, back, m)
+			// JSON has one account field: an account of IBAN shape is
+			// read as an IBAN, whichever element the XML had it in.
+			want := m
+			want.Transactions = slices.Clone(m.Transactions)
+			for i := range want.Transactions {
+				tx := &want.Transactions[i]
+				tx.Debtor.IBAN, tx.Creditor.IBAN = LooksLikeIBAN(tx.Debtor.Account), LooksLikeIBAN(tx.Creditor.Account)
+			}
+			if !reflect.DeepEqual(back, want) {
+				t.Errorf("%s: through JSON\n got %+v\nwant %+v", e.File, back, want)
 			}
 			jsonOK = true
 		}

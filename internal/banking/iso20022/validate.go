@@ -135,10 +135,10 @@ func transactionProblems(i int, tx Transaction) []FieldError {
 	if r := textRule(tx.Creditor.Name, 140); r != "" {
 		add(ReasonCH16, "Cdtr/Nm", r)
 	}
-	if r := accountRule(tx.Debtor.Account); r != "" {
+	if r := accountRule(tx.Debtor); r != "" {
 		add(ReasonAC01, "DbtrAcct/Id", r)
 	}
-	if r := accountRule(tx.Creditor.Account); r != "" {
+	if r := accountRule(tx.Creditor); r != "" {
 		add(ReasonAC01, "CdtrAcct/Id", r)
 	}
 	if r := bicRule(tx.DebtorAgent); r != "" {
@@ -174,13 +174,14 @@ func textRule(s string, max int) string {
 	return ""
 }
 
-func accountRule(s string) string {
+func accountRule(p Party) string {
+	s := p.Account
 	switch {
 	case strings.TrimSpace(s) == "":
 		return "account missing"
 	case utf8.RuneCountInString(s) > 34:
 		return "account identifier longer than 34 characters"
-	case LooksLikeIBAN(s) && !ValidIBAN(s):
+	case p.IBAN && !ValidIBAN(s):
 		return "IBAN fails its mod-97 check"
 	}
 	return ""

@@ -66,8 +66,15 @@ func TestValidateRules(t *testing.T) {
 		{"remittance 141", func(m *Message) { m.Transactions[0].RemittanceInfo = strings.Repeat("r", 141) }, ReasonCH16, "CdtTrfTxInf[1]/RmtInf/Ustrd"},
 		{"debtor name missing", func(m *Message) { m.Transactions[0].Debtor.Name = " " }, ReasonCH16, "CdtTrfTxInf[1]/Dbtr/Nm"},
 		{"creditor name 141", func(m *Message) { m.Transactions[0].Creditor.Name = strings.Repeat("n", 141) }, ReasonCH16, "CdtTrfTxInf[1]/Cdtr/Nm"},
-		{"debtor IBAN bad check", func(m *Message) { m.Transactions[0].Debtor.Account = "DJ2200010000000154000100186" }, ReasonAC01, "CdtTrfTxInf[1]/DbtrAcct/Id"},
-		{"creditor IBAN GB ok", func(m *Message) { m.Transactions[0].Creditor.Account = "GB82WEST12345698765432" }, "", ""},
+		{"debtor IBAN bad check", func(m *Message) {
+			m.Transactions[0].Debtor.Account, m.Transactions[0].Debtor.IBAN = "DJ2200010000000154000100186", true
+		}, ReasonAC01, "CdtTrfTxInf[1]/DbtrAcct/Id"},
+		{"debtor Othr of IBAN shape, not an IBAN", func(m *Message) {
+			m.Transactions[0].Debtor.Account, m.Transactions[0].Debtor.IBAN = "US88664715164441", false
+		}, "", ""},
+		{"creditor IBAN GB ok", func(m *Message) {
+			m.Transactions[0].Creditor.Account, m.Transactions[0].Creditor.IBAN = "GB82WEST12345698765432", true
+		}, "", ""},
 		{"creditor IBAN lower case ok", func(m *Message) { m.Transactions[0].Creditor.Account = "GB82west12345698765432" }, "", ""},
 		{"creditor account missing", func(m *Message) { m.Transactions[0].Creditor.Account = "" }, ReasonAC01, "CdtTrfTxInf[1]/CdtrAcct/Id"},
 		{"creditor account 35", func(m *Message) { m.Transactions[0].Creditor.Account = strings.Repeat("1", 35) }, ReasonAC01, "CdtTrfTxInf[1]/CdtrAcct/Id"},

@@ -36,6 +36,8 @@ var isoMessageNamespace = regexp.MustCompile(`^urn:iso:std:iso:20022:tech:xsd:([
 type scanResult struct {
 	schema   *schema // the message's schema
 	wrapped  bool    // the Document sat in an envelope after an AppHdr
+	docDepth int     // the level of the Document element: 1 bare, 2 in an envelope, 4 in FedNow's
+	fedNow   string  // the FedNow message wrapper element the Document sat in, if any
 	problems []FieldError
 }
 
@@ -49,7 +51,29 @@ const (
 	envWantDocument
 	envInDocument
 	envAfterDocument
+	// FedNow's envelope: FedNowIncoming, an optional FedNowTechnicalHeader,
+	// then FedNowIncomingMessage holding one message wrapper (for a pacs.008
+	// FedNowCustomerCreditTransfer) with the AppHdr and the Document.
+	envFedNowRoot
+	envFedNowTechHeader
+	envFedNowMessage
 )
+
+// FedNow envelope elements, as FedNow publishes them.
+const (
+	fedNowRoot       = "FedNowIncoming"
+	fedNowTechHeader = "FedNowTechnicalHeader"
+	fedNowMessage    = "FedNowIncomingMessage"
+	fedNowDepth      = 4 // the level of the AppHdr and the Document in a FedNow envelope
+)
+
+// fedNowWrappers names, per message namespace, the FedNow wrapper element
+// that holds it.
+var fedNowWrappers = map[string]string{
+	NamespacePacs008: "FedNowCustomerCreditTransfer",
+	NamespacePacs004: "FedNowPaymentReturn",
+	NamespaceCamt056: "FedNowReturnRequest",
+}
 
 type openElement struct {
 	raw      xml.Name // Space holds the prefix
@@ -75,6 +99,8 @@ type scanner struct {
 	open     []openElement
 	ns       []nsBinding
 	env      envState
+	envDepth int  // the level of the AppHdr and the Document in the envelope
+	techSeen bool // a FedNowTechnicalHeader was read
 	docDepth int
 	frames   []frame
 	res      scanResult
@@ -163,21 +189,46 @@ func (s *scanner) start(t xml.StartElement) error {
 			return s.startDocument(name, attrs, 1)
 		}
 		s.res.wrapped = true
+		s.env, s.envDepth = envWantHeader, 2
+		if name.Local == fedNowRoot {
+			s.env, s.envDepth = envFedNowRoot, fedNowDepth
+		}
+	case s.env == envFedNowTechHeader:
+		// The technical header's content is FedNow's own: not read.
+	case s.env == envFedNowRoot && depth == 2:
+		switch {
+		case name.Local == fedNowTechHeader && !s.techSeen:
+			s.env, s.techSeen = envFedNowTechHeader, true
+		case name.Local == fedNowMessage:
+			s.env = envFedNowMessage
+		default:
+			return &ParseError{Kind: ErrUnsupportedMessage, Path: safeName(name.Local), Reason: "a FedNow envelope holds an optional FedNowTechnicalHeader and then FedNowIncomingMessage"}
+		}
+	case s.env == envFedNowMessage && depth == 3:
+		if !strings.HasPrefix(name.Local, "FedNow") {
+			return &ParseError{Kind: ErrUnsupportedMessage, Path: safeName(name.Local), Reason: "FedNowIncomingMessage holds one FedNow message wrapper"}
+		}
+		s.res.fedNow = name.Local
 		s.env = envWantHeader
-	case s.env == envWantHeader && depth == 2:
+	case s.env == envWantHeader && depth == s.envDepth:
 		if name.Local != "AppHdr" || !validHeadNamespace(name.Space) {
 			return &ParseError{Kind: ErrUnsupportedMessage, Path: safeName(name.Local), Reason: "an envelope must hold a head.001 AppHdr and then the Document"}
 		}
 		s.env = envInHeader
-	case s.env == envWantDocument && depth == 2:
+	case s.env == envWantDocument && depth == s.envDepth:
 		if name.Local != "Document" {
 			return &ParseError{Kind: ErrUnsupportedMessage, Path: safeName(name.Local), Reason: "the AppHdr must be followed by the Document"}
 		}
-		return s.startDocument(name, attrs, 2)
-	case s.env == envAfterDocument && depth == 2:
+		if s.res.fedNow != "" && fedNowWrappers[name.Space] != s.res.fedNow {
+			return &ParseError{Kind: ErrUnsupportedMessage, Path: safeName(s.res.fedNow), Reason: "the FedNow wrapper does not hold this message"}
+		}
+		return s.startDocument(name, attrs, s.envDepth)
+	case s.env == envAfterDocument && depth <= s.envDepth:
 		return &ParseError{Kind: ErrUnsupportedMessage, Path: safeName(name.Local), Reason: "nothing may follow the Document in the envelope"}
 	case s.env == envInDocument:
 		s.startChild(name, attrs)
+	case s.res.wrapped && depth < s.envDepth:
+		return &ParseError{Kind: ErrUnsupportedMessage, Path: safeName(name.Local), Reason: "an envelope must hold a head.001 AppHdr and then the Document"}
 	}
 	return nil
 }
@@ -193,6 +244,7 @@ func (s *scanner) startDocument(name xml.Name, attrs []xml.Attr, depth int) erro
 			s.res.schema = sc
 			s.env = envInDocument
 			s.docDepth = depth
+			s.res.docDepth = depth
 			s.frames = append(s.frames[:0], frame{decl: &sc.root, segment: "Document"})
 			s.checkAttributes(&s.frames[0], attrs)
 			return nil
@@ -220,9 +272,13 @@ func (s *scanner) end(t xml.EndElement) error {
 		if n == s.docDepth {
 			s.env = envAfterDocument
 		}
-	case s.env == envInHeader && n == 2:
+	case s.env == envFedNowTechHeader:
+		if n == 2 {
+			s.env = envFedNowRoot
+		}
+	case s.env == envInHeader && n == s.envDepth:
 		s.env = envWantDocument
-	case n == 1 && s.res.wrapped && s.env != envAfterDocument:
+	case s.res.wrapped && n < s.envDepth && s.env != envAfterDocument:
 		return &ParseError{Kind: ErrUnsupportedMessage, Reason: "the envelope holds no Document"}
 	}
 	s.ns = s.ns[:len(s.ns)-top.bindings]
@@ -233,7 +289,7 @@ func (s *scanner) end(t xml.EndElement) error {
 func (s *scanner) chars(t xml.CharData) error {
 	depth := len(s.open)
 	switch {
-	case depth == 0 || (depth == 1 && s.res.wrapped):
+	case depth == 0 || (s.res.wrapped && depth < s.envDepth && s.env != envFedNowTechHeader):
 		if len(bytes.Trim(t, xmlSpace)) != 0 {
 			return &ParseError{Kind: ErrMalformed, Reason: "text outside the Document"}
 		}

@@ -551,6 +551,8 @@ export type SandboxScenario = "success" | "insufficient_funds" | "otp_expired" |
 
 export interface ScreeningMatch {
   entry_id: number;
+  /** How the screened name differs from the listed one, when the match rests on a rule of its own: given names written as initials, names the listed one lacks, one distinctive surname alone, letters spelled out one by one. Absent for a match word for word. */
+  explanation?: ("given_names_as_initials" | "extra_names" | "surname_only" | "letters_spelled_out")[];
   is_alias: boolean;
   list_name: string;
   matched_name: string;
