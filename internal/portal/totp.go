@@ -1,20 +1,21 @@
 package portal
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha1"
 	"crypto/subtle"
-	"encoding/base32"
-	"encoding/binary"
 	"fmt"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
 )
 
 // TOTP (RFC 6238) over HOTP (RFC 4226) with HMAC-SHA-1, 30-second steps and
-// six digits: what every authenticator app accepts by default.
+// six digits: what every authenticator app accepts by default. The codes
+// come from github.com/pquerna/otp; what payd adds is the window of one step
+// either side, a constant-time comparison of every candidate, and the replay
+// guard (a step at or before the last one used is refused: totpMatch).
 const (
 	totpStep   = 30 * time.Second
 	totpDigits = 6
@@ -23,43 +24,31 @@ const (
 	totpSkew = 1
 )
 
-var totpEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+// totpOpts are the code's parameters for pquerna/otp.
+var totpOpts = totp.ValidateOpts{Period: uint(totpStep / time.Second), Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
 
 // newTOTPSecret returns a random 160-bit key (RFC 4226 recommends 160 bits)
 // in the base32 form authenticator apps take.
 func newTOTPSecret() string {
-	b := make([]byte, 20)
-	rand.Read(b)
-	return totpEncoding.EncodeToString(b)
-}
-
-// hotp is RFC 4226 section 5.3: HMAC-SHA-1 of the counter, dynamically
-// truncated to 31 bits, modulo 10^digits.
-func hotp(key []byte, counter uint64) string {
-	var msg [8]byte
-	binary.BigEndian.PutUint64(msg[:], counter)
-	mac := hmac.New(sha1.New, key)
-	mac.Write(msg[:])
-	sum := mac.Sum(nil)
-	off := sum[len(sum)-1] & 0x0f
-	bin := binary.BigEndian.Uint32(sum[off:off+4]) & 0x7fffffff
-	mod := uint32(1)
-	for i := 0; i < totpDigits; i++ {
-		mod *= 10
+	k, err := totp.Generate(totp.GenerateOpts{Issuer: "payd", AccountName: "payd", SecretSize: 20, Period: totpOpts.Period,
+		Digits: totpOpts.Digits, Algorithm: totpOpts.Algorithm})
+	if err != nil {
+		panic("totp: " + err.Error()) // only crypto/rand failing
 	}
-	return fmt.Sprintf("%0*d", totpDigits, bin%mod)
+	return k.Secret()
 }
 
 // totpStepAt is the RFC 6238 time step T for t (T0 = the Unix epoch).
 func totpStepAt(t time.Time) int64 { return t.Unix() / int64(totpStep/time.Second) }
 
-// totpCode returns the code for a base32 secret at time step n.
+// totpCode returns the code for a base32 secret at time step n
+// (pquerna/otp's RFC 6238 code at the step's first second).
 func totpCode(secret string, n int64) (string, error) {
-	key, err := totpEncoding.DecodeString(strings.ToUpper(secret))
+	code, err := totp.GenerateCodeCustom(strings.ToUpper(secret), time.Unix(n*int64(totpStep/time.Second), 0), totpOpts)
 	if err != nil {
 		return "", fmt.Errorf("totp secret: %w", err)
 	}
-	return hotp(key, uint64(n)), nil
+	return code, nil
 }
 
 // totpMatch checks code against the steps around now and returns the step
