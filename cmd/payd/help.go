@@ -31,7 +31,8 @@ var variables = map[string]string{
 	"PAYD_DATABASE_URL":             "sqlite:PATH or postgres://... (default sqlite:payd.db)",
 	"PAYD_SECRETS_KEY":              "64 hex characters sealing provider credentials, webhook and TOTP secrets at rest",
 	"PAYD_SECRETS_KEY_FILE":         "a file holding the secrets key, read when PAYD_SECRETS_KEY is unset (SQLite default: <database path>.key, made on first use)",
-	"PAYD_LOG_LEVEL":                "debug, info, warn or error (default info)",
+	"PAYD_LOG_LEVEL":                "debug, info, warn or error (default info for serve, warn for the other commands)",
+	"PAYD_LOG_FORMAT":               "json (default) or text: the format of the log lines on standard error",
 	"PAYD_PUBLIC_URL":               "base of the redirect_urls payd hands out (default http:// + PAYD_ADDR)",
 	"PAYD_DEMO":                     "false: no demo merchant on a new database (default true)",
 	"PAYD_WORKERS":                  "false: run only the HTTP API in this process (default true)",
@@ -57,7 +58,7 @@ var variables = map[string]string{
 
 // Variable groups commands share.
 var (
-	databaseVars = []string{"PAYD_DATABASE_URL", "PAYD_SECRETS_KEY", "PAYD_SECRETS_KEY_FILE", "PAYD_LOG_LEVEL"}
+	databaseVars = []string{"PAYD_DATABASE_URL", "PAYD_SECRETS_KEY", "PAYD_SECRETS_KEY_FILE", "PAYD_LOG_LEVEL", "PAYD_LOG_FORMAT"}
 	clientVars   = []string{"PAYD_URL", "PAYD_ADDR", "PAYD_API_KEY"}
 )
 
@@ -145,7 +146,7 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun payd COMMAND --help for a command's flags and environment variables;")
-	fmt.Fprintln(w, "payd --version prints the version. Configuration comes from the environment (README.md).")
+	fmt.Fprintln(w, "payd --version prints the version and commit. Configuration comes from the environment (README.md).")
 }
 
 // suggest returns the known word nearest to typed, or "" when none is close
@@ -181,24 +182,34 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// version is set at build time (-ldflags "-X main.version=v1.2.3"); without
-// it payd reports the module version and VCS revision the binary was built
-// from.
-var version = ""
+// version and commit are set at build time:
+//
+//	go build -ldflags "-X main.version=v1.2.3 -X main.commit=$(git rev-parse HEAD)" ./cmd/payd
+//
+// Without version payd reports the module version ("(devel)" in a checkout).
+// The commit is the VCS revision Go records in the binary when it builds from
+// a git checkout with VCS stamping on (its default; GOFLAGS=-buildvcs=false
+// turns it off); commit is used only when the binary has none.
+var version, commit = "", ""
 
-// versionString describes this build.
+// versionString describes this build: "payd VERSION (commit REV, GOVERSION)".
 func versionString() string {
-	v := version
 	info, ok := debug.ReadBuildInfo()
-	if v == "" && ok {
-		v = info.Main.Version
+	if !ok {
+		info = nil
 	}
-	if v == "" {
-		v = "(devel)"
-	}
-	out := "payd " + v
-	if ok {
-		var rev, modified string
+	return describeBuild(version, commit, info)
+}
+
+// describeBuild forms versionString's line from the -X variables and the
+// build information (nil when the binary has none).
+func describeBuild(version, commit string, info *debug.BuildInfo) string {
+	v, rev, modified, goVersion := version, "", "", ""
+	if info != nil {
+		if v == "" {
+			v = info.Main.Version
+		}
+		goVersion = info.GoVersion
 		for _, s := range info.Settings {
 			switch s.Key {
 			case "vcs.revision":
@@ -209,15 +220,24 @@ func versionString() string {
 				}
 			}
 		}
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if rev != "" {
-			out += " (" + rev + modified + ")"
-		}
-		out += " " + info.GoVersion
 	}
-	return out
+	if v == "" {
+		v = "(devel)"
+	}
+	if rev == "" {
+		rev, modified = commit, ""
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	out := "payd " + v + " (commit " + rev + modified
+	if goVersion != "" {
+		out += ", " + goVersion
+	}
+	return out + ")"
 }
 
 // writeReference writes docs/cli.md: every command's help, produced by

@@ -168,7 +168,12 @@ func open(ctx context.Context, e *env, dbFlag string) (*app.Main, error) {
 	if dbFlag != "" {
 		cfg.DatabaseURL = dbFlag
 	}
-	m := &app.Main{Config: cfg, Out: e.stdout, Logger: app.NewLogger(e.stderr, cfg.LogLevel)}
+	if e.getenv("PAYD_LOG_LEVEL") == "" {
+		// A command prints its own output; what the services log at info
+		// (a sanctions list loaded, keys reloaded) concerns a serving process.
+		cfg.LogLevel = "warn"
+	}
+	m := &app.Main{Config: cfg, Out: e.stdout, Logger: cfg.Logger(e.stderr)}
 	if err := m.Open(ctx); err != nil {
 		m.Close()
 		return nil, err

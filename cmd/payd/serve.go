@@ -18,7 +18,7 @@ func init() {
 			"the listener is up, its keys printed once (PAYD_DEMO=false turns that off). SIGHUP reloads the\n" +
 			"sanctions list.",
 		vars: []string{"PAYD_ADDR", "PAYD_DATABASE_URL", "PAYD_PUBLIC_URL", "PAYD_SECRETS_KEY", "PAYD_SECRETS_KEY_FILE",
-			"PAYD_DEMO", "PAYD_WORKERS", "PAYD_REQUEST_LOG", "PAYD_LOG_LEVEL", "PAYD_SANDBOX_TIMEOUT_DELAY", "PAYD_SANDBOX_PUSH_DELAY",
+			"PAYD_DEMO", "PAYD_WORKERS", "PAYD_REQUEST_LOG", "PAYD_LOG_LEVEL", "PAYD_LOG_FORMAT", "PAYD_SANDBOX_TIMEOUT_DELAY", "PAYD_SANDBOX_PUSH_DELAY",
 			"PAYD_WEBHOOK_RETRY_SCHEDULE", "PAYD_WEBHOOK_BREAKER_FAILURES", "PAYD_WEBHOOK_BREAKER_PERIOD",
 			"PAYD_SANCTIONS_LIST", "PAYD_P2PE_KEYS", "PAYD_RATE_LIMIT", "PAYD_RATE_BURST",
 			"PAYD_RECONCILE_INTERVAL", "PAYD_BREAKER_OPEN", "PAYD_IDEMPOTENCY_LEASE", "PAYD_DB_MAX_CONNS", "GOMEMLIMIT"},
@@ -53,7 +53,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if e.getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
-	m := &app.Main{Config: cfg, Out: e.stdout, Logger: app.NewLogger(e.stderr, cfg.LogLevel)}
+	m := &app.Main{Config: cfg, Out: e.stdout, Logger: cfg.Logger(e.stderr)}
 	if err := m.Run(ctx); err != nil {
 		m.Close()
 		return err
@@ -78,7 +78,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 // MB of live heap) came to 94 MB resident under 16 clients on PostgreSQL;
 // with it the collector runs more often as the heap nears 64 MiB and the
 // process stayed at 77 MB (88 MB on SQLite, whose page caches live outside
-// the Go heap; docs/performance.md, "Resident memory"). The limit is soft:
+// the Go heap; docs/performance.md, "Memory and crashes"). The limit is soft:
 // it never fails an allocation, and payd's live heap stays well below it.
 const defaultMemoryLimit = 64 << 20
 

@@ -40,6 +40,7 @@ type Config struct {
 	SecretsKeyFile         string          // PAYD_SECRETS_KEY_FILE: a file holding the key, read when SecretsKey is empty
 	Demo                   bool            // PAYD_DEMO: serve makes a demo merchant on an empty database (default true)
 	LogLevel               string          // PAYD_LOG_LEVEL: debug, info, warn, error
+	LogFormat              string          // PAYD_LOG_FORMAT: json (default) or text
 	Workers                bool            // PAYD_WORKERS: run background workers in this process (default true)
 	RequestLog             bool            // PAYD_REQUEST_LOG: keep recent API requests for `payd logs tail` (default true)
 	BillingRetrySchedule   []time.Duration // PAYD_BILLING_RETRY_SCHEDULE: waits after each failed invoice attempt
@@ -57,6 +58,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		SecretsKeyFile: getenv("PAYD_SECRETS_KEY_FILE"),
 		Demo:           getenv("PAYD_DEMO") != "false",
 		LogLevel:       or(getenv("PAYD_LOG_LEVEL"), "info"),
+		LogFormat:      or(getenv("PAYD_LOG_FORMAT"), "json"),
 		Workers:        getenv("PAYD_WORKERS") != "false",
 		RequestLog:     getenv("PAYD_REQUEST_LOG") != "false",
 	}
@@ -97,6 +99,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.DBMaxConns, err = strconv.Atoi(or(getenv("PAYD_DB_MAX_CONNS"), "0")); err != nil || c.DBMaxConns < 0 {
 		return c, fmt.Errorf("PAYD_DB_MAX_CONNS: %q is not a non-negative integer", getenv("PAYD_DB_MAX_CONNS"))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		return c, fmt.Errorf("PAYD_LOG_FORMAT: %q is not json or text", c.LogFormat)
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr

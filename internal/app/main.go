@@ -74,7 +74,7 @@ type Main struct {
 // without listening or starting workers (what the CLI commands need).
 func (m *Main) Open(ctx context.Context) error {
 	if m.Logger == nil {
-		m.Logger = NewLogger(os.Stderr, m.Config.LogLevel)
+		m.Logger = m.Config.Logger(os.Stderr)
 	}
 	if m.Out == nil {
 		m.Out = os.Stdout
@@ -133,6 +133,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.listener = ln
+	m.warnNoSanctionsList()
 	if strings.HasSuffix(m.Config.Addr, ":0") && m.Config.PublicURL == "http://"+m.Config.Addr {
 		m.Config.PublicURL = "http://" + ln.Addr().String()
 	}

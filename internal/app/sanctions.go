@@ -8,6 +8,15 @@ import (
 	"github.com/payd/payd/internal/screening"
 )
 
+// warnNoSanctionsList tells the operator of a serving process what running
+// without a list means.
+func (m *Main) warnNoSanctionsList() {
+	if m.Config.SanctionsList == "" {
+		m.Logger.Warn("no sanctions list configured (PAYD_SANCTIONS_LIST): live payouts and transfers are refused " +
+			"with 503 screening_unavailable until one is; test mode runs unscreened")
+	}
+}
+
 // Sanctions returns the sanctions screener loaded from PAYD_SANCTIONS_LIST,
 // shared by payouts and bank transfers and reloaded on SIGHUP; with no list
 // configured it answers not_screened.
@@ -21,9 +30,7 @@ func (m *Main) loadSanctions(ctx context.Context) error {
 	scr := screening.NewScreener(m.Config.SanctionsList, screening.Options{})
 	m.sanctions = scr
 	if m.Config.SanctionsList == "" {
-		m.Logger.Warn("no sanctions list configured (PAYD_SANCTIONS_LIST): live payouts and transfers are refused " +
-			"with 503 screening_unavailable until one is; test mode runs unscreened")
-		return nil
+		return nil // Run warns: it concerns a serving process, not the CLI's commands
 	}
 	start := time.Now()
 	if err := scr.Reload(ctx); err != nil {

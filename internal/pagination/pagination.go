@@ -51,7 +51,7 @@ func (p Page) Clause(idCol string) (cond string, args []any, tail string) {
 // but lets PostgreSQL read the (scope..., id) index backwards and stop after
 // limit rows. Ordered by id alone, the planner may walk the primary key and
 // filter out every newer row of other merchants first (1.3 ms against
-// 0.035 ms on 200,000 rows; docs/performance.md, "Cost curve").
+// 0.035 ms on 200,000 rows; docs/performance.md, "Database size").
 func (p Page) ClauseScoped(idCol string, scopeCols ...string) (cond string, args []any, tail string) {
 	dir := " DESC"
 	switch {
