@@ -5,9 +5,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/payd/payd/internal/testutil"
 )
+
+// repoRoot is the directory holding go.mod above the test's directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("go.mod not found above the test's directory")
+		}
+		dir = filepath.Dir(dir)
+	}
+}
 
 // files returns README.md and every Markdown file under docs/ and bench/.
 func files(t *testing.T, root string) []string {
@@ -33,7 +49,7 @@ func files(t *testing.T, root string) []string {
 // TestDocsHaveNoMachinePaths: docs/, bench/ and README.md name no directory of
 // the machine they were written on.
 func TestDocsHaveNoMachinePaths(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := repoRoot(t)
 	fs := files(t, root)
 	if len(fs) < 10 {
 		t.Fatalf("found only %d Markdown files under %s", len(fs), root)
@@ -53,7 +69,7 @@ func TestDocsHaveNoMachinePaths(t *testing.T) {
 // TestDocsLinksResolve: every relative link of docs/, bench/ and README.md
 // names a file of the repository, and a #fragment a heading of it.
 func TestDocsLinksResolve(t *testing.T) {
-	root := testutil.RepoRoot(t)
+	root := repoRoot(t)
 	for _, p := range files(t, root) {
 		b, err := os.ReadFile(p)
 		if err != nil {
