@@ -73,6 +73,8 @@ var Operations = map[string]string{
 	"POST /v1/invoices/{id}/pay":                             "PayInvoice",
 	"POST /v1/invoices/{id}/void":                            "VoidInvoice",
 	"POST /v1/payment_intents":                               "CreatePaymentIntent",
+	"POST /v1/payment_intents/{id}/cancel":                   "CancelPaymentIntent",
+	"POST /v1/payment_intents/{id}/capture":                  "CapturePaymentIntent",
 	"POST /v1/payment_intents/{id}/confirm":                  "ConfirmPaymentIntent",
 	"POST /v1/payouts":                                       "CreatePayout",
 	"POST /v1/payouts/bulk":                                  "CreatePayoutBatch",
@@ -156,6 +158,8 @@ var answerTypes = map[string]func(status int) any{
 	"POST /v1/invoices/{id}/pay":                             func(int) any { return new(Invoice) },
 	"POST /v1/invoices/{id}/void":                            func(int) any { return new(Invoice) },
 	"POST /v1/payment_intents":                               func(int) any { return new(PaymentIntent) },
+	"POST /v1/payment_intents/{id}/cancel":                   func(int) any { return new(PaymentIntent) },
+	"POST /v1/payment_intents/{id}/capture":                  func(int) any { return new(PaymentIntent) },
 	"POST /v1/payment_intents/{id}/confirm":                  func(int) any { return new(PaymentIntent) },
 	"POST /v1/payouts":                                       func(int) any { return new(Payout) },
 	"POST /v1/payouts/bulk":                                  func(int) any { return new(PayoutBatch) },
@@ -969,6 +973,28 @@ func (c *Client) CreatePaymentIntent(ctx context.Context, params *PaymentIntentC
 func (c *Client) GetPaymentIntent(ctx context.Context, id string, opts ...RequestOption) (*PaymentIntent, error) {
 	out := new(PaymentIntent)
 	err := c.call(ctx, "GET", "/v1/payment_intents/"+url.PathEscape(id), nil, nil, out, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CancelPaymentIntent sends POST /v1/payment_intents/{id}/cancel.
+// Cancel a payment intent that waits for the customer or for its capture.
+func (c *Client) CancelPaymentIntent(ctx context.Context, id string, params *CancelPaymentIntentRequest, opts ...RequestOption) (*PaymentIntent, error) {
+	out := new(PaymentIntent)
+	err := c.call(ctx, "POST", "/v1/payment_intents/"+url.PathEscape(id)+"/cancel", nil, params, out, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CapturePaymentIntent sends POST /v1/payment_intents/{id}/capture.
+// Capture a held card authorisation (capture_method manual), all of it or part.
+func (c *Client) CapturePaymentIntent(ctx context.Context, id string, params *CapturePaymentIntentRequest, opts ...RequestOption) (*PaymentIntent, error) {
+	out := new(PaymentIntent)
+	err := c.call(ctx, "POST", "/v1/payment_intents/"+url.PathEscape(id)+"/capture", nil, params, out, nil, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -68,9 +68,19 @@ const (
 	BalanceTransactionTypeAdjustment    BalanceTransactionType = "adjustment"
 )
 
+// CancelPaymentIntentRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
+type CancelPaymentIntentRequest struct {
+	CancellationReason *string `json:"cancellation_reason,omitempty"`
+}
+
 // CancelSubscriptionRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type CancelSubscriptionRequest struct {
 	AtPeriodEnd *bool `json:"at_period_end,omitempty"`
+}
+
+// CapturePaymentIntentRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
+type CapturePaymentIntentRequest struct {
+	AmountToCaptureMinor *int64 `json:"amount_to_capture_minor,omitempty"`
 }
 
 // CardPresentDetails is auth_code is present on approval (the receipt's authorisation code).
@@ -85,11 +95,17 @@ type CardPresentDetails struct {
 
 // CardPresentPaymentIntent is a payment intent recorded from a terminal; the payment intent object with its card-present details.
 type CardPresentPaymentIntent struct {
+	// What a requires_capture intent can still capture (the authorised amount); 0 in every other status.
+	AmountCapturableMinor int64 `json:"amount_capturable_minor"`
+	// What was captured: the amount on an automatic success, the captured part of a manual one.
 	AmountCapturedMinor int64 `json:"amount_captured_minor"`
 	AmountMinor         int64 `json:"amount_minor"`
 	// Sum of succeeded refunds.
-	AmountRefundedMinor  int64                                        `json:"amount_refunded_minor"`
-	CanceledAt           *time.Time                                   `json:"canceled_at"`
+	AmountRefundedMinor int64      `json:"amount_refunded_minor"`
+	CanceledAt          *time.Time `json:"canceled_at"`
+	// Set by a cancel (abandoned also by expiry and the capture window); null otherwise, provider refusals included.
+	CancellationReason   *string                                      `json:"cancellation_reason"`
+	CaptureMethod        string                                       `json:"capture_method"`
 	CreatedAt            time.Time                                    `json:"created_at"`
 	Currency             string                                       `json:"currency"`
 	CustomerMSISDN       *string                                      `json:"customer_msisdn"`
@@ -242,38 +258,39 @@ type EventType string
 
 // The values of EventType.
 const (
-	EventTypePaymentIntentCreated          EventType = "payment_intent.created"
-	EventTypePaymentIntentSucceeded        EventType = "payment_intent.succeeded"
-	EventTypePaymentIntentCanceled         EventType = "payment_intent.canceled"
-	EventTypePaymentIntentComplianceReview EventType = "payment_intent.compliance_review"
-	EventTypePayoutCreated                 EventType = "payout.created"
-	EventTypePayoutSucceeded               EventType = "payout.succeeded"
-	EventTypePayoutFailed                  EventType = "payout.failed"
-	EventTypePayoutHeld                    EventType = "payout.held"
-	EventTypePayoutCanceled                EventType = "payout.canceled"
-	EventTypePayoutBatchCompleted          EventType = "payout_batch.completed"
-	EventTypePayoutBatchCanceled           EventType = "payout_batch.canceled"
-	EventTypeTransferSettled               EventType = "transfer.settled"
-	EventTypeTransferRejected              EventType = "transfer.rejected"
-	EventTypeTransferReturned              EventType = "transfer.returned"
-	EventTypeCustomerCreated               EventType = "customer.created"
-	EventTypeCustomerUpdated               EventType = "customer.updated"
-	EventTypeCustomerDeleted               EventType = "customer.deleted"
-	EventTypeCustomerSubscriptionCreated   EventType = "customer.subscription.created"
-	EventTypeCustomerSubscriptionUpdated   EventType = "customer.subscription.updated"
-	EventTypeCustomerSubscriptionDeleted   EventType = "customer.subscription.deleted"
-	EventTypeInvoiceCreated                EventType = "invoice.created"
-	EventTypeInvoiceFinalized              EventType = "invoice.finalized"
-	EventTypeInvoicePaid                   EventType = "invoice.paid"
-	EventTypeSettingsUpdated               EventType = "settings.updated"
-	EventTypeSettingsChangeRequested       EventType = "settings.change_requested"
-	EventTypeRefundCreated                 EventType = "refund.created"
-	EventTypeRefundSucceeded               EventType = "refund.succeeded"
-	EventTypeRefundFailed                  EventType = "refund.failed"
-	EventTypeRefundCanceled                EventType = "refund.canceled"
-	EventTypeInvoicePaymentFailed          EventType = "invoice.payment_failed"
-	EventTypeInvoiceVoided                 EventType = "invoice.voided"
-	EventTypeWebhookEndpointDisabled       EventType = "webhook_endpoint.disabled"
+	EventTypePaymentIntentCreated                 EventType = "payment_intent.created"
+	EventTypePaymentIntentSucceeded               EventType = "payment_intent.succeeded"
+	EventTypePaymentIntentCanceled                EventType = "payment_intent.canceled"
+	EventTypePaymentIntentComplianceReview        EventType = "payment_intent.compliance_review"
+	EventTypePaymentIntentAmountCapturableUpdated EventType = "payment_intent.amount_capturable_updated"
+	EventTypePayoutCreated                        EventType = "payout.created"
+	EventTypePayoutSucceeded                      EventType = "payout.succeeded"
+	EventTypePayoutFailed                         EventType = "payout.failed"
+	EventTypePayoutHeld                           EventType = "payout.held"
+	EventTypePayoutCanceled                       EventType = "payout.canceled"
+	EventTypePayoutBatchCompleted                 EventType = "payout_batch.completed"
+	EventTypePayoutBatchCanceled                  EventType = "payout_batch.canceled"
+	EventTypeTransferSettled                      EventType = "transfer.settled"
+	EventTypeTransferRejected                     EventType = "transfer.rejected"
+	EventTypeTransferReturned                     EventType = "transfer.returned"
+	EventTypeCustomerCreated                      EventType = "customer.created"
+	EventTypeCustomerUpdated                      EventType = "customer.updated"
+	EventTypeCustomerDeleted                      EventType = "customer.deleted"
+	EventTypeCustomerSubscriptionCreated          EventType = "customer.subscription.created"
+	EventTypeCustomerSubscriptionUpdated          EventType = "customer.subscription.updated"
+	EventTypeCustomerSubscriptionDeleted          EventType = "customer.subscription.deleted"
+	EventTypeInvoiceCreated                       EventType = "invoice.created"
+	EventTypeInvoiceFinalized                     EventType = "invoice.finalized"
+	EventTypeInvoicePaid                          EventType = "invoice.paid"
+	EventTypeSettingsUpdated                      EventType = "settings.updated"
+	EventTypeSettingsChangeRequested              EventType = "settings.change_requested"
+	EventTypeRefundCreated                        EventType = "refund.created"
+	EventTypeRefundSucceeded                      EventType = "refund.succeeded"
+	EventTypeRefundFailed                         EventType = "refund.failed"
+	EventTypeRefundCanceled                       EventType = "refund.canceled"
+	EventTypeInvoicePaymentFailed                 EventType = "invoice.payment_failed"
+	EventTypeInvoiceVoided                        EventType = "invoice.voided"
+	EventTypeWebhookEndpointDisabled              EventType = "webhook_endpoint.disabled"
 )
 
 // HealthResult is an object of the API.
@@ -354,11 +371,17 @@ type ItemCreate struct {
 
 // PaymentIntent is an object of the API.
 type PaymentIntent struct {
+	// What a requires_capture intent can still capture (the authorised amount); 0 in every other status.
+	AmountCapturableMinor int64 `json:"amount_capturable_minor"`
+	// What was captured: the amount on an automatic success, the captured part of a manual one.
 	AmountCapturedMinor int64 `json:"amount_captured_minor"`
 	AmountMinor         int64 `json:"amount_minor"`
 	// Sum of succeeded refunds.
-	AmountRefundedMinor  int64                    `json:"amount_refunded_minor"`
-	CanceledAt           *time.Time               `json:"canceled_at"`
+	AmountRefundedMinor int64      `json:"amount_refunded_minor"`
+	CanceledAt          *time.Time `json:"canceled_at"`
+	// Set by a cancel (abandoned also by expiry and the capture window); null otherwise, provider refusals included.
+	CancellationReason   *string                  `json:"cancellation_reason"`
+	CaptureMethod        string                   `json:"capture_method"`
 	CreatedAt            time.Time                `json:"created_at"`
 	Currency             string                   `json:"currency"`
 	CustomerMSISDN       *string                  `json:"customer_msisdn"`
@@ -383,6 +406,8 @@ type PaymentIntentCreate struct {
 	// Major units (DJF whole francs); or amount_minor.
 	Amount      *int64 `json:"amount,omitempty"`
 	AmountMinor *int64 `json:"amount_minor,omitempty"`
+	// manual holds a card payment's authorisation at requires_capture until
+	CaptureMethod *string `json:"capture_method,omitempty"`
 	// wallet_d takes ETB; the others DJF and USD.
 	Currency string `json:"currency"`
 	// E.164; bank_a and bank_b also take the bare local number (bank_a gets +253 stripped).
@@ -415,6 +440,7 @@ type PaymentIntentStatus string
 const (
 	PaymentIntentStatusRequiresAction   PaymentIntentStatus = "requires_action"
 	PaymentIntentStatusProcessing       PaymentIntentStatus = "processing"
+	PaymentIntentStatusRequiresCapture  PaymentIntentStatus = "requires_capture"
 	PaymentIntentStatusSucceeded        PaymentIntentStatus = "succeeded"
 	PaymentIntentStatusCanceled         PaymentIntentStatus = "canceled"
 	PaymentIntentStatusComplianceReview PaymentIntentStatus = "compliance_review"
@@ -901,8 +927,10 @@ type TerminalDeleted struct {
 
 // TerminalPaymentCreate is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type TerminalPaymentCreate struct {
-	AmountMinor int64  `json:"amount_minor"`
-	Currency    string `json:"currency"`
+	AmountMinor int64 `json:"amount_minor"`
+	// manual holds an approved card at requires_capture until it is captured (sandbox card gateway).
+	CaptureMethod *string `json:"capture_method,omitempty"`
+	Currency      string  `json:"currency"`
 	// The encrypted chip read in hex, a whole number of cipher blocks (8 bytes TDES, 16 bytes AES).
 	EncryptedPayload string `json:"encrypted_payload"`
 	// The key serial number in hex; 20 digits (countertop, TDES) or 24 digits (mobile, AES-128).

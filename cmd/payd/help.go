@@ -47,6 +47,8 @@ var variables = map[string]string{
 	"PAYD_RATE_BURST":               "burst of the rate limit (default 400)",
 	"PAYD_RECONCILE_INTERVAL":       "live-provider reconciliation period (default 30s)",
 	"PAYD_BREAKER_OPEN":             "how long a provider's circuit breaker stays open (default 30s)",
+	"PAYD_INTENT_EXPIRY":            "a payment intent still requires_action this long after creation is canceled as abandoned; 0 never (default 24h)",
+	"PAYD_CAPTURE_WINDOW":           "a card authorisation not captured this long after it was authorised is released (canceled, abandoned); 0 never (default 168h)",
 	"PAYD_REQUEST_LOG":              "false: keep no request log in this process (payd logs tail, GET /v1/request_logs; default true)",
 	"GOMEMLIMIT":                    "the Go runtime's soft memory limit (serve's default 64MiB keeps payd under 100 MB resident; off turns it off)",
 	"PAYD_DB_MAX_CONNS":             "database connection pool size (default 32 on PostgreSQL, 8 on SQLite, where the writer has one more of its own)",

@@ -14,6 +14,8 @@ func RegisterPaymentIntents(s *Server, svc *payments.Service) {
 	s.Handle("GET /v1/payment_intents", h.list)
 	s.Handle("GET /v1/payment_intents/{id}", h.get)
 	s.Handle("POST /v1/payment_intents/{id}/confirm", h.confirm, AllowPublishable())
+	s.Handle("POST /v1/payment_intents/{id}/cancel", h.cancel)
+	s.Handle("POST /v1/payment_intents/{id}/capture", h.capture)
 }
 
 type paymentIntents struct{ svc *payments.Service }
@@ -64,6 +66,34 @@ func (h paymentIntents) confirm(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeIntent(w, http.StatusOK, pi)
 	return nil
+}
+
+type cancelRequest struct {
+	CancellationReason *string `json:"cancellation_reason"`
+}
+
+// cancel answers 200 with the canceled intent (never 402: the merchant
+// asked for it).
+func (h paymentIntents) cancel(w http.ResponseWriter, r *http.Request) error {
+	var in cancelRequest
+	if err := DecodeOptionalJSON(r, &in); err != nil {
+		return err
+	}
+	pi, err := h.svc.Cancel(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in.CancellationReason)
+	return answer(w, http.StatusOK, pi, err)
+}
+
+type captureRequest struct {
+	AmountToCaptureMinor *int64 `json:"amount_to_capture_minor"`
+}
+
+func (h paymentIntents) capture(w http.ResponseWriter, r *http.Request) error {
+	var in captureRequest
+	if err := DecodeOptionalJSON(r, &in); err != nil {
+		return err
+	}
+	pi, err := h.svc.Capture(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in.AmountToCaptureMinor)
+	return answer(w, http.StatusOK, pi, err)
 }
 
 // writeIntent answers an intent a create or confirm left; one the provider

@@ -69,8 +69,9 @@ func (h terminalHandlers) deregister(w http.ResponseWriter, r *http.Request) err
 	return answer(w, http.StatusOK, d, err)
 }
 
-// pay answers 201 with the succeeded intent, or 402 with the canceled intent
-// of a declined card (as the sandbox failures).
+// pay answers 201 with the succeeded intent (requires_capture when taken
+// with capture_method manual), or 402 with the canceled intent of a declined
+// card (as the sandbox failures).
 func (h terminalHandlers) pay(w http.ResponseWriter, r *http.Request) error {
 	var in terminals.PaymentParams
 	if err := DecodeJSON(r, &in); err != nil {
@@ -81,7 +82,7 @@ func (h terminalHandlers) pay(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	status := http.StatusCreated
-	if pi.Status != payments.Succeeded {
+	if pi.Status != payments.Succeeded && pi.Status != payments.RequiresCapture {
 		status = http.StatusPaymentRequired
 	}
 	WriteJSON(w, status, pi)

@@ -44,6 +44,8 @@ type Config struct {
 	Workers                bool            // PAYD_WORKERS: run background workers in this process (default true)
 	RequestLog             bool            // PAYD_REQUEST_LOG: keep recent API requests for `payd logs tail` (default true)
 	BillingRetrySchedule   []time.Duration // PAYD_BILLING_RETRY_SCHEDULE: waits after each failed invoice attempt
+	IntentExpiry           time.Duration   // PAYD_INTENT_EXPIRY: a requires_action intent this old is canceled (abandoned); 0 never
+	CaptureWindow          time.Duration   // PAYD_CAPTURE_WINDOW: an authorisation not captured this long after it is released; 0 never
 }
 
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in main).
@@ -73,6 +75,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{"PAYD_BREAKER_OPEN", "30s", &c.BreakerOpen},
 		{"PAYD_IDEMPOTENCY_LEASE", "10s", &c.IdempotencyLease},
 		{"PAYD_WEBHOOK_BREAKER_PERIOD", "6h", &c.WebhookBreakerPeriod},
+		{"PAYD_INTENT_EXPIRY", "24h", &c.IntentExpiry},
+		{"PAYD_CAPTURE_WINDOW", "168h", &c.CaptureWindow},
 	}
 	for _, d := range durations {
 		if *d.dst, err = time.ParseDuration(or(getenv(d.name), d.def)); err != nil || *d.dst < 0 {

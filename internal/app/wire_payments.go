@@ -43,13 +43,18 @@ func wirePayments(ctx context.Context, m *Main) error {
 		TimeoutDelay: m.Config.SandboxTimeoutDelay})
 	w.registry = providers.NewRegistry()
 	w.registry.UseSandboxPayments(w.sandbox)
-	w.svc = payments.NewService(payments.Config{DB: m.DB, Providers: w.registry, Logger: m.Logger, WakeJobs: m.Jobs.Notify})
+	w.svc = payments.NewService(payments.Config{DB: m.DB, Providers: w.registry, Logger: m.Logger, WakeJobs: m.Jobs.Notify,
+		Expiry: payments.Expiry{Action: m.Config.IntentExpiry, Capture: m.Config.CaptureWindow}})
 	m.paymentsW = w
 	m.OnListen(w.sandbox.SetPublicURL)
 	api.RegisterPaymentIntents(m.API, w.svc)
 	api.RegisterSandboxOverrides(m.API, w.svc)
 	sandbox.NewPages(w.svc, m.Logger).Mount(m.API.Mux())
 	m.Jobs.Handle(payments.PollJob, w.svc.RunPollJob)
+	// One row in jobs, so one process at a time runs it; a run that lost
+	// its lease and a second process would still cancel each intent once
+	// (compare-and-set).
+	m.Jobs.Every(payments.ExpiryJob, payments.ExpiryInterval, w.svc.RunExpiryJob)
 	// Through the portal's (merchant_id, livemode, created_at) index: the
 	// intents keep no index of their own for the purge (migration 2030).
 	m.PurgeTestModeByMerchant("payment_intents")

@@ -40,6 +40,8 @@ type cardPresentDetails struct {
 // returns the intent first recorded. An approval is succeeded, with the
 // ledger credit and payment_intent.succeeded in the same transaction; a
 // decline is canceled with last_error card_declined and its decline_code
+// (with CaptureMethod manual an approval is held at requires_capture
+// instead, with payment_intent.amount_capturable_updated and no credit)
 // (and returned without error: the caller chooses its HTTP answer).
 func (s *Service) RecordCardPresent(ctx context.Context, p auth.Principal, in CardPresent) (Intent, error) {
 	if err := checkCardPresent(in); err != nil {
@@ -71,6 +73,9 @@ func (s *Service) RecordCardPresent(ctx context.Context, p auth.Principal, in Ca
 	base := record{Intent: Intent{ID: ids.New("pi_"), Object: "payment_intent", Status: Processing, AmountMinor: in.AmountMinor,
 		Currency: in.Currency, Provider: CardPresentProvider, Metadata: md, Livemode: p.Livemode, CreatedAt: now, MerchantID: p.MerchantID},
 		flow: flowCardPresent, updatedAt: now, idemKey: in.IdempotencyKey}
+	if in.CaptureMethod == CaptureManual {
+		base.CaptureMethod = CaptureManual // an approval is held at requires_capture
+	}
 	var out record
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		out = base
@@ -128,6 +133,8 @@ func checkCardPresent(in CardPresent) error {
 		return errs.Missing("entry_mode")
 	case in.Approved && in.AuthCode == "":
 		return errs.Missing("auth_code")
+	case in.CaptureMethod != "" && in.CaptureMethod != CaptureAutomatic && in.CaptureMethod != CaptureManual:
+		return errs.Invalid("capture_method", "parameter_invalid", "capture_method must be automatic or manual, not %q", clip(in.CaptureMethod))
 	}
 	return nil
 }

@@ -18,31 +18,59 @@ const (
 	Succeeded        Status = "succeeded"
 	Canceled         Status = "canceled"
 	ComplianceReview Status = "compliance_review"
+	// RequiresCapture is a card payment authorised with capture_method
+	// manual: nothing is credited until POST .../capture (or the
+	// authorisation is released by a cancel or the capture window).
+	RequiresCapture Status = "requires_capture"
+)
+
+// The capture methods of a payment intent.
+const (
+	// CaptureAutomatic captures the money when the payment is authorised.
+	CaptureAutomatic = "automatic"
+	// CaptureManual stops a card payment at requires_capture.
+	CaptureManual = "manual"
+)
+
+// The cancellation reasons of a payment intent (cancellation_reason).
+const (
+	ReasonDuplicate           = "duplicate"
+	ReasonFraudulent          = "fraudulent"
+	ReasonRequestedByCustomer = "requested_by_customer"
+	// ReasonAbandoned is also what the expiry job records.
+	ReasonAbandoned = "abandoned"
 )
 
 // Intent is the PaymentIntent object as the API returns it.
 type Intent struct {
-	ID                   string            `json:"id"`
-	Object               string            `json:"object"` // "payment_intent"
-	Status               Status            `json:"status"`
-	AmountMinor          int64             `json:"amount_minor"`
-	AmountCapturedMinor  int64             `json:"amount_captured_minor"`
-	AmountRefundedMinor  int64             `json:"amount_refunded_minor"` // succeeded refunds
-	Refunded             bool              `json:"refunded"`              // fully refunded
-	Currency             string            `json:"currency"`
-	Provider             string            `json:"provider"`
-	CustomerMSISDN       *string           `json:"customer_msisdn"`
-	Description          *string           `json:"description"`
-	Metadata             map[string]string `json:"metadata"`
-	ReturnURL            *string           `json:"return_url"`
-	NextAction           *NextAction       `json:"next_action"`
-	LastError            *LastError        `json:"last_error"`
-	PaymentMethodDetails *json.RawMessage  `json:"payment_method_details"`
-	Livemode             bool              `json:"livemode"`
-	CreatedAt            time.Time         `json:"created_at"`
-	SucceededAt          *time.Time        `json:"succeeded_at"`
-	CanceledAt           *time.Time        `json:"canceled_at"`
-	MerchantID           string            `json:"-"`
+	ID                  string `json:"id"`
+	Object              string `json:"object"` // "payment_intent"
+	Status              Status `json:"status"`
+	AmountMinor         int64  `json:"amount_minor"`
+	AmountCapturedMinor int64  `json:"amount_captured_minor"`
+	// AmountCapturableMinor is what a requires_capture intent may still
+	// capture; 0 in every other state.
+	AmountCapturableMinor int64             `json:"amount_capturable_minor"`
+	CaptureMethod         string            `json:"capture_method"`
+	AmountRefundedMinor   int64             `json:"amount_refunded_minor"` // succeeded refunds
+	Refunded              bool              `json:"refunded"`              // fully refunded
+	Currency              string            `json:"currency"`
+	Provider              string            `json:"provider"`
+	CustomerMSISDN        *string           `json:"customer_msisdn"`
+	Description           *string           `json:"description"`
+	Metadata              map[string]string `json:"metadata"`
+	ReturnURL             *string           `json:"return_url"`
+	NextAction            *NextAction       `json:"next_action"`
+	LastError             *LastError        `json:"last_error"`
+	PaymentMethodDetails  *json.RawMessage  `json:"payment_method_details"`
+	Livemode              bool              `json:"livemode"`
+	CreatedAt             time.Time         `json:"created_at"`
+	SucceededAt           *time.Time        `json:"succeeded_at"`
+	CanceledAt            *time.Time        `json:"canceled_at"`
+	// CancellationReason is set by a cancel (the merchant's, or the
+	// expiry job's "abandoned"); provider refusals leave it null.
+	CancellationReason *string `json:"cancellation_reason"`
+	MerchantID         string  `json:"-"`
 }
 
 // NextAction tells the client what to do next.
@@ -77,4 +105,7 @@ type CardPresent struct {
 	// IdempotencyKey is the terminal payment request's key, so a retried
 	// terminal request records one intent.
 	IdempotencyKey string
+	// CaptureMethod is automatic ("" too) or manual: an approval then
+	// stops at requires_capture.
+	CaptureMethod string
 }

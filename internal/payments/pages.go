@@ -80,8 +80,13 @@ func (s *Service) pageView(ctx context.Context, r *record) providers.HostedPage 
 	if r.ReturnURL != nil {
 		v.ReturnURL = ReturnURL(*r.ReturnURL, r.ID)
 	}
-	if r.LastError != nil {
+	switch {
+	case r.LastError != nil:
 		v.Error = r.LastError.Message
+	case r.Status == Canceled && r.CancellationReason != nil && *r.CancellationReason == ReasonAbandoned:
+		v.Error = "This payment was canceled: it was not completed in time. Nothing was charged."
+	case r.Status == Canceled:
+		v.Error = "This payment was canceled by the merchant. Nothing was charged."
 	}
 	if m, err := merchants.Get(ctx, s.db, r.MerchantID); err == nil {
 		v.MerchantName = m.Name

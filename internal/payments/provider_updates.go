@@ -99,10 +99,11 @@ func (s *Service) recordLatest(ctx context.Context, id string, res providers.Res
 }
 
 // nothingToRecord reports whether an answer would change nothing: the
-// intent is final (or held for review), or the answer is a pending one the
+// intent is final (or held for review, or authorised and waiting for its
+// capture), or the answer is a pending one the
 // waiting intent already shows.
 func nothingToRecord(r *record, res providers.Result) bool {
-	if r.Status.Terminal() || r.Status == ComplianceReview {
+	if r.Status.Terminal() || r.Status == ComplianceReview || r.Status == RequiresCapture {
 		return true
 	}
 	if res.Outcome != providers.Pending || r.Status != RequiresAction {

@@ -26,6 +26,9 @@ type Config struct {
 	Logger    *slog.Logger
 	// WakeJobs wakes the job runner after a poll job is queued (optional).
 	WakeJobs func()
+	// Expiry says when the expiry job cancels abandoned intents (zero:
+	// never).
+	Expiry Expiry
 }
 
 // Service creates, confirms and settles payment intents through the
@@ -36,6 +39,8 @@ type Service struct {
 	reg  *providers.Registry
 	log  *slog.Logger
 	wake func()
+	// expiry is when abandoned intents are cancelled (Expire).
+	expiry Expiry
 	// hooks are told every status an intent is given, inside the
 	// transaction that records it (see OnStatus).
 	hooks []statusHooks
@@ -88,7 +93,7 @@ func NewService(cfg Config) *Service {
 	if cfg.WakeJobs == nil {
 		cfg.WakeJobs = func() {}
 	}
-	return &Service{db: cfg.DB, reg: cfg.Providers, log: cfg.Logger, wake: cfg.WakeJobs}
+	return &Service{db: cfg.DB, reg: cfg.Providers, log: cfg.Logger, wake: cfg.WakeJobs, expiry: cfg.Expiry}
 }
 
 // maxRaces bounds how often a step re-reads an intent that another request
@@ -119,12 +124,16 @@ func (s *Service) prepare(ctx context.Context, p auth.Principal, in CreateParams
 	now := s.db.Now()
 	r := &record{Intent: Intent{ID: ids.New("pi_"), Object: "payment_intent", Status: Processing, AmountMinor: n.amountMinor,
 		Currency: n.currency, Provider: n.provider, CustomerMSISDN: n.msisdn, Description: n.description, Metadata: n.metadata,
-		ReturnURL: n.returnURL, Livemode: p.Livemode, CreatedAt: now, MerchantID: p.MerchantID},
+		ReturnURL: n.returnURL, Livemode: p.Livemode, CreatedAt: now, MerchantID: p.MerchantID, CaptureMethod: n.captureMethod},
 		flow: n.flow, scenario: scenario, updatedAt: now}
 	if c, ok := adapter.(providers.PaymentChecker); ok {
 		if err := c.CheckPayment(r.payment()); err != nil {
 			return nil, nil, err
 		}
+	}
+	if r.CaptureMethod == CaptureManual && !providers.HoldsAuthorizations(adapter) {
+		return nil, nil, errs.Invalid("capture_method", "parameter_invalid",
+			"capture_method manual is not offered by %s in this mode yet", r.Provider)
 	}
 	return r, adapter, nil
 }
@@ -321,6 +330,11 @@ func applyResult(r *record, res providers.Result, now time.Time) (transition, er
 	case providers.Succeeded:
 		if res.CapturedMinor < 0 || res.CapturedMinor > r.AmountMinor {
 			return transition{}, fmt.Errorf("payments: the %s adapter captured %d of %d", r.Provider, res.CapturedMinor, r.AmountMinor)
+		}
+		if r.CaptureMethod == CaptureManual && r.Status != RequiresCapture {
+			// Authorised only: the money is captured by POST .../capture.
+			r.Status, r.AmountCapturableMinor, r.NextAction, r.LastError = RequiresCapture, res.CapturedMinor, nil, nil
+			return authorize, nil
 		}
 		r.Status, r.AmountCapturedMinor, r.SucceededAt, r.NextAction, r.LastError = Succeeded, res.CapturedMinor, &now, nil, nil
 		return succeed, nil

@@ -32,10 +32,20 @@ var (
 	cancel = transition{"cancel", []Status{RequiresAction, Processing}, Canceled, EventCanceled}
 	// holdForReview parks the payment for a compliance review.
 	holdForReview = transition{"hold_for_review", []Status{RequiresAction, Processing}, ComplianceReview, EventComplianceReview}
+	// authorize holds a manual-capture card payment's authorisation: no
+	// ledger credit until it is captured.
+	authorize = transition{"authorize", []Status{RequiresAction, Processing}, RequiresCapture, EventAmountCapturableUpdated}
+	// capture captures (part of) an authorisation: the ledger credit of the
+	// captured amount is written with it, the rest is released.
+	capture = transition{"capture", []Status{RequiresCapture}, Succeeded, EventSucceeded}
+	// cancelRequested is a cancel by the merchant (POST .../cancel) or by
+	// the expiry job; it records cancellation_reason. From processing (a
+	// provider call in flight) it is refused.
+	cancelRequested = transition{"cancel_requested", []Status{RequiresAction, RequiresCapture}, Canceled, EventCanceled}
 )
 
 // transitions lists every move; tests derive the allowed pairs from it.
-var transitions = []transition{claim, await, overrideScenario, succeed, cancel, holdForReview}
+var transitions = []transition{claim, await, overrideScenario, succeed, cancel, holdForReview, authorize, capture, cancelRequested}
 
 // The events of a payment intent.
 const (
@@ -43,15 +53,18 @@ const (
 	EventSucceeded        = "payment_intent.succeeded"
 	EventCanceled         = "payment_intent.canceled"
 	EventComplianceReview = "payment_intent.compliance_review"
+	// EventAmountCapturableUpdated: a manual-capture card payment was
+	// authorised and waits for its capture (requires_capture).
+	EventAmountCapturableUpdated = "payment_intent.amount_capturable_updated"
 )
 
 // Terminal reports whether no transition leaves s.
 func (s Status) Terminal() bool { return s == Succeeded || s == Canceled }
 
-// Valid reports whether s is one of the five states.
+// Valid reports whether s is one of the six states.
 func (s Status) Valid() bool {
 	switch s {
-	case RequiresAction, Processing, Succeeded, Canceled, ComplianceReview:
+	case RequiresAction, Processing, Succeeded, Canceled, ComplianceReview, RequiresCapture:
 		return true
 	}
 	return false

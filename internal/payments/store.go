@@ -61,6 +61,7 @@ func (r *record) payment() providers.Payment {
 func (r *record) view() Intent {
 	in := r.Intent
 	in.Object = "payment_intent"
+	in.CaptureMethod = captureMethodOf(r)
 	in.Refunded = in.AmountCapturedMinor > 0 && in.AmountRefundedMinor >= in.AmountCapturedMinor
 	in.CreatedAt = in.CreatedAt.Truncate(time.Second)
 	if in.SucceededAt != nil {
@@ -92,7 +93,8 @@ func hashToken(token string) string {
 
 const columns = `id, merchant_id, livemode, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider, flow,
 	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
-	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at`
+	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at,
+	cancellation_reason, capture_method, amount_capturable_minor`
 
 func scan(row interface{ Scan(...any) error }) (*record, error) {
 	var r record
@@ -100,9 +102,11 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 	var metadata string
 	var created, updated int64
 	var succeeded, canceled sql.NullInt64
+	var reason sql.NullString
 	err := row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
 		&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
-		&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled)
+		&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled,
+		&reason, &r.CaptureMethod, &r.AmountCapturableMinor)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +114,7 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 	r.Description = store.NullString(desc)
 	r.ReturnURL = store.NullString(retURL)
 	r.pageTokenHash = tokenHash.String
+	r.CancellationReason = store.NullString(reason)
 	if err := json.Unmarshal([]byte(metadata), &r.Metadata); err != nil {
 		return nil, fmt.Errorf("intent %s metadata: %w", r.ID, err)
 	}
@@ -155,7 +160,8 @@ func (r *record) mutable() []any {
 		tokenHash = r.pageTokenHash
 	}
 	return []any{string(r.Status), r.AmountCapturedMinor, next, lastErr, details, r.scenario, r.pageStep, tokenHash, r.providerRef,
-		store.Micros(r.updatedAt), store.MicrosPtr(r.SucceededAt), store.MicrosPtr(r.CanceledAt)}
+		store.Micros(r.updatedAt), store.MicrosPtr(r.SucceededAt), store.MicrosPtr(r.CanceledAt),
+		r.CancellationReason, r.AmountCapturableMinor}
 }
 
 // insert writes a new intent. Its id is fresh and its Idempotency-Key
@@ -183,16 +189,24 @@ func insertWith(exec func(ctx context.Context, q string, args ...any) error, ctx
 const insertIntents = `INSERT INTO payment_intents (id, merchant_id, livemode, amount_minor, currency, provider, flow,
 		customer_msisdn, description, metadata, return_url, idempotency_key, created_at,
 		status, amount_captured_minor, next_action, last_error, payment_method_details, scenario, page_step, page_token_hash, provider_ref,
-		updated_at, succeeded_at, canceled_at, version) VALUES `
+		updated_at, succeeded_at, canceled_at, cancellation_reason, amount_capturable_minor, capture_method, version) VALUES `
 
-const insertIntentRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+const insertIntentRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 
 // insertArgs are a new intent's values for insertIntentRow.
 func insertArgs(r *record) []any {
 	md, _ := json.Marshal(r.Metadata)
 	args := []any{r.ID, r.MerchantID, r.Livemode, r.AmountMinor, r.Currency, r.Provider, string(r.flow),
 		r.CustomerMSISDN, r.Description, string(md), r.ReturnURL, nullable(r.idemKey, ""), store.Micros(r.CreatedAt)}
-	return append(args, r.mutable()...)
+	return append(append(args, r.mutable()...), captureMethodOf(r))
+}
+
+// captureMethodOf is the stored capture method: automatic unless manual.
+func captureMethodOf(r *record) string {
+	if r.CaptureMethod == CaptureManual {
+		return CaptureManual
+	}
+	return CaptureAutomatic
 }
 
 // move writes r's new state as the compare-and-set of t: it succeeds only
@@ -214,7 +228,7 @@ func move(ctx context.Context, tx *store.Tx, r *record, t transition) error {
 	// rolls back what it wrote meanwhile.
 	err := tx.ExecLaterExpect(ctx, 1, errLostRace, `UPDATE payment_intents SET status = ?, amount_captured_minor = ?, next_action = ?, last_error = ?,
 		payment_method_details = ?, scenario = ?, page_step = ?, page_token_hash = ?, provider_ref = ?, updated_at = ?,
-		succeeded_at = ?, canceled_at = ?, version = version + 1
+		succeeded_at = ?, canceled_at = ?, cancellation_reason = ?, amount_capturable_minor = ?, version = version + 1
 		WHERE id = ? AND version = ? AND status IN (`+strings.Join(placeholders, ", ")+`)`, args...)
 	if err != nil {
 		return err

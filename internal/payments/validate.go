@@ -22,6 +22,9 @@ type CreateParams struct {
 	ReturnURL      *string           `json:"return_url"`
 	Description    *string           `json:"description"`
 	Metadata       map[string]string `json:"metadata"`
+	// CaptureMethod is automatic (the default) or manual (card payments
+	// only: wallet_a with metadata.wallet_a_mode card).
+	CaptureMethod *string `json:"capture_method"`
 	// Scenario is the X-Service-Scenario header (test mode only).
 	Scenario string `json:"-"`
 }
@@ -75,6 +78,7 @@ type newIntent struct {
 	returnURL      *string
 	description    *string
 	metadata       map[string]string
+	captureMethod  string
 }
 
 // validate checks a create request completely before anything is written;
@@ -132,6 +136,9 @@ func validate(in CreateParams) (newIntent, error) {
 		n.metadata = map[string]string{}
 	}
 	if err := n.chooseFlow(); err != nil {
+		return n, err
+	}
+	if err := n.checkCaptureMethod(in.CaptureMethod); err != nil {
 		return n, err
 	}
 	if err := n.checkMSISDN(in.CustomerMSISDN); err != nil {
@@ -205,6 +212,44 @@ func (n *newIntent) chooseFlow() error {
 		}
 	}
 	return nil
+}
+
+// checkCaptureMethod takes capture_method: automatic (also when absent) on
+// every rail, manual only for card payments, whose authorisation can be
+// held and captured later.
+func (n *newIntent) checkCaptureMethod(in *string) error {
+	n.captureMethod = CaptureAutomatic
+	if in == nil {
+		return nil
+	}
+	switch *in {
+	case CaptureAutomatic:
+	case CaptureManual:
+		if n.flow != providers.FlowCardPage {
+			return errs.Invalid("capture_method", "parameter_invalid",
+				"capture_method manual is for card payments only (provider wallet_a with metadata.wallet_a_mode card)")
+		}
+		n.captureMethod = CaptureManual
+	default:
+		return errs.Invalid("capture_method", "parameter_invalid", "capture_method must be automatic or manual, not %q", clip(*in))
+	}
+	return nil
+}
+
+// ParseCancellationReason checks a cancel's cancellation_reason: empty (no
+// reason given) or one of duplicate, fraudulent, requested_by_customer,
+// abandoned.
+func ParseCancellationReason(s *string) (*string, error) {
+	if s == nil {
+		return nil, nil
+	}
+	switch *s {
+	case ReasonDuplicate, ReasonFraudulent, ReasonRequestedByCustomer, ReasonAbandoned:
+		v := *s
+		return &v, nil
+	}
+	return nil, errs.Invalid("cancellation_reason", "parameter_invalid",
+		"cancellation_reason must be one of duplicate, fraudulent, requested_by_customer, abandoned, not %q", clip(*s))
 }
 
 // redirects reports whether the flow sends the customer to a hosted page.

@@ -26,6 +26,10 @@ type PaymentParams struct {
 	Currency         *string `json:"currency"`
 	KSN              *string `json:"ksn"`
 	EncryptedPayload *string `json:"encrypted_payload"`
+	// CaptureMethod is automatic (the default) or manual: an approved card
+	// is then held at requires_capture until POST
+	// /v1/payment_intents/{id}/capture (sandbox card gateway only).
+	CaptureMethod *string `json:"capture_method"`
 }
 
 // maxAmountMinor is the largest amount a chip read can carry (tag 9F02 holds 12 digits).
@@ -84,6 +88,14 @@ func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey
 	if err != nil {
 		return payments.Intent{}, err
 	}
+	if in.CaptureMethod != nil && *in.CaptureMethod == payments.CaptureManual {
+		// Capturing later needs the gateway's capture and void calls; the
+		// in-process sandbox gateway's authorisation is held by payd alone.
+		if local, ok := gw.(InProcess); !ok || !local.InProcess() {
+			return payments.Intent{}, errs.Invalid("capture_method", "parameter_invalid",
+				"capture_method manual is not offered by this card gateway yet")
+		}
+	}
 	read, err := decryptRead(bdk, ksn, ciphertext)
 	if err != nil {
 		return payments.Intent{}, err
@@ -94,6 +106,9 @@ func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey
 
 	cp := payments.CardPresent{AmountMinor: *in.AmountMinor, Currency: *in.Currency, TerminalID: t.ID,
 		Brand: string(read.Brand()), Last4: read.Last4(), EntryMode: string(read.EntryMode())}
+	if in.CaptureMethod != nil {
+		cp.CaptureMethod = *in.CaptureMethod
+	}
 	if t.OutletID != nil {
 		cp.OutletID = *t.OutletID
 	}
@@ -146,6 +161,8 @@ func validatePayment(in PaymentParams) error {
 		return errs.Missing("ksn")
 	case in.EncryptedPayload == nil || *in.EncryptedPayload == "":
 		return errs.Missing("encrypted_payload")
+	case in.CaptureMethod != nil && *in.CaptureMethod != payments.CaptureAutomatic && *in.CaptureMethod != payments.CaptureManual:
+		return errs.Invalid("capture_method", "parameter_invalid", "capture_method must be automatic or manual")
 	}
 	if !Currencies[*in.Currency] {
 		return errs.Invalid("currency", "parameter_invalid", "currency must be DJF or USD for card-present payments")
@@ -283,8 +300,8 @@ func errKSNReplayed(counter uint32) error {
 // finishPayment links the terminal payment to its intent.
 func (s *Service) finishPayment(ctx context.Context, payID string, intent payments.Intent) error {
 	status := "canceled"
-	if intent.Status == payments.Succeeded {
-		status = "succeeded"
+	if intent.Status == payments.Succeeded || intent.Status == payments.RequiresCapture {
+		status = "succeeded" // the card was approved (captured now or later)
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE terminal_payments SET status = ?, payment_intent_id = ?, updated_at = ? WHERE id = ?",

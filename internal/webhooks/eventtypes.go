@@ -36,6 +36,7 @@ var eventTypes = []struct {
 	{"payment_intent.succeeded", KindPaymentIntent},
 	{"payment_intent.canceled", KindPaymentIntent},
 	{"payment_intent.compliance_review", KindPaymentIntent},
+	{"payment_intent.amount_capturable_updated", KindPaymentIntent},
 	{"payout.created", KindPayout},
 	{"payout.succeeded", KindPayout},
 	{"payout.failed", KindPayout},

@@ -98,7 +98,8 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 		pi := map[string]any{"id": id, "object": "payment_intent", "status": "requires_action", "amount_minor": 1000,
 			"amount_captured_minor": 0, "amount_refunded_minor": 0, "refunded": false, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "+253000000001",
 			"description": "Sandbox fixture", "metadata": meta, "return_url": nil, "next_action": nil, "last_error": nil,
-			"payment_method_details": nil, "livemode": false, "created_at": ts, "succeeded_at": nil, "canceled_at": nil}
+			"payment_method_details": nil, "livemode": false, "created_at": ts, "succeeded_at": nil, "canceled_at": nil,
+			"amount_capturable_minor": 0, "capture_method": "automatic", "cancellation_reason": nil}
 		switch eventType {
 		case "payment_intent.created":
 			pi["next_action"] = map[string]any{"type": "collect_otp", "otp_length": 6}
@@ -109,6 +110,9 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 			pi["last_error"] = map[string]any{"code": "insufficient_funds", "message": "the wallet balance is too low", "provider": "bank_a"}
 		case "payment_intent.compliance_review":
 			pi["status"] = "compliance_review"
+		case "payment_intent.amount_capturable_updated":
+			pi["status"], pi["capture_method"], pi["amount_capturable_minor"], pi["provider"] = "requires_capture", "manual", 1000, "wallet_a"
+			pi["customer_msisdn"], pi["metadata"] = nil, map[string]string{"sandbox_fixture": "true", "wallet_a_mode": "card"}
 		}
 		return "payment_intent", id, pi
 	case KindPayout:

@@ -243,6 +243,9 @@ func (p *Pages) data(page providers.HostedPage, id, token string) pageData {
 		}
 	default:
 		d.Title = "Payment " + page.Status
+		if page.Status == "requires_capture" {
+			d.Title = "Payment authorised" // the merchant captures it later
+		}
 	}
 	return d
 }

@@ -73,6 +73,11 @@ func (s *Sandbox) PublicURL() string { return s.publicURL.Load().(string) }
 // Remote is false: the sandbox runs in process and has no side effects.
 func (s *Sandbox) Remote() bool { return false }
 
+// HoldsAuthorizations: the sandbox's card payments (hosted card page and
+// card-present) may be authorised and captured later; a test card that
+// succeeds is an authorisation when the intent's capture_method is manual.
+func (s *Sandbox) HoldsAuthorizations() bool { return true }
+
 // SelectScenario implements providers.ScenarioSelector: the header wins over
 // the magic number, which is read exactly as the client sent it.
 func (s *Sandbox) SelectScenario(rail, header, msisdn string) (string, error) {

@@ -44,8 +44,16 @@ export interface BalanceTransaction {
 
 export type BalanceTransactionType = "payment" | "refund" | "refund_failure" | "payout" | "payout_failure" | "topup" | "transfer" | "adjustment";
 
+export interface CancelPaymentIntentRequest {
+  cancellation_reason?: "duplicate" | "fraudulent" | "requested_by_customer" | "abandoned";
+}
+
 export interface CancelSubscriptionRequest {
   at_period_end?: boolean;
+}
+
+export interface CapturePaymentIntentRequest {
+  amount_to_capture_minor?: number;
 }
 
 /** `auth_code` is present on approval (the receipt's authorisation code). */
@@ -60,11 +68,17 @@ export interface CardPresentDetails {
 
 /** A payment intent recorded from a terminal; the payment intent object with its card-present details. */
 export interface CardPresentPaymentIntent {
+  /** What a `requires_capture` intent can still capture (the authorised amount); 0 in every other status. */
+  amount_capturable_minor: number;
+  /** What was captured: the amount on an automatic success, the captured part of a manual one. */
   amount_captured_minor: number;
   amount_minor: number;
   /** Sum of succeeded refunds. */
   amount_refunded_minor: number;
   canceled_at: string | null;
+  /** Set by a cancel (`abandoned` also by expiry and the capture window); null otherwise, provider refusals included. */
+  cancellation_reason: "duplicate" | "fraudulent" | "requested_by_customer" | "abandoned" | null;
+  capture_method: "automatic" | "manual";
   created_at: string;
   currency: string;
   customer_msisdn: string | null;
@@ -80,7 +94,7 @@ export interface CardPresentPaymentIntent {
   /** True once the captured amount is fully refunded; the status stays succeeded. */
   refunded: boolean;
   return_url: string | null;
-  status: "succeeded" | "canceled";
+  status: "succeeded" | "requires_capture" | "canceled";
   succeeded_at: string | null;
 }
 
@@ -199,7 +213,7 @@ export interface EventData {
   object: unknown;
 }
 
-export type EventType = "payment_intent.created" | "payment_intent.succeeded" | "payment_intent.canceled" | "payment_intent.compliance_review" | "payout.created" | "payout.succeeded" | "payout.failed" | "payout.held" | "payout.canceled" | "payout_batch.completed" | "payout_batch.canceled" | "transfer.settled" | "transfer.rejected" | "transfer.returned" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "settings.updated" | "settings.change_requested" | "refund.created" | "refund.succeeded" | "refund.failed" | "refund.canceled" | "invoice.payment_failed" | "invoice.voided" | "webhook_endpoint.disabled";
+export type EventType = "payment_intent.created" | "payment_intent.succeeded" | "payment_intent.canceled" | "payment_intent.compliance_review" | "payment_intent.amount_capturable_updated" | "payout.created" | "payout.succeeded" | "payout.failed" | "payout.held" | "payout.canceled" | "payout_batch.completed" | "payout_batch.canceled" | "transfer.settled" | "transfer.rejected" | "transfer.returned" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "settings.updated" | "settings.change_requested" | "refund.created" | "refund.succeeded" | "refund.failed" | "refund.canceled" | "invoice.payment_failed" | "invoice.voided" | "webhook_endpoint.disabled";
 
 export interface HealthResult {
   status: "ok";
@@ -263,11 +277,17 @@ export interface ItemCreate {
 }
 
 export interface PaymentIntent {
+  /** What a `requires_capture` intent can still capture (the authorised amount); 0 in every other status. */
+  amount_capturable_minor: number;
+  /** What was captured: the amount on an automatic success, the captured part of a manual one. */
   amount_captured_minor: number;
   amount_minor: number;
   /** Sum of succeeded refunds. */
   amount_refunded_minor: number;
   canceled_at: string | null;
+  /** Set by a cancel (`abandoned` also by expiry and the capture window); null otherwise, provider refusals included. */
+  cancellation_reason: "duplicate" | "fraudulent" | "requested_by_customer" | "abandoned" | null;
+  capture_method: "automatic" | "manual";
   created_at: string;
   currency: string;
   customer_msisdn: string | null;
@@ -291,6 +311,8 @@ export interface PaymentIntentCreate {
   /** Major units (DJF whole francs); or amount_minor. */
   amount?: number;
   amount_minor?: number;
+  /** `manual` holds a card payment's authorisation at `requires_capture` until */
+  capture_method?: "automatic" | "manual";
   /** wallet_d takes ETB; the others DJF and USD. */
   currency: "DJF" | "USD" | "ETB";
   /** E.164; bank_a and bank_b also take the bare local number (bank_a gets +253 stripped). */
@@ -314,7 +336,7 @@ export interface PaymentIntentNextAction {
   type: "collect_otp" | "redirect" | "push_approval" | "redirect_to_url";
 }
 
-export type PaymentIntentStatus = "requires_action" | "processing" | "succeeded" | "canceled" | "compliance_review";
+export type PaymentIntentStatus = "requires_action" | "processing" | "requires_capture" | "succeeded" | "canceled" | "compliance_review";
 
 /** The JSON mirror of a pacs.002.001.10. */
 export interface PaymentStatusReport {
@@ -716,6 +738,8 @@ export interface TerminalDeleted {
 
 export interface TerminalPaymentCreate {
   amount_minor: number;
+  /** `manual` holds an approved card at `requires_capture` until it is captured (sandbox card gateway). */
+  capture_method?: "automatic" | "manual";
   currency: "DJF" | "USD";
   /** The encrypted chip read in hex, a whole number of cipher blocks (8 bytes TDES, 16 bytes AES). */
   encrypted_payload: string;
@@ -1087,6 +1111,8 @@ export const operations = {
   listPaymentIntents: { name: "listPaymentIntents", method: "GET", path: "/v1/payment_intents", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   createPaymentIntent: { name: "createPaymentIntent", method: "POST", path: "/v1/payment_intents", pathParams: [], idempotencyRequired: true, public: false, alsoDecode: [402] },
   getPaymentIntent: { name: "getPaymentIntent", method: "GET", path: "/v1/payment_intents/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
+  cancelPaymentIntent: { name: "cancelPaymentIntent", method: "POST", path: "/v1/payment_intents/{id}/cancel", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
+  capturePaymentIntent: { name: "capturePaymentIntent", method: "POST", path: "/v1/payment_intents/{id}/capture", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
   confirmPaymentIntent: { name: "confirmPaymentIntent", method: "POST", path: "/v1/payment_intents/{id}/confirm", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [402] },
   listPayouts: { name: "listPayouts", method: "GET", path: "/v1/payouts", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   createPayout: { name: "createPayout", method: "POST", path: "/v1/payouts", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
@@ -1331,6 +1357,16 @@ export abstract class GeneratedClient extends BaseClient {
   /** Retrieve a payment intent (verify after return, poll push intents). `GET /v1/payment_intents/{id}` */
   getPaymentIntent(id: string, options: RequestOptions = {}): Promise<PaymentIntent> {
     return this.request(operations.getPaymentIntent, { path: {id: id} }, options);
+  }
+
+  /** Cancel a payment intent that waits for the customer or for its capture. `POST /v1/payment_intents/{id}/cancel` */
+  cancelPaymentIntent(id: string, params: CancelPaymentIntentRequest, options: RequestOptions = {}): Promise<PaymentIntent> {
+    return this.request(operations.cancelPaymentIntent, { path: {id: id}, body: params }, options);
+  }
+
+  /** Capture a held card authorisation (capture_method manual), all of it or part. `POST /v1/payment_intents/{id}/capture` */
+  capturePaymentIntent(id: string, params: CapturePaymentIntentRequest, options: RequestOptions = {}): Promise<PaymentIntent> {
+    return this.request(operations.capturePaymentIntent, { path: {id: id}, body: params }, options);
   }
 
   /** Confirm a collect_otp intent with the customer's SMS code (secret or publishable key). `POST /v1/payment_intents/{id}/confirm` (a refusal throws a PaydError whose `body` is the answer) */
