@@ -204,9 +204,13 @@ func (s *Service) expireDue(ctx context.Context, status Status, column string, c
 	afterAt, afterID := int64(-1), ""
 	abandoned := ReasonAbandoned
 	for done < limit {
+		// The status is written into the query, not bound: neither engine
+		// uses a partial index whose predicate a parameter would have to
+		// prove (a PostgreSQL generic plan, any SQLite plan), and without
+		// it this read would scan the table.
 		rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT id, %[1]s FROM payment_intents
-			WHERE status = ? AND %[1]s <= ? AND (%[1]s > ? OR (%[1]s = ? AND id > ?))
-			ORDER BY %[1]s, id LIMIT ?`, column), string(status), store.Micros(cutoff), afterAt, afterAt, afterID, ExpiryBatch)
+			WHERE status = '%[2]s' AND %[1]s <= ? AND (%[1]s > ? OR (%[1]s = ? AND id > ?))
+			ORDER BY %[1]s, id LIMIT ?`, column, status), store.Micros(cutoff), afterAt, afterAt, afterID, ExpiryBatch)
 		if err != nil {
 			return done, err
 		}

@@ -22,7 +22,7 @@ import (
 
 func TestTransitionTable(t *testing.T) {
 	for _, s := range []Status{Succeeded, Canceled} {
-		for _, to := range []Status{RequiresAction, Processing, Succeeded, Canceled, ComplianceReview} {
+		for _, to := range []Status{RequiresAction, Processing, Succeeded, Canceled, ComplianceReview, RequiresCapture} {
 			if allowed(s, to) {
 				t.Errorf("%s is terminal but the table moves it to %s", s, to)
 			}
@@ -35,6 +35,8 @@ func TestTransitionTable(t *testing.T) {
 		{RequiresAction, Succeeded, true}, {RequiresAction, Processing, true}, {Processing, Succeeded, true},
 		{Processing, Canceled, true}, {RequiresAction, ComplianceReview, true}, {ComplianceReview, Succeeded, false},
 		{Processing, Processing, false},
+		{RequiresAction, RequiresCapture, true}, {RequiresCapture, Succeeded, true}, {RequiresCapture, Canceled, true},
+		{RequiresCapture, RequiresAction, false}, {RequiresCapture, Processing, false}, {ComplianceReview, Canceled, false},
 	} {
 		if allowed(c.from, c.to) != c.ok {
 			t.Errorf("%s → %s allowed=%v", c.from, c.to, !c.ok)

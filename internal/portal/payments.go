@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payd/payd/internal/errs"
@@ -26,6 +28,8 @@ func (p *Portal) WithPayments(get func() *payments.Service) {
 		routes: func(m *http.ServeMux) {
 			m.Handle("GET /portal/{mode}/payment_intents", p.page(roleViewer, p.intentsList))
 			m.Handle("GET /portal/{mode}/payment_intents/{id}", p.page(roleViewer, p.intentPage))
+			m.Handle("POST /portal/{mode}/payment_intents/{id}/capture", p.page(roleApprover, p.captureIntent))
+			m.Handle("POST /portal/{mode}/payment_intents/{id}/cancel", p.page(roleApprover, p.cancelIntent))
 		},
 	})
 }
@@ -71,7 +75,7 @@ func (p *Portal) intentsList(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 		}
 	}
 	v := &view{Title: "Payments", Section: "payment_intents", Form: q}
-	data := intentsData{Statuses: []string{"requires_action", "processing", "succeeded", "canceled", "compliance_review"},
+	data := intentsData{Statuses: []string{"requires_action", "processing", "requires_capture", "succeeded", "canceled", "compliance_review"},
 		Providers: providers.PaymentProviders}
 	data.Filters = f
 	lp, err := payments.ParseListQuery(qs)
@@ -127,6 +131,11 @@ type intentData struct {
 	Metadata string
 	Details  string
 	Refunds  *intentRefunds // nil without the refunds capability
+	// Capturable and Cancelable show the Capture and Cancel forms;
+	// ActionKey is their idempotency key (a new one per page).
+	Capturable, Cancelable bool
+	CaptureKey, CancelKey  string
+	CancellationReasons    []string
 }
 
 // intentPage shows one intent: its fields and a timeline of its status
@@ -159,12 +168,67 @@ func (p *Portal) renderIntent(w http.ResponseWriter, r *http.Request, c *reqCtx,
 		tl = append(tl, timelineEntry{At: *in.CanceledAt, Label: "canceled"})
 	}
 	sortTimeline(tl)
-	d := intentData{Intent: in, Timeline: tl, Metadata: prettyJSON(in.Metadata), Refunds: refunds}
+	d := intentData{Intent: in, Timeline: tl, Metadata: prettyJSON(in.Metadata), Refunds: refunds,
+		Capturable: in.Status == payments.RequiresCapture, CaptureKey: newFormKey(), CancelKey: newFormKey(),
+		Cancelable:          in.Status == payments.RequiresAction || in.Status == payments.RequiresCapture,
+		CancellationReasons: []string{payments.ReasonRequestedByCustomer, payments.ReasonDuplicate, payments.ReasonFraudulent, payments.ReasonAbandoned}}
 	if in.PaymentMethodDetails != nil {
 		d.Details = prettyJSON(in.PaymentMethodDetails)
 	}
 	v.Title, v.Section, v.Data = "Payment "+in.ID, "payment_intents", d
 	p.render(w, r, c, status, "payment_intent", v)
+	return nil
+}
+
+// captureIntent captures a held card authorisation from the intent page:
+// amount_to_capture_minor (empty: all that is capturable). A form
+// submitted twice captures once (p.once).
+func (p *Portal) captureIntent(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	id := r.PathValue("id")
+	var amount *int64
+	if a := strings.TrimSpace(r.PostFormValue("amount_to_capture_minor")); a != "" {
+		n, err := strconv.ParseInt(a, 10, 64)
+		if err != nil {
+			err := errs.Invalid("amount_to_capture_minor", "amount_invalid", "Give the amount as a whole number of minor units.")
+			return p.actionError(w, r, c, err, p.intentAgain(w, r, c, id, err), "amount_to_capture_minor")
+		}
+		amount = &n
+	}
+	path, err := p.once(r, c, url.Values{"intent": {id}, "action": {"capture"}, "amount_to_capture_minor": {r.PostFormValue("amount_to_capture_minor")}},
+		func(ctx context.Context) (string, error) {
+			if _, err := p.payments().Capture(ctx, c.principal(), id, amount); err != nil {
+				return "", err
+			}
+			return c.path("payment_intents", id) + "?done=payment_captured", nil
+		})
+	p.audit(r.Context(), c, "payment_intent.capture", id, err, r.PostFormValue("amount_to_capture_minor"))
+	if err != nil {
+		return p.actionError(w, r, c, err, p.intentAgain(w, r, c, id, err), "amount_to_capture_minor")
+	}
+	http.Redirect(w, r, path, http.StatusSeeOther)
+	return nil
+}
+
+// cancelIntent cancels the intent from its page, with an optional
+// cancellation_reason; once per form, like every portal action.
+func (p *Portal) cancelIntent(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	id := r.PathValue("id")
+	var reason *string
+	if v := r.PostFormValue("cancellation_reason"); v != "" {
+		reason = &v
+	}
+	path, err := p.once(r, c, url.Values{"intent": {id}, "action": {"cancel"}, "cancellation_reason": {r.PostFormValue("cancellation_reason")}},
+		func(ctx context.Context) (string, error) {
+			if _, err := p.payments().Cancel(ctx, c.principal(), id, reason); err != nil {
+				return "", err
+			}
+			return c.path("payment_intents", id) + "?done=payment_canceled", nil
+		})
+	p.audit(r.Context(), c, "payment_intent.cancel", id, err, r.PostFormValue("cancellation_reason"))
+	if err != nil {
+		return p.actionError(w, r, c, err, p.intentAgain(w, r, c, id, err), "cancellation_reason")
+	}
+	http.Redirect(w, r, path, http.StatusSeeOther)
 	return nil
 }
 

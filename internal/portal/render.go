@@ -185,6 +185,8 @@ var notices = map[string]string{
 	"batch_canceled":           "The batch was canceled.",
 	"payout_approved":          "The payout was approved.",
 	"refund_created":           "The refund was made.",
+	"payment_captured":         "The payment was captured; the rest of the authorisation was released.",
+	"payment_canceled":         "The payment was canceled.",
 	"refund_requires_approval": "The refund is over the approval threshold: another user or key must approve it. Its amount is held meanwhile.",
 	"refund_approved":          "The refund was approved and sent.",
 	"refund_canceled":          "The refund was canceled; its amount is available again.",

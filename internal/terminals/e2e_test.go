@@ -31,6 +31,7 @@ func TestTerminals(t *testing.T) {
 		t.Run("payments", func(t *testing.T) { testPayments(t, h) })
 		t.Run("bad payments", func(t *testing.T) { testBadPayments(t, h) })
 		t.Run("races", func(t *testing.T) { testRaces(t, h) })
+		t.Run("manual capture", func(t *testing.T) { testManualCapture(t, h) })
 		t.Run("live mode", func(t *testing.T) { testLiveMode(t, h) })
 		t.Run("simulator", func(t *testing.T) { testSimulatorClient(t, h) })
 		t.Run("no card data anywhere", func(t *testing.T) { testNoCardData(t, h) })

@@ -1,0 +1,233 @@
+package payments
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/jobs"
+	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+// seedIntents writes n intents of the merchant straight into the table (the
+// service would take minutes for 100,000), created at the times at(i) gives,
+// in the status status(i) gives: requires_action, requires_capture (an
+// authorisation of a manual card intent) or succeeded. It returns the ids.
+func seedIntents(tb testing.TB, db *store.DB, merchantID string, n int, at func(int) time.Time, status func(int) Status) []string {
+	tb.Helper()
+	ctx := context.Background()
+	out := make([]string, 0, n)
+	const chunk = 800 // 29 values a row: under SQLite's and PostgreSQL's limits on bound values
+	for done := 0; done < n; done += chunk {
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			var q strings.Builder
+			q.WriteString(insertIntents)
+			var args []any
+			for i := done; i < n && i < done+chunk; i++ {
+				t := at(i)
+				r := &record{Intent: Intent{ID: ids.At("pi_", t, uint64(i)), Status: status(i), AmountMinor: 1000, Currency: "USD",
+					Provider: providers.WalletA, Metadata: map[string]string{"wallet_a_mode": "card"}, CreatedAt: t, MerchantID: merchantID},
+					flow: providers.FlowCardPage, updatedAt: t}
+				switch r.Status {
+				case RequiresCapture:
+					r.CaptureMethod, r.AmountCapturableMinor = CaptureManual, r.AmountMinor
+				case Succeeded:
+					r.AmountCapturedMinor, r.SucceededAt = r.AmountMinor, &t
+				case RequiresAction:
+					r.NextAction = &NextAction{Type: "redirect", RedirectURL: "http://payd.test/sandbox/pay/" + r.ID}
+				}
+				if i > done {
+					q.WriteString(", ")
+				}
+				q.WriteString(insertIntentRow)
+				args = append(args, insertArgs(r)...)
+				out = append(out, r.ID)
+			}
+			_, err := tx.Exec(ctx, q.String(), args...)
+			return err
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if db.Dialect() == store.Postgres {
+		if _, err := db.Exec(ctx, "ANALYZE payment_intents"); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestExpiryWithTwoRunners: two processes (two connection pools, two
+// services, two job runners) share one database; the intents past their
+// time are cancelled exactly once (one event each, cancellation_reason
+// abandoned), the others are left, whether the job runs through the
+// runners or both processes run it at the same moment.
+func TestExpiryWithTwoRunners(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		t.Run(string(eng), func(t *testing.T) {
+			url := storetest.MigratedURL(t, eng)
+			ctx := context.Background()
+			var svcs []*Service
+			var dbs []*store.DB
+			for range 2 {
+				db, err := store.Open(ctx, url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+				dbs = append(dbs, db)
+				svcs = append(svcs, NewService(Config{DB: db, Providers: providers.NewRegistry(),
+					Expiry: Expiry{Action: 24 * time.Hour, Capture: 168 * time.Hour}}))
+			}
+			e := newEnv(t, dbs[0])
+			now := dbs[0].Now()
+			old := ExpiryBatch
+			ExpiryBatch = 7 // several batches per run
+			t.Cleanup(func() { ExpiryBatch = old })
+
+			// 0..59: requires_action, 60..89: requires_capture,
+			// 90..119: succeeded; the even ones are past their time.
+			const n = 120
+			statusOf := func(i int) Status {
+				switch {
+				case i < 60:
+					return RequiresAction
+				case i < 90:
+					return RequiresCapture
+				}
+				return Succeeded
+			}
+			atOf := func(i int) time.Time {
+				window := 24 * time.Hour
+				if statusOf(i) == RequiresCapture {
+					window = 168 * time.Hour
+				}
+				if i%2 == 0 {
+					return now.Add(-window - time.Duration(i+1)*time.Minute)
+				}
+				return now.Add(-window + time.Duration(i+1)*time.Minute)
+			}
+			idsOf := seedIntents(t, e.db, e.test.MerchantID, n, atOf, statusOf)
+
+			// Both processes run the job at the same moment ...
+			var wg sync.WaitGroup
+			counts := make([]int, 2)
+			for i, s := range svcs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c, err := s.Expire(ctx)
+					if err != nil {
+						t.Error(err)
+					}
+					counts[i] = c
+				}()
+			}
+			wg.Wait()
+			if counts[0]+counts[1] != 45 {
+				t.Fatalf("the two runs expired %v, want 45 in all", counts)
+			}
+			// ... and through their job runners, for a while.
+			runCtx, stop := context.WithCancel(ctx)
+			for i, s := range svcs {
+				r := jobs.NewRunner(dbs[i], slog.New(slog.NewTextHandler(io.Discard, nil)))
+				r.Poll = 5 * time.Millisecond
+				r.Every(ExpiryJob, 5*time.Millisecond, s.RunExpiryJob)
+				wg.Add(1)
+				go func() { defer wg.Done(); r.Run(runCtx) }()
+			}
+			time.Sleep(300 * time.Millisecond)
+			stop()
+			wg.Wait()
+
+			for i, id := range idsOf {
+				r, err := loadByID(ctx, e.db, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := statusOf(i)
+				if i%2 == 0 && want != Succeeded {
+					want = Canceled
+				}
+				if r.Status != want {
+					t.Errorf("intent %d (%s): %s, want %s", i, statusOf(i), r.Status, want)
+				}
+				if want == Canceled && (r.CancellationReason == nil || *r.CancellationReason != ReasonAbandoned || r.AmountCapturableMinor != 0) {
+					t.Errorf("intent %d: reason %v, capturable %d", i, r.CancellationReason, r.AmountCapturableMinor)
+				}
+			}
+			if got := storetest.Count(t, e.db, "SELECT COUNT(*) FROM events WHERE type = ?", EventCanceled); got != 45 {
+				t.Fatalf("%d payment_intent.canceled events, want 45", got)
+			}
+			if err := ledger.Verify(ctx, e.db); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// BenchmarkExpire measures one run of the expiry job that finds 1,000
+// intents to cancel in a table of 10,000 and of 100,000 (90% succeeded, the
+// rest waiting but not yet due): with the partial index the two cost about
+// the same, as the job reads only what expires.
+//
+//	go test -run XXX -bench Expire -benchtime 3x ./internal/payments/
+func BenchmarkExpire(b *testing.B) {
+	for _, eng := range storetest.Engines() {
+		for _, total := range []int{10_000, 100_000} {
+			b.Run(fmt.Sprintf("%s/table=%d/expiring=1000", eng, total), func(b *testing.B) {
+				db := storetest.Open(b, eng)
+				e := newEnvTB(b, db)
+				e.svc.expiry = Expiry{Action: 24 * time.Hour, Capture: 168 * time.Hour}
+				now := db.Now()
+				const expiring = 1000
+				status := func(i int) Status {
+					if i < expiring || i%10 == 0 {
+						return RequiresAction
+					}
+					return Succeeded
+				}
+				at := func(i int) time.Time {
+					if i < expiring {
+						return now.Add(-25*time.Hour - time.Duration(i)*time.Second)
+					}
+					return now.Add(-time.Duration(i) * time.Millisecond)
+				}
+				ids := seedIntents(b, db, e.test.MerchantID, total, at, status)[:expiring]
+				ctx := context.Background()
+				b.ResetTimer()
+				for b.Loop() {
+					n, err := e.svc.Expire(ctx)
+					if err != nil || n != expiring {
+						b.Fatalf("expired %d (%v)", n, err)
+					}
+					b.StopTimer()
+					// Put the same 1,000 back to waiting for the next run.
+					for i := 0; i < len(ids); i += 500 {
+						chunk := ids[i:min(i+500, len(ids))]
+						args := make([]any, len(chunk))
+						for j, id := range chunk {
+							args[j] = id
+						}
+						if _, err := db.Exec(ctx, "UPDATE payment_intents SET status = 'requires_action', canceled_at = NULL, cancellation_reason = NULL WHERE id IN (?"+
+							strings.Repeat(", ?", len(chunk)-1)+")", args...); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/expiring, "µs/expired")
+			})
+		}
+	}
+}
