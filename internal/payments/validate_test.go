@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/payd/payd/internal/errs"
 )
 
 func TestProviderMSISDN(t *testing.T) {
@@ -95,4 +97,28 @@ func TestReturnURL(t *testing.T) {
 	if got := ReturnURL("https://shop.example/back?payment_intent=evil", "pi_1"); got != "https://shop.example/back?payment_intent=pi_1" {
 		t.Fatal(got)
 	}
+}
+
+// FuzzParseCancellationReason: a cancel's reason is accepted exactly when it
+// is one of the four, and anything else is a 400 naming
+// cancellation_reason.
+func FuzzParseCancellationReason(f *testing.F) {
+	for _, s := range []string{"duplicate", "fraudulent", "requested_by_customer", "abandoned", "", "Duplicate", "abandoned ", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseCancellationReason(&s)
+		known := s == ReasonDuplicate || s == ReasonFraudulent || s == ReasonRequestedByCustomer || s == ReasonAbandoned
+		if known != (err == nil) {
+			t.Fatalf("%q: err %v", s, err)
+		}
+		if known && (got == nil || *got != s) {
+			t.Fatalf("%q parsed as %v", s, got)
+		}
+		if !known {
+			if e := errs.As(err); e == nil || e.Param != "cancellation_reason" || e.Kind != errs.KindInvalid {
+				t.Fatalf("%q: %v", s, err)
+			}
+		}
+	})
 }
