@@ -38,7 +38,7 @@ func ParseListQuery(q url.Values) (ListParams, error) {
 	}
 	if v := q.Get("status"); v != "" {
 		if !Status(v).Valid() {
-			return lp, errs.Invalid("status", "parameter_invalid", "status must be one of requires_action, processing, succeeded, canceled, compliance_review")
+			return lp, errs.Invalid("status", "parameter_invalid", "status must be one of requires_action, processing, requires_capture, succeeded, canceled, compliance_review")
 		}
 		lp.Status = Status(v)
 	}
