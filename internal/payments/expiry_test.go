@@ -231,3 +231,38 @@ func BenchmarkExpire(b *testing.B) {
 		}
 	}
 }
+
+// TestFreshMigrationTakesRequiresCapture: right after migrating an empty
+// database, in the same process and pool (the migration widened the status
+// CHECK in place on SQLite and must have reloaded the schema on every
+// connection), a requires_capture row is accepted and an unknown status is
+// still refused.
+func TestFreshMigrationTakesRequiresCapture(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		t.Run(string(eng), func(t *testing.T) {
+			ctx := context.Background()
+			db, err := store.Open(ctx, storetest.URL(t, eng))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t, db)
+			now := db.Now()
+			// Several rounds, so statements land on several of the pool's
+			// connections, the migration's own included.
+			for round := range 4 {
+				seedIntents(t, db, e.test.MerchantID, 3, func(i int) time.Time { return now.Add(time.Duration(round*10+i) * time.Second) },
+					func(int) Status { return RequiresCapture })
+			}
+			if n := storetest.Count(t, db, "SELECT COUNT(*) FROM payment_intents WHERE status = 'requires_capture'"); n != 12 {
+				t.Fatalf("%d requires_capture rows", n)
+			}
+			if _, err := db.Exec(ctx, "UPDATE payment_intents SET status = 'authorised' WHERE merchant_id = ?", e.test.MerchantID); err == nil {
+				t.Fatal("the status CHECK let an unknown status through")
+			}
+		})
+	}
+}
