@@ -32,6 +32,8 @@ var Operations = map[string]string{
 	"GET /v1/balance_transactions/{id}":                      "GetBalanceTransaction",
 	"GET /v1/customers":                                      "ListCustomers",
 	"GET /v1/customers/{id}":                                 "GetCustomer",
+	"GET /v1/disputes":                                       "ListDisputes",
+	"GET /v1/disputes/{id}":                                  "GetDispute",
 	"GET /v1/events":                                         "ListEvents",
 	"GET /v1/events/stream":                                  "StreamEvents",
 	"GET /v1/events/{id}":                                    "GetEvent",
@@ -66,6 +68,8 @@ var Operations = map[string]string{
 	"POST /providers/{provider}/callbacks":                   "ReceiveProviderCallback",
 	"POST /v1/customers":                                     "CreateCustomer",
 	"POST /v1/customers/{id}":                                "UpdateCustomer",
+	"POST /v1/disputes/{id}":                                 "UpdateDispute",
+	"POST /v1/disputes/{id}/close":                           "CloseDispute",
 	"POST /v1/events/{id}/redeliver":                         "RedeliverEvent",
 	"POST /v1/invoices":                                      "CreateInvoice",
 	"POST /v1/invoices/{id}/finalize":                        "FinalizeInvoice",
@@ -86,6 +90,7 @@ var Operations = map[string]string{
 	"POST /v1/refunds":                                       "CreateRefund",
 	"POST /v1/refunds/{id}/approve":                          "ApproveRefund",
 	"POST /v1/refunds/{id}/cancel":                           "CancelRefund",
+	"POST /v1/sandbox/disputes":                              "CreateSandboxDispute",
 	"POST /v1/sandbox/overrides":                             "CreateSandboxOverride",
 	"POST /v1/sandbox/topups":                                "CreateSandboxTopup",
 	"POST /v1/sandbox/webhooks/trigger":                      "TriggerSandboxEvent",
@@ -118,6 +123,8 @@ var answerTypes = map[string]func(status int) any{
 	"GET /v1/balance_transactions/{id}":                      func(int) any { return new(BalanceTransaction) },
 	"GET /v1/customers":                                      func(int) any { return new(List[Customer]) },
 	"GET /v1/customers/{id}":                                 func(int) any { return new(Customer) },
+	"GET /v1/disputes":                                       func(int) any { return new(List[Dispute]) },
+	"GET /v1/disputes/{id}":                                  func(int) any { return new(Dispute) },
 	"GET /v1/events":                                         func(int) any { return new(List[Event]) },
 	"GET /v1/events/{id}":                                    func(int) any { return new(Event) },
 	"GET /v1/events/{id}/deliveries":                         func(int) any { return new(List[WebhookDelivery]) },
@@ -151,6 +158,8 @@ var answerTypes = map[string]func(status int) any{
 	"POST /providers/{provider}/callbacks":                   func(int) any { return new(ProviderCallbackReceipt) },
 	"POST /v1/customers":                                     func(int) any { return new(Customer) },
 	"POST /v1/customers/{id}":                                func(int) any { return new(Customer) },
+	"POST /v1/disputes/{id}":                                 func(int) any { return new(Dispute) },
+	"POST /v1/disputes/{id}/close":                           func(int) any { return new(Dispute) },
 	"POST /v1/events/{id}/redeliver":                         func(int) any { return new(List[WebhookDelivery]) },
 	"POST /v1/invoices":                                      func(int) any { return new(Invoice) },
 	"POST /v1/invoices/{id}/finalize":                        func(int) any { return new(Invoice) },
@@ -171,6 +180,7 @@ var answerTypes = map[string]func(status int) any{
 	"POST /v1/refunds":                                       func(int) any { return new(Refund) },
 	"POST /v1/refunds/{id}/approve":                          func(int) any { return new(Refund) },
 	"POST /v1/refunds/{id}/cancel":                           func(int) any { return new(Refund) },
+	"POST /v1/sandbox/disputes":                              func(int) any { return new(Dispute) },
 	"POST /v1/sandbox/overrides":                             func(int) any { return new(SandboxOverrideResult) },
 	"POST /v1/sandbox/topups":                                func(int) any { return new(Topup) },
 	"POST /v1/sandbox/webhooks/trigger":                      func(int) any { return new(Event) },
@@ -575,6 +585,100 @@ func (c *Client) UpdateCustomer(ctx context.Context, id string, params *Customer
 func (c *Client) DeleteCustomer(ctx context.Context, id string, opts ...RequestOption) (*CustomerDeleted, error) {
 	out := new(CustomerDeleted)
 	err := c.call(ctx, "DELETE", "/v1/customers/"+url.PathEscape(id), nil, nil, out, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ListDisputesParams are the query parameters of ListDisputes; zero values are not sent.
+type ListDisputesParams struct {
+	Limit         int
+	StartingAfter string
+	EndingBefore  string
+	PaymentIntent string
+	Status        DisputeStatus
+}
+
+func (p *ListDisputesParams) values() url.Values {
+	v := url.Values{}
+	if p == nil {
+		return v
+	}
+	if p.Limit != 0 {
+		v.Set("limit", strconv.FormatInt(int64(p.Limit), 10))
+	}
+	if p.StartingAfter != "" {
+		v.Set("starting_after", p.StartingAfter)
+	}
+	if p.EndingBefore != "" {
+		v.Set("ending_before", p.EndingBefore)
+	}
+	if p.PaymentIntent != "" {
+		v.Set("payment_intent", p.PaymentIntent)
+	}
+	if p.Status != "" {
+		v.Set("status", string(p.Status))
+	}
+	return v
+}
+
+// ListDisputes sends GET /v1/disputes.
+// List disputes, newest first.
+func (c *Client) ListDisputes(ctx context.Context, query *ListDisputesParams, opts ...RequestOption) (*List[Dispute], error) {
+	out := new(List[Dispute])
+	if err := c.call(ctx, "GET", "/v1/disputes", query.values(), nil, out, nil, opts); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AllDisputes iterates over every Dispute ListDisputes would page through, fetching pages as the
+// loop needs them (newest first; backwards from EndingBefore when that is set).
+// The loop stops at the first error, which it yields.
+func (c *Client) AllDisputes(ctx context.Context, query *ListDisputesParams, opts ...RequestOption) iter.Seq2[*Dispute, error] {
+	var p ListDisputesParams
+	if query != nil {
+		p = *query
+	}
+	return paginate(p.EndingBefore != "", func(after, before string) (*List[Dispute], error) {
+		if after != "" {
+			p.StartingAfter = after
+		}
+		if before != "" {
+			p.EndingBefore = before
+		}
+		return c.ListDisputes(ctx, &p, opts...)
+	}, func(v *Dispute) string { return v.ID })
+}
+
+// GetDispute sends GET /v1/disputes/{id}.
+// Retrieve a dispute.
+func (c *Client) GetDispute(ctx context.Context, id string, opts ...RequestOption) (*Dispute, error) {
+	out := new(Dispute)
+	err := c.call(ctx, "GET", "/v1/disputes/"+url.PathEscape(id), nil, nil, out, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// UpdateDispute sends POST /v1/disputes/{id}.
+// Save a dispute's evidence, or submit it with submit:true.
+func (c *Client) UpdateDispute(ctx context.Context, id string, params *DisputeUpdate, opts ...RequestOption) (*Dispute, error) {
+	out := new(Dispute)
+	err := c.call(ctx, "POST", "/v1/disputes/"+url.PathEscape(id), nil, params, out, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CloseDispute sends POST /v1/disputes/{id}/close.
+// Accept the dispute's loss (needs_response → lost).
+func (c *Client) CloseDispute(ctx context.Context, id string, opts ...RequestOption) (*Dispute, error) {
+	out := new(Dispute)
+	err := c.call(ctx, "POST", "/v1/disputes/"+url.PathEscape(id)+"/close", nil, nil, out, nil, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -1470,6 +1574,17 @@ func (c *Client) AllRequestLogs(ctx context.Context, query *ListRequestLogsParam
 		}
 		return c.ListRequestLogs(ctx, &p, opts...)
 	}, func(v *RequestLog) string { return v.ID })
+}
+
+// CreateSandboxDispute sends POST /v1/sandbox/disputes.
+// Dispute a succeeded test-mode card payment, as a cardholder's bank would.
+func (c *Client) CreateSandboxDispute(ctx context.Context, params *SandboxDisputeCreate, opts ...RequestOption) (*Dispute, error) {
+	out := new(Dispute)
+	err := c.call(ctx, "POST", "/v1/sandbox/disputes", nil, params, out, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // CreateSandboxOverride sends POST /v1/sandbox/overrides.

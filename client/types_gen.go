@@ -58,14 +58,16 @@ type BalanceTransactionType string
 
 // The values of BalanceTransactionType.
 const (
-	BalanceTransactionTypePayment       BalanceTransactionType = "payment"
-	BalanceTransactionTypeRefund        BalanceTransactionType = "refund"
-	BalanceTransactionTypeRefundFailure BalanceTransactionType = "refund_failure"
-	BalanceTransactionTypePayout        BalanceTransactionType = "payout"
-	BalanceTransactionTypePayoutFailure BalanceTransactionType = "payout_failure"
-	BalanceTransactionTypeTopup         BalanceTransactionType = "topup"
-	BalanceTransactionTypeTransfer      BalanceTransactionType = "transfer"
-	BalanceTransactionTypeAdjustment    BalanceTransactionType = "adjustment"
+	BalanceTransactionTypePayment         BalanceTransactionType = "payment"
+	BalanceTransactionTypeRefund          BalanceTransactionType = "refund"
+	BalanceTransactionTypeRefundFailure   BalanceTransactionType = "refund_failure"
+	BalanceTransactionTypePayout          BalanceTransactionType = "payout"
+	BalanceTransactionTypePayoutFailure   BalanceTransactionType = "payout_failure"
+	BalanceTransactionTypeTopup           BalanceTransactionType = "topup"
+	BalanceTransactionTypeTransfer        BalanceTransactionType = "transfer"
+	BalanceTransactionTypeAdjustment      BalanceTransactionType = "adjustment"
+	BalanceTransactionTypeDispute         BalanceTransactionType = "dispute"
+	BalanceTransactionTypeDisputeReversal BalanceTransactionType = "dispute_reversal"
 )
 
 // CancelPaymentIntentRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
@@ -104,12 +106,14 @@ type CardPresentPaymentIntent struct {
 	AmountRefundedMinor int64      `json:"amount_refunded_minor"`
 	CanceledAt          *time.Time `json:"canceled_at"`
 	// Set by a cancel (abandoned also by expiry and the capture window); null otherwise, provider refusals included.
-	CancellationReason   *string                                      `json:"cancellation_reason"`
-	CaptureMethod        string                                       `json:"capture_method"`
-	CreatedAt            time.Time                                    `json:"created_at"`
-	Currency             string                                       `json:"currency"`
-	CustomerMSISDN       *string                                      `json:"customer_msisdn"`
-	Description          *string                                      `json:"description"`
+	CancellationReason *string   `json:"cancellation_reason"`
+	CaptureMethod      string    `json:"capture_method"`
+	CreatedAt          time.Time `json:"created_at"`
+	Currency           string    `json:"currency"`
+	CustomerMSISDN     *string   `json:"customer_msisdn"`
+	Description        *string   `json:"description"`
+	// True once the payment is disputed (it can then no longer be refunded: 409 charge_disputed).
+	Disputed             bool                                         `json:"disputed"`
 	ID                   string                                       `json:"id"`
 	LastError            *PaymentIntentLastError                      `json:"last_error"`
 	Livemode             bool                                         `json:"livemode"`
@@ -237,6 +241,76 @@ type DefaultPayment struct {
 	Provider       string            `json:"provider"`
 }
 
+// Dispute is an object of the API.
+type Dispute struct {
+	// What the dispute took from available.
+	AmountMinor   int64             `json:"amount_minor"`
+	ClosedAt      *time.Time        `json:"closed_at"`
+	CreatedAt     time.Time         `json:"created_at"`
+	Currency      string            `json:"currency"`
+	Evidence      DisputeEvidence   `json:"evidence"`
+	EvidenceDueBy time.Time         `json:"evidence_due_by"`
+	ID            string            `json:"id"`
+	Livemode      bool              `json:"livemode"`
+	Metadata      map[string]string `json:"metadata"`
+	Object        string            `json:"object"`
+	PaymentIntent string            `json:"payment_intent"`
+	Reason        DisputeReason     `json:"reason"`
+	Status        DisputeStatus     `json:"status"`
+}
+
+// DisputeEvidence is an object of the API.
+type DisputeEvidence struct {
+	CustomerEmail          *string `json:"customer_email"`
+	CustomerName           *string `json:"customer_name"`
+	ProductDescription     *string `json:"product_description"`
+	ReceiptText            *string `json:"receipt_text"`
+	ShippingTrackingNumber *string `json:"shipping_tracking_number"`
+	UncategorizedText      *string `json:"uncategorized_text"`
+}
+
+// DisputeEvidenceUpdate is the evidence fields to save; fields not named keep their saved value, null clears one.
+type DisputeEvidenceUpdate struct {
+	CustomerEmail          Nullable[string] `json:"customer_email,omitzero"`
+	CustomerName           Nullable[string] `json:"customer_name,omitzero"`
+	ProductDescription     Nullable[string] `json:"product_description,omitzero"`
+	ReceiptText            Nullable[string] `json:"receipt_text,omitzero"`
+	ShippingTrackingNumber Nullable[string] `json:"shipping_tracking_number,omitzero"`
+	UncategorizedText      Nullable[string] `json:"uncategorized_text,omitzero"`
+}
+
+// DisputeReason is one of the values below.
+type DisputeReason string
+
+// The values of DisputeReason.
+const (
+	DisputeReasonFraudulent         DisputeReason = "fraudulent"
+	DisputeReasonProductNotReceived DisputeReason = "product_not_received"
+	DisputeReasonDuplicate          DisputeReason = "duplicate"
+	DisputeReasonCreditNotProcessed DisputeReason = "credit_not_processed"
+	DisputeReasonGeneral            DisputeReason = "general"
+)
+
+// DisputeStatus is one of the values below.
+type DisputeStatus string
+
+// The values of DisputeStatus.
+const (
+	DisputeStatusNeedsResponse DisputeStatus = "needs_response"
+	DisputeStatusUnderReview   DisputeStatus = "under_review"
+	DisputeStatusWon           DisputeStatus = "won"
+	DisputeStatusLost          DisputeStatus = "lost"
+)
+
+// DisputeUpdate is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
+type DisputeUpdate struct {
+	// The evidence fields to save; fields not named keep their saved value, null clears one.
+	Evidence *DisputeEvidenceUpdate `json:"evidence,omitempty"`
+	Metadata map[string]string      `json:"metadata,omitempty"`
+	// Submit the evidence: the dispute becomes under_review and read-only.
+	Submit *bool `json:"submit,omitempty"`
+}
+
 // Event is the event envelope, as the API returns it and as deliveries carry it. data.id is the object's id, data.object the object as it was when the event happened.
 type Event struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -288,6 +362,11 @@ const (
 	EventTypeRefundSucceeded                      EventType = "refund.succeeded"
 	EventTypeRefundFailed                         EventType = "refund.failed"
 	EventTypeRefundCanceled                       EventType = "refund.canceled"
+	EventTypeDisputeCreated                       EventType = "dispute.created"
+	EventTypeDisputeUpdated                       EventType = "dispute.updated"
+	EventTypeDisputeClosed                        EventType = "dispute.closed"
+	EventTypeDisputeFundsWithdrawn                EventType = "dispute.funds_withdrawn"
+	EventTypeDisputeFundsReinstated               EventType = "dispute.funds_reinstated"
 	EventTypeInvoicePaymentFailed                 EventType = "invoice.payment_failed"
 	EventTypeInvoiceVoided                        EventType = "invoice.voided"
 	EventTypeWebhookEndpointDisabled              EventType = "webhook_endpoint.disabled"
@@ -380,12 +459,14 @@ type PaymentIntent struct {
 	AmountRefundedMinor int64      `json:"amount_refunded_minor"`
 	CanceledAt          *time.Time `json:"canceled_at"`
 	// Set by a cancel (abandoned also by expiry and the capture window); null otherwise, provider refusals included.
-	CancellationReason   *string                  `json:"cancellation_reason"`
-	CaptureMethod        string                   `json:"capture_method"`
-	CreatedAt            time.Time                `json:"created_at"`
-	Currency             string                   `json:"currency"`
-	CustomerMSISDN       *string                  `json:"customer_msisdn"`
-	Description          *string                  `json:"description"`
+	CancellationReason *string   `json:"cancellation_reason"`
+	CaptureMethod      string    `json:"capture_method"`
+	CreatedAt          time.Time `json:"created_at"`
+	Currency           string    `json:"currency"`
+	CustomerMSISDN     *string   `json:"customer_msisdn"`
+	Description        *string   `json:"description"`
+	// True once the payment is disputed (it can then no longer be refunded: 409 charge_disputed).
+	Disputed             bool                     `json:"disputed"`
 	ID                   string                   `json:"id"`
 	LastError            *PaymentIntentLastError  `json:"last_error"`
 	Livemode             bool                     `json:"livemode"`
@@ -707,6 +788,12 @@ type ReviewPayoutRequest struct {
 type ReviewTransferRequest struct {
 	Decision string  `json:"decision"`
 	Note     *string `json:"note,omitempty"`
+}
+
+// SandboxDisputeCreate is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
+type SandboxDisputeCreate struct {
+	PaymentIntent string         `json:"payment_intent"`
+	Reason        *DisputeReason `json:"reason,omitempty"`
 }
 
 // SandboxOverrideResult is an object of the API.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/banking"
+	"github.com/payd/payd/internal/disputes"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/payouts"
@@ -61,6 +62,7 @@ type Main struct {
 	paymentsW   *paymentsWiring
 	payoutSvc   *payouts.Service
 	refundSvc   *refunds.Service
+	disputeSvc  *disputes.Service
 	bankingSvc  *banking.Service
 	terminalSvc *terminals.Service
 	webhookSvc  *webhooks.Service

@@ -17,6 +17,7 @@ var wiring = []func(ctx context.Context, m *Main) error{
 	wireProviders,  // live provider connections, callbacks, reconciliation: on payments' registry
 	wirePayouts,    // on the sanctions list and the live connections
 	wireRefunds,    // on the live connections
+	wireDisputes,   // on payments (the intent side) and refunds (charge_disputed)
 	wireBilling,    // on payments
 	wireReports,    // on payments and refunds
 	wireTerminals,  // on payments

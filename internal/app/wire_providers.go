@@ -97,6 +97,7 @@ func wireProviders(ctx context.Context, m *Main) error {
 		Payments: paymentSettler{m},
 		Payouts:  payoutSettler{m},
 		Refunds:  refundSettler{m},
+		Disputes: disputeSettler{m},
 		Logger:   m.Logger,
 		Count:    w.conns.CallbackReceived,
 	})

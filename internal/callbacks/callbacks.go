@@ -38,6 +38,11 @@ type RefundSettler interface {
 }
 
 // Config is what the service needs.
+// DisputeSettler applies a provider's dispute callbacks (disputes.Service).
+type DisputeSettler interface {
+	ApplyProviderDispute(ctx context.Context, merchantID, provider string, d protocol.Dispute) error
+}
+
 type Config struct {
 	DB *store.DB
 	// Secret returns a merchant's callback secret for a provider; a
@@ -46,6 +51,7 @@ type Config struct {
 	Payments PaymentSettler
 	Payouts  PayoutSettler
 	Refunds  RefundSettler
+	Disputes DisputeSettler
 	Logger   *slog.Logger
 	// Count counts callbacks by result (applied, duplicate, rejected, error).
 	Count func(provider, result string)
@@ -138,14 +144,14 @@ func (s *Service) receive(ctx context.Context, d Delivery) (Receipt, string, err
 	}
 	var objectID string
 	carried := 0
-	for _, present := range []bool{ev.Data.Payment != nil, ev.Data.Payout != nil, ev.Data.Refund != nil} {
+	for _, present := range []bool{ev.Data.Payment != nil, ev.Data.Payout != nil, ev.Data.Refund != nil, ev.Data.Dispute != nil} {
 		if present {
 			carried++
 		}
 	}
 	switch {
 	case carried != 1:
-		return Receipt{}, "rejected", errs.Invalid("data", "parameter_invalid", "the event must carry exactly one payment, payout or refund")
+		return Receipt{}, "rejected", errs.Invalid("data", "parameter_invalid", "the event must carry exactly one payment, payout, refund or dispute")
 	case ev.Data.Payment != nil && s.cfg.Payments != nil:
 		objectID = ev.Data.Payment.Reference
 		err = s.cfg.Payments.ApplyProviderPayment(ctx, d.MerchantID, d.Provider, *ev.Data.Payment)
@@ -155,6 +161,9 @@ func (s *Service) receive(ctx context.Context, d Delivery) (Receipt, string, err
 	case ev.Data.Refund != nil && s.cfg.Refunds != nil:
 		objectID = ev.Data.Refund.Reference
 		err = s.cfg.Refunds.ApplyProviderRefund(ctx, d.MerchantID, d.Provider, *ev.Data.Refund)
+	case ev.Data.Dispute != nil && s.cfg.Disputes != nil:
+		objectID = ev.Data.Dispute.ID
+		err = s.cfg.Disputes.ApplyProviderDispute(ctx, d.MerchantID, d.Provider, *ev.Data.Dispute)
 	default:
 		return Receipt{}, "rejected", errs.Invalid("data", "parameter_invalid", "payd does not take this kind of callback")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/payd/payd/internal/store"
 )
@@ -131,8 +132,16 @@ func Verify(ctx context.Context, q store.Querier) error {
 	}
 	// Every slot of a merchant-facing account stays at or above zero (a
 	// stronger rule than the account's sum doing so).
+	// The one exception: an available account a dispute overdrew (OverdrawKinds)
+	// may be below zero.
+	over := make([]string, len(OverdrawKinds))
+	for i, k := range OverdrawKinds {
+		over[i] = "'" + k + "'"
+	}
 	rows, err = q.Query(ctx, `SELECT a.id FROM ledger_balances b JOIN ledger_accounts a ON a.id = b.account_id
-		WHERE a.kind IN ('available','reserved','pending') AND b.balance < 0`)
+		WHERE a.kind IN ('available','reserved','pending') AND b.balance < 0
+		AND NOT (a.kind = 'available' AND EXISTS (SELECT 1 FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+			WHERE e.account_id = a.id AND t.kind IN (`+strings.Join(over, ", ")+`)))`)
 	if err != nil {
 		return err
 	}

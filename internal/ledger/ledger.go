@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/payd/payd/internal/ids"
@@ -63,6 +64,15 @@ type Entry struct {
 	Amount  int64
 }
 
+// KindDispute is the ledger kind of a dispute's withdrawal: the only kind
+// allowed to take available below zero.
+const KindDispute = "dispute"
+
+// OverdrawKinds are the transaction kinds whose debit of available may take
+// it below zero (Entry.Overdraw). Verify accepts a negative available account
+// only when one of these has touched it.
+var OverdrawKinds = []string{KindDispute}
+
 // Transaction is a balanced set of entries.
 type Transaction struct {
 	MerchantID string
@@ -70,6 +80,11 @@ type Transaction struct {
 	Kind       string // e.g. "payment_succeeded", "payout_reserve", "sandbox_topup"
 	Reference  string // the object that caused it (pi_..., po_...)
 	Entries    []Entry
+	// Overdraw lets this transaction's debit of an Available account take it
+	// below zero: money the merchant owes back (a dispute's withdrawal). Only
+	// a kind in OverdrawKinds may set it; every other debit of a
+	// merchant-facing account is refused when the balance is short.
+	Overdraw bool
 }
 
 // Validate checks the transaction without touching the database: at least two
@@ -91,6 +106,9 @@ func (t Transaction) Validate() error {
 			return fmt.Errorf("%w: entry %d overflows", ErrInvalidEntry, i)
 		}
 		sums[e.Account.Currency] = s
+	}
+	if t.Overdraw && !slices.Contains(OverdrawKinds, t.Kind) {
+		return fmt.Errorf("%w: a %q transaction may not overdraw (only %v may)", ErrInvalidEntry, t.Kind, OverdrawKinds)
 	}
 	for cur, s := range sums {
 		if s != 0 {
@@ -137,7 +155,11 @@ func Post(ctx context.Context, tx *store.Tx, t Transaction) (string, error) {
 	rows := make([]entryRow, len(entries))
 	for i, e := range entries {
 		if !moved[i] {
-			if err := applyBalance(ctx, tx, accts[i], e); err != nil {
+			if t.Overdraw && e.Account.Kind == Available && e.Amount < 0 {
+				if err := applyOverdraw(ctx, tx, accts[i], e); err != nil {
+					return "", err
+				}
+			} else if err := applyBalance(ctx, tx, accts[i], e); err != nil {
 				return "", err
 			}
 		}

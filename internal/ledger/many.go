@@ -40,6 +40,9 @@ func PostMany(ctx context.Context, tx *store.Tx, txns []Transaction) ([]string, 
 			return nil, fmt.Errorf("transaction %d (%s): %w", i, t.Reference, err)
 		}
 		txIDs[i] = ids.New("ltx_")
+		if t.Overdraw {
+			return nil, fmt.Errorf("transaction %d (%s): %w: an overdraw is posted with Post, not netted by PostMany", i, t.Reference, ErrInvalidEntry)
+		}
 		for _, e := range t.Entries {
 			k := e.Account.key()
 			a := accounts[k]

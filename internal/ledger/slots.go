@@ -83,6 +83,19 @@ func applyBalance(ctx context.Context, tx *store.Tx, acct string, e Entry) error
 	return nil
 }
 
+// applyOverdraw takes the entry's amount (a debit) out of its available
+// account even below zero (Transaction.Overdraw).
+func applyOverdraw(ctx context.Context, tx *store.Tx, acct string, e Entry) error {
+	ok, err := overdraw(ctx, tx, slotCount(tx), acct, -e.Amount)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: balance of %s %s would overflow", ErrInvalidEntry, e.Account.Kind, e.Account.Currency)
+	}
+	return nil
+}
+
 // moveTogether applies, in one round trip, every entry of a posting that
 // adds to an account without the never-negative guard (no entry debits a
 // merchant-facing account), on PostgreSQL: each entry is one statement that
@@ -226,10 +239,15 @@ func debit(ctx context.Context, tx *store.Tx, n int, acct string, amount int64) 
 		return k == 1, nil
 	}
 	// One free slot that covers the whole amount: the common case, no wait.
+	// Not while another slot is below zero (an overdrawn account, see
+	// overdraw): one slot covering the amount does not mean the sum does.
+	// An overdraw locks every slot until it commits, so this statement finds
+	// none free meanwhile and falls to the locked path below.
 	res, err := tx.Exec(ctx, `UPDATE ledger_balances SET balance = balance - ?
 		WHERE account_id = ? AND balance >= ? AND slot = (SELECT slot FROM ledger_balances
-		WHERE account_id = ? AND balance >= ? ORDER BY slot LIMIT 1`+tx.Dialect().ForUpdateSkipLocked()+`)`,
-		amount, acct, amount, acct, amount)
+		WHERE account_id = ? AND balance >= ? ORDER BY slot LIMIT 1`+tx.Dialect().ForUpdateSkipLocked()+`)
+		AND NOT EXISTS (SELECT 1 FROM ledger_balances o WHERE o.account_id = ? AND o.balance < 0)`,
+		amount, acct, amount, acct, amount, acct)
 	if err != nil {
 		return false, err
 	}
@@ -242,12 +260,12 @@ func debit(ctx context.Context, tx *store.Tx, n int, acct string, amount int64) 
 	if err != nil {
 		return false, err
 	}
+	// The sum counts a slot below zero (an overdrawn account) too: the debit
+	// must be covered by the account, not by its positive slots alone.
 	var total int64
 	for _, s := range slots {
-		if s.balance > 0 {
-			if total, err = money.Add(total, s.balance); err != nil {
-				return false, err
-			}
+		if total, err = money.Add(total, s.balance); err != nil {
+			return false, err
 		}
 	}
 	if total < amount {
@@ -269,6 +287,46 @@ func debit(ctx context.Context, tx *store.Tx, n int, acct string, amount int64) 
 		left -= take
 	}
 	return true, nil
+}
+
+// overdraw takes amount (positive) out of an available account that may go
+// below zero (a dispute's withdrawal). It locks every slot in slot order,
+// empties the positive ones in that order and puts what is still owed on
+// slot 0, the first slot later credits fill. It reports false when slot 0
+// would leave its bounds.
+func overdraw(ctx context.Context, tx *store.Tx, n int, acct string, amount int64) (bool, error) {
+	lo, _ := slotBounds(n)
+	left := amount
+	if n > 1 {
+		slots, err := lockSlots(ctx, tx, acct)
+		if err != nil {
+			return false, err
+		}
+		for _, s := range slots {
+			if left == 0 {
+				break
+			}
+			take := min(s.balance, left)
+			if take <= 0 || s.slot == 0 {
+				continue
+			}
+			if _, err := tx.Exec(ctx, "UPDATE ledger_balances SET balance = balance - ? WHERE account_id = ? AND slot = ? AND balance >= ?",
+				take, acct, s.slot, take); err != nil {
+				return false, err
+			}
+			left -= take
+		}
+		if left == 0 {
+			return true, nil
+		}
+	}
+	res, err := tx.Exec(ctx, "UPDATE ledger_balances SET balance = balance - ? WHERE account_id = ? AND slot = 0 AND balance >= ?",
+		left, acct, lo+left)
+	if err != nil {
+		return false, err
+	}
+	k, _ := res.RowsAffected()
+	return k == 1, nil
 }
 
 type slotBalance struct {

@@ -54,6 +54,7 @@ type Intent struct {
 	CaptureMethod         string            `json:"capture_method"`
 	AmountRefundedMinor   int64             `json:"amount_refunded_minor"` // succeeded refunds
 	Refunded              bool              `json:"refunded"`              // fully refunded
+	Disputed              bool              `json:"disputed"`              // a dispute exists (internal/disputes)
 	Currency              string            `json:"currency"`
 	Provider              string            `json:"provider"`
 	CustomerMSISDN        *string           `json:"customer_msisdn"`

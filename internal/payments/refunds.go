@@ -23,6 +23,12 @@ import (
 // for is more than is still refundable (or nothing is left).
 var ErrExceedsRefundable = errors.New("payments: the amount exceeds what is still refundable")
 
+// chargeDisputed is the 409 for a refund of a disputed intent: the money is
+// with the cardholder's bank until the dispute ends.
+func chargeDisputed(id string) error {
+	return errs.Conflict("charge_disputed", "payment intent %s is disputed; it cannot be refunded (answer the dispute instead)", id)
+}
+
 // RefundTarget is what a refund needs to know about its payment intent.
 type RefundTarget struct {
 	IntentID       string
@@ -57,11 +63,17 @@ func ReserveRefund(ctx context.Context, tx *store.Tx, merchantID string, livemod
 		return RefundTarget{}, ErrExceedsRefundable
 	}
 	res, err := tx.Exec(ctx, `UPDATE payment_intents SET amount_refunding_minor = amount_refunding_minor + ?
-		WHERE id = ? AND status = 'succeeded' AND amount_captured_minor - amount_refunding_minor >= ?`, amount, r.ID, amount)
+		WHERE id = ? AND status = 'succeeded' AND disputed = FALSE AND amount_captured_minor - amount_refunding_minor >= ?`, amount, r.ID, amount)
 	if err != nil {
 		return RefundTarget{}, err
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
+		// Under the row lock taken by loadForRefund nothing changed since the
+		// read; on SQLite's single writer neither. Tell the two guards apart.
+		var disputed bool
+		if err := tx.QueryRow(ctx, "SELECT disputed FROM payment_intents WHERE id = ?", r.ID).Scan(&disputed); err == nil && disputed {
+			return RefundTarget{}, chargeDisputed(r.ID)
+		}
 		return RefundTarget{}, ErrExceedsRefundable
 	}
 	return refundTarget(r, refunding+amount), nil
@@ -110,6 +122,9 @@ func loadForRefund(ctx context.Context, q store.Querier, merchantID string, live
 	}
 	if r.Status != Succeeded {
 		return nil, 0, errs.InvalidState("payment intent %s is %s; only a succeeded payment intent can be refunded", r.ID, r.Status)
+	}
+	if r.Disputed {
+		return nil, 0, chargeDisputed(r.ID)
 	}
 	return r, refunding, nil
 }

@@ -367,6 +367,11 @@ func (s *Service) effects(ctx context.Context, tx *store.Tx, r *record, t transi
 			return err
 		}
 	}
+	if t.to == Succeeded && res.DisputeAfter > 0 {
+		if err := s.scheduleSandboxDispute(ctx, tx, r.ID, res.DisputeAfter); err != nil {
+			return err
+		}
+	}
 	if t.to == RequiresAction && res.PollAfter > 0 {
 		if err := s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(res.PollAfter)); err != nil {
 			return err

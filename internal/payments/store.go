@@ -94,7 +94,7 @@ func hashToken(token string) string {
 const columns = `id, merchant_id, livemode, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider, flow,
 	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
 	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at,
-	cancellation_reason, capture_method, amount_capturable_minor`
+	cancellation_reason, capture_method, amount_capturable_minor, disputed`
 
 func scan(row interface{ Scan(...any) error }) (*record, error) {
 	var r record
@@ -106,7 +106,7 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 	err := row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
 		&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
 		&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled,
-		&reason, &r.CaptureMethod, &r.AmountCapturableMinor)
+		&reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed)
 	if err != nil {
 		return nil, err
 	}

@@ -117,6 +117,9 @@ type Result struct {
 	MethodDetails json.RawMessage
 	// ProviderRef is the provider's own reference, when it gives one.
 	ProviderRef string
+	// DisputeAfter, with Succeeded, asks payd to dispute the payment this
+	// long after it succeeds (the sandbox's disputed test card).
+	DisputeAfter time.Duration
 	// FailFirstWebhook asks payd to record every event about this payment as
 	// failed on its first delivery attempt (sandbox_webhook_fail).
 	FailFirstWebhook bool

@@ -15,10 +15,15 @@ const (
 	TypeTopup         Type = "topup"
 	TypeTransfer      Type = "transfer"
 	TypeAdjustment    Type = "adjustment"
+	// A dispute's withdrawal (negative) and, when the dispute is won, its
+	// reinstatement (positive).
+	TypeDispute         Type = "dispute"
+	TypeDisputeReversal Type = "dispute_reversal"
 )
 
 // Types lists every type, in the order the API documents them.
-var Types = []Type{TypePayment, TypeRefund, TypeRefundFailure, TypePayout, TypePayoutFailure, TypeTopup, TypeTransfer, TypeAdjustment}
+var Types = []Type{TypePayment, TypeRefund, TypeRefundFailure, TypePayout, TypePayoutFailure, TypeTopup, TypeTransfer, TypeAdjustment,
+	TypeDispute, TypeDisputeReversal}
 
 // kindTypes maps every kind of ledger transaction payd posts to the type its
 // effect on available is shown as. TestEveryLedgerKindIsMapped reads the code
@@ -45,6 +50,9 @@ var kindTypes = map[string]Type{
 	"transfer_accept":     TypeTransfer, // debtor available → settlement clearing
 	"transfer_release":    TypeTransfer, // settlement clearing → debtor available
 	"transfer_return":     TypeTransfer, // creditor available → debtor available
+
+	"dispute":          TypeDispute,         // disputes: available → provider clearing (available may go negative)
+	"dispute_reversal": TypeDisputeReversal, // disputes: provider clearing → available, when won
 
 	"sandbox_carry_forward": TypeAdjustment, // the sandbox purge folds old test-mode postings into one
 }

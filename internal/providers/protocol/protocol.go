@@ -203,12 +203,34 @@ type Event struct {
 	Data      EventData `json:"data"`
 }
 
-// EventData carries exactly one of Payment, Payout and Refund.
+// EventData carries exactly one of Payment, Payout, Refund and Dispute.
 type EventData struct {
 	Payment *Payment `json:"payment,omitempty"`
 	Payout  *Payout  `json:"payout,omitempty"`
 	Refund  *Refund  `json:"refund,omitempty"`
+	Dispute *Dispute `json:"dispute,omitempty"`
 }
+
+// Dispute is a cardholder's bank contesting a card payment, as the provider
+// reports it in dispute.created and dispute.closed callbacks.
+type Dispute struct {
+	ID               string    `json:"id"` // the provider's id (dsp_...)
+	Object           string    `json:"object"`
+	PaymentReference string    `json:"payment_reference"` // the payment's reference (payd's pi_...)
+	Status           string    `json:"status"`            // DisputeOpen, DisputeWon, DisputeLost
+	Reason           string    `json:"reason"`
+	AmountMinor      int64     `json:"amount_minor"`
+	Currency         string    `json:"currency"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
+}
+
+// Dispute statuses.
+const (
+	DisputeOpen = "open"
+	DisputeWon  = "won"
+	DisputeLost = "lost"
+)
 
 // Event types.
 const (
@@ -218,6 +240,8 @@ const (
 	EventPayoutSucceeded  = "payout.succeeded"
 	EventPayoutFailed     = "payout.failed"
 	EventPayoutHeld       = "payout.held"
+	EventDisputeCreated   = "dispute.created"
+	EventDisputeClosed    = "dispute.closed"
 	EventRefundSucceeded  = "refund.succeeded"
 	EventRefundFailed     = "refund.failed"
 )

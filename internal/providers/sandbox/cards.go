@@ -13,6 +13,9 @@ const (
 	CardSuccess  = "4242424242424242"
 	CardDeclined = "4000000000000002"
 	Card3DS      = "4000000000003220"
+	// CardDisputed succeeds, and the payment is disputed (fraudulent)
+	// PushDelay later.
+	CardDisputed = "4000000000000259"
 )
 
 // NormalizeCardNumber drops the spaces and dashes people type between

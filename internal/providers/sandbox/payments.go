@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/url"
+	"time"
 
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/money"
@@ -107,6 +108,9 @@ func (s *Sandbox) completePage(ctx context.Context, p providers.Payment, sub pro
 		}
 		res := s.captured(p)
 		res.MethodDetails = details
+		if sub.Card.Number == CardDisputed {
+			res.DisputeAfter = max(s.cfg.PushDelay, time.Millisecond)
+		}
 		return res, nil
 	case providers.StepThreeDS:
 		if sub.Outcome != "complete" {

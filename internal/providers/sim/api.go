@@ -46,6 +46,8 @@ func (s *Sim) routes() {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 	})
 	m.HandleFunc("GET /_sim/otp", s.serveOTP)
+	m.HandleFunc("POST /_sim/disputes", s.serveDispute)
+	m.HandleFunc("POST /_sim/disputes/{id}/close", s.serveCloseDispute)
 	m.HandleFunc("PUT /{provider}/v1/callback_secret", s.api("callback_secret", true, s.registerSecret))
 	m.HandleFunc("POST /{provider}/v1/payments", s.api("initiate", true, s.initiate))
 	m.HandleFunc("GET /{provider}/v1/payments", s.api("status", false, s.paymentByReference))

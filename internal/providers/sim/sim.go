@@ -101,6 +101,7 @@ type Sim struct {
 	accounts  map[accountKey]*account
 	pages     map[string]*account // payment id → its account, for the hosted pages
 	sms       []sms               // the codes "sent by SMS", newest last
+	disputes  sync.Map            // dispute id → *dispute
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -42,7 +42,7 @@ export interface BalanceTransaction {
   type: BalanceTransactionType;
 }
 
-export type BalanceTransactionType = "payment" | "refund" | "refund_failure" | "payout" | "payout_failure" | "topup" | "transfer" | "adjustment";
+export type BalanceTransactionType = "payment" | "refund" | "refund_failure" | "payout" | "payout_failure" | "topup" | "transfer" | "adjustment" | "dispute" | "dispute_reversal";
 
 export interface CancelPaymentIntentRequest {
   cancellation_reason?: "duplicate" | "fraudulent" | "requested_by_customer" | "abandoned";
@@ -83,6 +83,8 @@ export interface CardPresentPaymentIntent {
   currency: string;
   customer_msisdn: string | null;
   description: string | null;
+  /** True once the payment is disputed (it can then no longer be refunded: 409 charge_disputed). */
+  disputed: boolean;
   id: string;
   last_error: PaymentIntentLastError | null;
   livemode: boolean;
@@ -198,6 +200,54 @@ export interface DefaultPayment {
   provider: "bank_a" | "bank_b" | "wallet_a" | "wallet_c" | "wallet_d";
 }
 
+export interface Dispute {
+  /** What the dispute took from available. */
+  amount_minor: number;
+  closed_at: string | null;
+  created_at: string;
+  currency: string;
+  evidence: DisputeEvidence;
+  evidence_due_by: string;
+  id: string;
+  livemode: boolean;
+  metadata: Record<string, string>;
+  object: "dispute";
+  payment_intent: string;
+  reason: DisputeReason;
+  status: DisputeStatus;
+}
+
+export interface DisputeEvidence {
+  customer_email: string | null;
+  customer_name: string | null;
+  product_description: string | null;
+  receipt_text: string | null;
+  shipping_tracking_number: string | null;
+  uncategorized_text: string | null;
+}
+
+/** The evidence fields to save; fields not named keep their saved value, `null` clears one. */
+export interface DisputeEvidenceUpdate {
+  customer_email?: string | null;
+  customer_name?: string | null;
+  product_description?: string | null;
+  receipt_text?: string | null;
+  shipping_tracking_number?: string | null;
+  uncategorized_text?: string | null;
+}
+
+export type DisputeReason = "fraudulent" | "product_not_received" | "duplicate" | "credit_not_processed" | "general";
+
+export type DisputeStatus = "needs_response" | "under_review" | "won" | "lost";
+
+export interface DisputeUpdate {
+  /** The evidence fields to save; fields not named keep their saved value, `null` clears one. */
+  evidence?: DisputeEvidenceUpdate;
+  metadata?: Record<string, string>;
+  /** Submit the evidence: the dispute becomes under_review and read-only. */
+  submit?: boolean;
+}
+
 /** The event envelope, as the API returns it and as deliveries carry it. `data.id` is the object's id, `data.object` the object as it was when the event happened. */
 export interface Event {
   created_at: string;
@@ -213,7 +263,7 @@ export interface EventData {
   object: unknown;
 }
 
-export type EventType = "payment_intent.created" | "payment_intent.succeeded" | "payment_intent.canceled" | "payment_intent.compliance_review" | "payment_intent.amount_capturable_updated" | "payout.created" | "payout.succeeded" | "payout.failed" | "payout.held" | "payout.canceled" | "payout_batch.completed" | "payout_batch.canceled" | "transfer.settled" | "transfer.rejected" | "transfer.returned" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "settings.updated" | "settings.change_requested" | "refund.created" | "refund.succeeded" | "refund.failed" | "refund.canceled" | "invoice.payment_failed" | "invoice.voided" | "webhook_endpoint.disabled";
+export type EventType = "payment_intent.created" | "payment_intent.succeeded" | "payment_intent.canceled" | "payment_intent.compliance_review" | "payment_intent.amount_capturable_updated" | "payout.created" | "payout.succeeded" | "payout.failed" | "payout.held" | "payout.canceled" | "payout_batch.completed" | "payout_batch.canceled" | "transfer.settled" | "transfer.rejected" | "transfer.returned" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.subscription.created" | "customer.subscription.updated" | "customer.subscription.deleted" | "invoice.created" | "invoice.finalized" | "invoice.paid" | "settings.updated" | "settings.change_requested" | "refund.created" | "refund.succeeded" | "refund.failed" | "refund.canceled" | "dispute.created" | "dispute.updated" | "dispute.closed" | "dispute.funds_withdrawn" | "dispute.funds_reinstated" | "invoice.payment_failed" | "invoice.voided" | "webhook_endpoint.disabled";
 
 export interface HealthResult {
   status: "ok";
@@ -292,6 +342,8 @@ export interface PaymentIntent {
   currency: string;
   customer_msisdn: string | null;
   description: string | null;
+  /** True once the payment is disputed (it can then no longer be refunded: 409 charge_disputed). */
+  disputed: boolean;
   id: string;
   last_error: PaymentIntentLastError | null;
   livemode: boolean;
@@ -561,6 +613,11 @@ export interface ReviewPayoutRequest {
 export interface ReviewTransferRequest {
   decision: "release" | "reject";
   note?: string;
+}
+
+export interface SandboxDisputeCreate {
+  payment_intent: string;
+  reason?: DisputeReason;
 }
 
 export interface SandboxOverrideResult {
@@ -944,6 +1001,15 @@ export interface ListCustomersParams {
   phone?: string;
 }
 
+/** The query parameters of listDisputes. */
+export interface ListDisputesParams {
+  limit?: number;
+  starting_after?: string;
+  ending_before?: string;
+  payment_intent?: string;
+  status?: DisputeStatus;
+}
+
 /** The query parameters of listEvents. */
 export interface ListEventsParams {
   /** An event type, or a prefix ending `.*` (`payout.*`). */
@@ -1096,6 +1162,10 @@ export const operations = {
   getCustomer: { name: "getCustomer", method: "GET", path: "/v1/customers/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
   updateCustomer: { name: "updateCustomer", method: "POST", path: "/v1/customers/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
   deleteCustomer: { name: "deleteCustomer", method: "DELETE", path: "/v1/customers/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
+  listDisputes: { name: "listDisputes", method: "GET", path: "/v1/disputes", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
+  getDispute: { name: "getDispute", method: "GET", path: "/v1/disputes/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
+  updateDispute: { name: "updateDispute", method: "POST", path: "/v1/disputes/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
+  closeDispute: { name: "closeDispute", method: "POST", path: "/v1/disputes/{id}/close", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
   listEvents: { name: "listEvents", method: "GET", path: "/v1/events", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   streamEvents: { name: "streamEvents", method: "GET", path: "/v1/events/stream", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   getEvent: { name: "getEvent", method: "GET", path: "/v1/events/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
@@ -1133,6 +1203,7 @@ export const operations = {
   cancelRefund: { name: "cancelRefund", method: "POST", path: "/v1/refunds/{id}/cancel", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
   getSettlementReport: { name: "getSettlementReport", method: "GET", path: "/v1/reports/settlement", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   listRequestLogs: { name: "listRequestLogs", method: "GET", path: "/v1/request_logs", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
+  createSandboxDispute: { name: "createSandboxDispute", method: "POST", path: "/v1/sandbox/disputes", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   createSandboxOverride: { name: "createSandboxOverride", method: "POST", path: "/v1/sandbox/overrides", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   createSandboxTopup: { name: "createSandboxTopup", method: "POST", path: "/v1/sandbox/topups", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   triggerSandboxEvent: { name: "triggerSandboxEvent", method: "POST", path: "/v1/sandbox/webhooks/trigger", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
@@ -1262,6 +1333,31 @@ export abstract class GeneratedClient extends BaseClient {
   /** Delete a customer; its subscriptions are canceled now (customer.subscription.deleted, customer.deleted). `DELETE /v1/customers/{id}` */
   deleteCustomer(id: string, options: RequestOptions = {}): Promise<CustomerDeleted> {
     return this.request(operations.deleteCustomer, { path: {id: id} }, options);
+  }
+
+  /** List disputes, newest first. `GET /v1/disputes` */
+  listDisputes(query: ListDisputesParams = {}, options: RequestOptions = {}): Promise<List<Dispute>> {
+    return this.request(operations.listDisputes, { path: {}, query }, options);
+  }
+
+  /** Every item listDisputes pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set). */
+  allDisputes(query: ListDisputesParams = {}, options: RequestOptions = {}): AsyncGenerator<Dispute> {
+    return this.paginate<Dispute>(operations.listDisputes, { path: {}, query }, "id", options);
+  }
+
+  /** Retrieve a dispute. `GET /v1/disputes/{id}` */
+  getDispute(id: string, options: RequestOptions = {}): Promise<Dispute> {
+    return this.request(operations.getDispute, { path: {id: id} }, options);
+  }
+
+  /** Save a dispute's evidence, or submit it with `submit:true`. `POST /v1/disputes/{id}` */
+  updateDispute(id: string, params: DisputeUpdate, options: RequestOptions = {}): Promise<Dispute> {
+    return this.request(operations.updateDispute, { path: {id: id}, body: params }, options);
+  }
+
+  /** Accept the dispute's loss (`needs_response` → `lost`). `POST /v1/disputes/{id}/close` */
+  closeDispute(id: string, options: RequestOptions = {}): Promise<Dispute> {
+    return this.request(operations.closeDispute, { path: {id: id} }, options);
   }
 
   /** List events, newest first. `GET /v1/events` */
@@ -1487,6 +1583,11 @@ export abstract class GeneratedClient extends BaseClient {
   /** Every item listRequestLogs pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set). */
   allRequestLogs(query: ListRequestLogsParams = {}, options: RequestOptions = {}): AsyncGenerator<RequestLog> {
     return this.paginate<RequestLog>(operations.listRequestLogs, { path: {}, query }, "id", options);
+  }
+
+  /** Dispute a succeeded test-mode card payment, as a cardholder's bank would. `POST /v1/sandbox/disputes` */
+  createSandboxDispute(params: SandboxDisputeCreate, options: RequestOptions = {}): Promise<Dispute> {
+    return this.request(operations.createSandboxDispute, { path: {}, body: params }, options);
   }
 
   /** Make the next step of a test-mode intent follow a sandbox scenario. `POST /v1/sandbox/overrides` */
