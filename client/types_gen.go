@@ -41,7 +41,7 @@ type BalanceBalance struct {
 type BalanceTransaction struct {
 	// What available gained (positive) or lost (negative).
 	AmountMinor int64 `json:"amount_minor"`
-	// available right after this movement.
+	// available right after this movement (below zero after a dispute withdrew more than it held).
 	BalanceAfterMinor int64     `json:"balance_after_minor"`
 	CreatedAt         time.Time `json:"created_at"`
 	Currency          string    `json:"currency"`

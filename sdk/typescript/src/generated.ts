@@ -30,7 +30,7 @@ export interface BalanceBalance {
 export interface BalanceTransaction {
   /** What `available` gained (positive) or lost (negative). */
   amount_minor: number;
-  /** `available` right after this movement. */
+  /** `available` right after this movement (below zero after a dispute withdrew more than it held). */
   balance_after_minor: number;
   created_at: string;
   currency: string;
