@@ -28,6 +28,19 @@ func TestTrigger(t *testing.T) {
 	if r := e.Get("/v1/events/" + ev.ID); r.Status != 200 {
 		t.Fatalf("the triggered event is not stored: %d %s", r.Status, r.Body)
 	}
+	// A dispute event: a synthetic dispute of the dispute object's shape.
+	code, out, errOut = runPayd(vars, "trigger", "dispute.created")
+	var dev struct {
+		Type string
+		Data struct {
+			ID     string         `json:"id"`
+			Object map[string]any `json:"object"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &dev); code != 0 || err != nil || dev.Type != "dispute.created" ||
+		!strings.HasPrefix(dev.Data.ID, "dp_") || dev.Data.Object["object"] != "dispute" || dev.Data.Object["status"] != "needs_response" {
+		t.Fatalf("dispute.created: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	if code, _, errOut := runPayd(vars, "trigger", "nope.nope"); code != 1 || !strings.Contains(errOut, "400") {
 		t.Fatalf("unknown type: exit %d %q", code, errOut)
 	}

@@ -257,6 +257,10 @@ func TestTrigger(t *testing.T) {
 				if obj["uetr"] != ev.Data.ID || obj["status"] == nil {
 					t.Fatalf("%s: %v", typ, obj)
 				}
+			case webhooks.KindDispute:
+				if obj["object"] != "dispute" || obj["amount_minor"] == nil || obj["status"] == nil || obj["evidence"] == nil {
+					t.Fatalf("%s: %v", typ, obj)
+				}
 			}
 		}
 		if ev := trigger(t, e, e.SK, map[string]any{"event_type": "payment_intent.canceled"}); ev.Data.Object["status"] != "canceled" {

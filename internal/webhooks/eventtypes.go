@@ -21,6 +21,7 @@ const (
 	KindRefund       ObjectKind = "refund"
 	KindCustomer     ObjectKind = "customer"
 	KindSubscription ObjectKind = "subscription"
+	KindDispute      ObjectKind = "dispute"
 	// KindWebhookEndpoint: an endpoint payd disabled after repeated failure.
 	KindWebhookEndpoint ObjectKind = "webhook_endpoint"
 )
@@ -63,6 +64,12 @@ var eventTypes = []struct {
 	{"refund.succeeded", KindRefund},
 	{"refund.failed", KindRefund},
 	{"refund.canceled", KindRefund},
+	// Disputes (internal/disputes).
+	{"dispute.created", KindDispute},
+	{"dispute.updated", KindDispute},
+	{"dispute.closed", KindDispute},
+	{"dispute.funds_withdrawn", KindDispute},
+	{"dispute.funds_reinstated", KindDispute},
 	{"invoice.payment_failed", KindInvoice},
 	{"invoice.voided", KindInvoice},
 	// Webhooks themselves (breaker.go).
@@ -99,7 +106,7 @@ var uetrRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 
 // KindOfID tells the kind of object an id names, by its prefix (pi_
 // payment intent, po_ payout, po_bulk_ or batch_ bulk batch; a UETR names
-// a bank transfer; in_ an invoice; re_ a refund; cus_ a customer; sub_ a subscription). ok is false for an id of no known kind.
+// a bank transfer; in_ an invoice; re_ a refund; dp_ a dispute; cus_ a customer; sub_ a subscription). ok is false for an id of no known kind.
 func KindOfID(id string) (ObjectKind, bool) {
 	switch {
 	case strings.HasPrefix(id, "pi_"):
@@ -118,6 +125,8 @@ func KindOfID(id string) (ObjectKind, bool) {
 		return KindCustomer, true
 	case strings.HasPrefix(id, "sub_"):
 		return KindSubscription, true
+	case strings.HasPrefix(id, "dp_"):
+		return KindDispute, true
 	case strings.HasPrefix(id, "we_"):
 		return KindWebhookEndpoint, true
 	case uetrRE.MatchString(id):

@@ -27,6 +27,7 @@ var kindExample = map[ObjectKind]string{
 	KindTransfer:        "a bank transfer (its UETR)",
 	KindInvoice:         "an invoice (in_...)",
 	KindRefund:          "a refund (re_...)",
+	KindDispute:         "a dispute (dp_...)",
 	KindCustomer:        "a customer (cus_...)",
 	KindSubscription:    "a subscription (sub_...)",
 	KindWebhookEndpoint: "a webhook endpoint (we_...)",
@@ -96,7 +97,7 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 	case KindPaymentIntent:
 		id = ids.New("pi_")
 		pi := map[string]any{"id": id, "object": "payment_intent", "status": "requires_action", "amount_minor": 1000,
-			"amount_captured_minor": 0, "amount_refunded_minor": 0, "refunded": false, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "+253000000001",
+			"amount_captured_minor": 0, "amount_refunded_minor": 0, "refunded": false, "disputed": false, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "+253000000001",
 			"description": "Sandbox fixture", "metadata": meta, "return_url": nil, "next_action": nil, "last_error": nil,
 			"payment_method_details": nil, "livemode": false, "created_at": ts, "succeeded_at": nil, "canceled_at": nil,
 			"amount_capturable_minor": 0, "capture_method": "automatic", "cancellation_reason": nil}
@@ -184,6 +185,23 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 			re["status"] = "canceled"
 		}
 		return "refund", id, re
+	case KindDispute:
+		id = ids.New("dp_")
+		evidence := map[string]any{"customer_name": nil, "customer_email": nil, "product_description": nil,
+			"shipping_tracking_number": nil, "receipt_text": nil, "uncategorized_text": nil}
+		due := now.UTC().Add(7 * 24 * time.Hour).Format(time.RFC3339)
+		dp := map[string]any{"id": id, "object": "dispute", "payment_intent": ids.New("pi_"), "amount_minor": 1000, "currency": "DJF",
+			"reason": "fraudulent", "status": "needs_response", "evidence": evidence, "evidence_due_by": due, "metadata": meta,
+			"livemode": false, "created_at": ts, "closed_at": nil}
+		switch eventType {
+		case "dispute.updated":
+			evidence["receipt_text"] = "Sandbox fixture receipt"
+		case "dispute.closed":
+			dp["status"], dp["closed_at"] = "lost", ts
+		case "dispute.funds_reinstated":
+			dp["status"], dp["closed_at"] = "won", ts
+		}
+		return "dispute", id, dp
 	case KindCustomer:
 		id = ids.New("cus_")
 		if eventType == "customer.deleted" {
