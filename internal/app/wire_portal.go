@@ -25,6 +25,7 @@ func wirePortal(ctx context.Context, m *Main) error {
 	p.WithPayments(m.PaymentIntents)
 	p.WithPayouts(m.Payouts)
 	p.WithRefunds(m.Refunds)
+	p.WithDisputes(m.Disputes)
 	p.WithBanking(m.Banking)
 	p.WithTerminals(m.Terminals)
 	p.WithWebhooks(m.Webhooks)

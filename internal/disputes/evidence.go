@@ -84,15 +84,34 @@ func ParseEvidence(raw json.RawMessage) (EvidenceUpdate, error) {
 		if err := json.Unmarshal(v, &s); err != nil {
 			return nil, errs.Invalid(param, "parameter_invalid", "%s must be a string", param)
 		}
-		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
-			return nil, errs.Invalid(param, "parameter_invalid", "%s must be valid UTF-8 text", param)
-		}
-		if n := utf8.RuneCountInString(s); n > MaxEvidenceText {
-			return nil, errs.Invalid(param, "parameter_invalid", "%s is %d characters; at most %d are allowed", param, n, MaxEvidenceText)
-		}
 		out[k] = &s
 	}
-	return out, nil
+	return out, out.Validate()
+}
+
+// Validate checks an update however it was made (the API's JSON, the
+// portal's form): known fields only, each text valid UTF-8 without NUL and
+// at most MaxEvidenceText characters; the 400 names the first bad field.
+func (u EvidenceUpdate) Validate() error {
+	for _, k := range EvidenceFields {
+		v, ok := u[k]
+		if !ok || v == nil {
+			continue
+		}
+		param := "evidence." + k
+		if !utf8.ValidString(*v) || strings.ContainsRune(*v, 0) {
+			return errs.Invalid(param, "parameter_invalid", "%s must be valid UTF-8 text", param)
+		}
+		if n := utf8.RuneCountInString(*v); n > MaxEvidenceText {
+			return errs.Invalid(param, "parameter_invalid", "%s is %d characters; at most %d are allowed", param, n, MaxEvidenceText)
+		}
+	}
+	for k := range u {
+		if !slices.Contains(EvidenceFields, k) {
+			return errs.Invalid("evidence."+k, "parameter_unknown", "unknown evidence field %s; the fields are %s", k, strings.Join(EvidenceFields, ", "))
+		}
+	}
+	return nil
 }
 
 // apply writes the update onto e.

@@ -153,6 +153,9 @@ type UpdateParams struct {
 // uncategorized_text of winning_evidence or losing_evidence decides the
 // dispute PushDelay later.
 func (s *Service) Update(ctx context.Context, pr auth.Principal, id string, in UpdateParams) (*Dispute, error) {
+	if err := in.Evidence.Validate(); err != nil {
+		return nil, err
+	}
 	if in.Metadata != nil {
 		if err := payments.ValidateMetadata(in.Metadata); err != nil {
 			return nil, err

@@ -25,6 +25,7 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/banking"
 	"github.com/payd/payd/internal/billing"
+	"github.com/payd/payd/internal/disputes"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/pagination"
@@ -73,6 +74,7 @@ type Portal struct {
 	webhooks  func() *webhooks.Service
 	payouts   func() *payouts.Service
 	refunds   func() *refunds.Service
+	disputes  func() *disputes.Service
 	billing   func() *billing.Service
 
 	complianceOn bool
@@ -208,6 +210,12 @@ const (
 // page wraps a handler with what every mode page needs: the mode from the
 // path, a signed-in session, the CSRF check on POST, and the role check.
 func (p *Portal) page(need role, h pageHandler) http.Handler {
+	return p.pageLimit(need, maxForm, h)
+}
+
+// pageLimit is page for a form whose urlencoded body may exceed maxForm
+// (a dispute's evidence: six texts of up to 20,000 characters each).
+func (p *Portal) pageLimit(need role, limit int64, h pageHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w)
 		mode := r.PathValue("mode")
@@ -245,7 +253,7 @@ func (p *Portal) page(need role, h pageHandler) http.Handler {
 				return
 			}
 			defer release()
-			if err := parseForm(w, r); err != nil {
+			if err := parseForm(w, r, limit); err != nil {
 				p.fail(w, r, c, err)
 				return
 			}
@@ -270,7 +278,7 @@ func (p *Portal) page(need role, h pageHandler) http.Handler {
 
 // parseForm reads a POST body within its limit: multipart for uploads,
 // urlencoded otherwise.
-func parseForm(w http.ResponseWriter, r *http.Request) error {
+func parseForm(w http.ResponseWriter, r *http.Request, limit int64) error {
 	ct := r.Header.Get("Content-Type")
 	if strings.HasPrefix(ct, "multipart/form-data") {
 		r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
@@ -279,7 +287,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) error {
 		}
 		return checkFormText(r)
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	if err := r.ParseForm(); err != nil {
 		return tooLargeOrInvalid(err)
 	}

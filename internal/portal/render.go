@@ -190,6 +190,9 @@ var notices = map[string]string{
 	"refund_requires_approval": "The refund is over the approval threshold: another user or key must approve it. Its amount is held meanwhile.",
 	"refund_approved":          "The refund was approved and sent.",
 	"refund_canceled":          "The refund was canceled; its amount is available again.",
+	"evidence_saved":           "The evidence was saved. Submit it before the due date.",
+	"evidence_submitted":       "The evidence was submitted; the bank will decide.",
+	"dispute_closed":           "The dispute was closed: the loss is accepted and the amount stays withdrawn.",
 	"payout_retried":           "The payout is being retried.",
 	"payout_released":          "The payout was released from the compliance hold.",
 	"payout_rejected":          "The payout was rejected.",
@@ -236,6 +239,7 @@ var collections = map[string]string{
 	"payment_intent": "payment_intents", "payout": "payouts", "payout_batch": "batches",
 	"transfer": "transfers", "terminal": "terminals", "webhook_endpoint": "webhook_endpoints",
 	"customer": "customers", "subscription": "subscriptions", "invoice": "invoices",
+	"dispute": "disputes",
 }
 
 // objectPath is the page of an event's object, or "" when it has none.
