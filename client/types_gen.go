@@ -867,6 +867,17 @@ type SettlementDiscrepancy struct {
 	Type                string `json:"type"`
 }
 
+// SettlementDisputes is an object of the API.
+type SettlementDisputes struct {
+	Currency string `json:"currency"`
+	// Disputes opened that day.
+	DisputesCount int `json:"disputes_count"`
+	// What disputes won that day gave back.
+	ReinstatedMinor int64 `json:"reinstated_minor"`
+	// What they took from available.
+	WithdrawnMinor int64 `json:"withdrawn_minor"`
+}
+
 // SettlementReconciliation is an object of the API.
 type SettlementReconciliation struct {
 	Date            string                          `json:"date"`
@@ -892,10 +903,12 @@ type SettlementReconciliationTotal struct {
 
 // SettlementReport is an object of the API.
 type SettlementReport struct {
-	Date     string          `json:"date"`
-	Object   string          `json:"object"`
-	Rows     []SettlementRow `json:"rows"`
-	Timezone string          `json:"timezone"`
+	Date string `json:"date"`
+	// The day's dispute movements per currency (JSON only; they make no rows).
+	Disputes []SettlementDisputes `json:"disputes"`
+	Object   string               `json:"object"`
+	Rows     []SettlementRow      `json:"rows"`
+	Timezone string               `json:"timezone"`
 }
 
 // SettlementRow is an object of the API.

@@ -69,6 +69,21 @@ func TestDisputeMoney(t *testing.T) {
 				t.Fatalf("balance transactions %+v", bt.Data)
 			}
 			want(t, get(e, e.SK, "/v1/balance_transactions?type=dispute"), 200, "")
+			// The settlement report (JSON) sums the day's dispute movements.
+			r = get(e, e.SK, "/v1/reports/settlement?currency=USD&date="+time.Now().UTC().Format("2006-01-02"))
+			want(t, r, 200, "")
+			rep := decode[struct {
+				Disputes []struct {
+					Currency   string `json:"currency"`
+					Count      int64  `json:"disputes_count"`
+					Withdrawn  int64  `json:"withdrawn_minor"`
+					Reinstated int64  `json:"reinstated_minor"`
+				} `json:"disputes"`
+			}](t, r)
+			if len(rep.Disputes) != 1 || rep.Disputes[0].Currency != "USD" || rep.Disputes[0].Count != 1 ||
+				rep.Disputes[0].Withdrawn != 1000 || rep.Disputes[0].Reinstated != 1000 {
+				t.Fatalf("settlement report disputes %+v", rep.Disputes)
+			}
 			verifyLedger(t, e)
 		})
 		t.Run("lost keeps it withdrawn", func(t *testing.T) {

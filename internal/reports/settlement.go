@@ -41,6 +41,21 @@ type SettlementReport struct {
 	Date     string          `json:"date"`
 	Timezone string          `json:"timezone"`
 	Rows     []SettlementRow `json:"rows"`
+	// Disputes sums the day's dispute movements per currency (JSON only: the
+	// CSV's columns are the rows'). They make no rows: the rows add up to the
+	// day's payment and refund balance transactions alone.
+	Disputes []SettlementDisputes `json:"disputes"`
+}
+
+// SettlementDisputes is one currency's dispute movements of a report day.
+type SettlementDisputes struct {
+	Currency string `json:"currency"`
+	// Count is how many disputes were opened that day.
+	Count int64 `json:"disputes_count"`
+	// WithdrawnMinor is what the day's new disputes took from available
+	// (positive); ReinstatedMinor what the day's won disputes gave back.
+	WithdrawnMinor  int64 `json:"withdrawn_minor"`
+	ReinstatedMinor int64 `json:"reinstated_minor"`
 }
 
 // SettlementParams chooses the report: a calendar day in a time zone,
@@ -108,7 +123,11 @@ var reportTypes = []Type{TypePayment, TypeRefund, TypeRefundFailure}
 // uses the (merchant_id, livemode, kind, created_at) index, so its cost is
 // the day's postings, not the ledger's size.
 func (s *Service) Settlement(ctx context.Context, p auth.Principal, sp SettlementParams) (SettlementReport, error) {
-	rep := SettlementReport{Object: "settlement_report", Date: sp.Date, Timezone: sp.Timezone, Rows: []SettlementRow{}}
+	rep := SettlementReport{Object: "settlement_report", Date: sp.Date, Timezone: sp.Timezone, Rows: []SettlementRow{},
+		Disputes: []SettlementDisputes{}}
+	if err := s.settlementDisputes(ctx, p, sp, &rep); err != nil {
+		return rep, err
+	}
 	var kinds []string
 	for _, t := range reportTypes {
 		in, _ := kindFilter(t)
@@ -183,6 +202,44 @@ func (s *Service) Settlement(ctx context.Context, p auth.Principal, sp Settlemen
 		return a.OutletID < b.OutletID
 	})
 	return rep, nil
+}
+
+// settlementDisputes fills the report's dispute sums per currency from the
+// day's dispute and dispute_reversal balance transactions.
+func (s *Service) settlementDisputes(ctx context.Context, p auth.Principal, sp SettlementParams, rep *SettlementReport) error {
+	var kinds []string
+	for _, t := range []Type{TypeDispute, TypeDisputeReversal} {
+		in, _ := kindFilter(t)
+		kinds = append(kinds, in...)
+	}
+	posts, err := s.dayPostings(ctx, p, sp, kinds)
+	if err != nil {
+		return err
+	}
+	by := map[string]*SettlementDisputes{}
+	for _, x := range posts {
+		d := by[x.currency]
+		if d == nil {
+			d = &SettlementDisputes{Currency: x.currency}
+			by[x.currency] = d
+		}
+		var err error
+		switch x.typ {
+		case TypeDispute:
+			d.Count++
+			d.WithdrawnMinor, err = money.Add(d.WithdrawnMinor, -x.amount)
+		default:
+			d.ReinstatedMinor, err = money.Add(d.ReinstatedMinor, x.amount)
+		}
+		if err != nil {
+			return fmt.Errorf("reports: dispute sums overflow: %w", err)
+		}
+	}
+	for _, d := range by {
+		rep.Disputes = append(rep.Disputes, *d)
+	}
+	sort.Slice(rep.Disputes, func(i, j int) bool { return rep.Disputes[i].Currency < rep.Disputes[j].Currency })
+	return nil
 }
 
 // posting is one balance transaction of a report day.

@@ -669,6 +669,16 @@ export interface SettlementDiscrepancy {
   type: "payment" | "payout";
 }
 
+export interface SettlementDisputes {
+  currency: string;
+  /** Disputes opened that day. */
+  disputes_count: number;
+  /** What disputes won that day gave back. */
+  reinstated_minor: number;
+  /** What they took from available. */
+  withdrawn_minor: number;
+}
+
 export interface SettlementReconciliation {
   date: string;
   discrepancies: SettlementDiscrepancy[];
@@ -692,6 +702,8 @@ export interface SettlementReconciliationTotal {
 
 export interface SettlementReport {
   date: string;
+  /** The day's dispute movements per currency (JSON only; they make no rows). */
+  disputes: SettlementDisputes[];
   object: "settlement_report";
   rows: SettlementRow[];
   timezone: string;
