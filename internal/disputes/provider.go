@@ -48,6 +48,11 @@ func (s *Service) ApplyProviderDispute(ctx context.Context, merchantID, provider
 		reason = "general"
 	}
 	d, err := s.open(ctx, opening{target: t, reason: reason, providerRef: pd.ID})
+	if e := errs.As(err); e != nil && e.Code == "invalid_state" {
+		// The payment is not one a dispute can be about (not succeeded):
+		// the report does not match payd's, a 400 the provider need not retry.
+		return errs.Invalid("data", "parameter_invalid", "the reported dispute names payment intent %s, which cannot be disputed: %s", t.IntentID, e.Message)
+	}
 	if err != nil && !errors.Is(err, errAlreadyDisputed) {
 		return err
 	}

@@ -48,13 +48,23 @@ func DisputeTargetOf(ctx context.Context, q store.Querier, merchantID string, li
 }
 
 // DisputeTargetByProviderRef finds the live intent a provider's dispute
-// callback names, by the provider's payment reference or by the intent id
-// the provider was given as the payment's reference.
+// callback names: by payd's id (the payment's reference the provider was
+// given), read by primary key; otherwise by the provider's own payment id
+// among the merchant's intents on that provider (a rare path: providers
+// echo payd's reference).
 func DisputeTargetByProviderRef(ctx context.Context, q store.Querier, merchantID, provider, ref string) (DisputeTarget, error) {
+	if t, err := DisputeTargetOf(ctx, q, merchantID, true, ref); err == nil {
+		if t.Provider != provider {
+			return DisputeTarget{}, errs.NotFound("payment_intent", ref)
+		}
+		return t, nil
+	} else if e := errs.As(err); e == nil || e.Kind != errs.KindNotFound {
+		return DisputeTarget{}, err
+	}
 	var id string
-	err := q.QueryRow(ctx, `SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? AND provider = ? AND (id = ? OR provider_ref = ?)
-		ORDER BY id LIMIT 1`, merchantID, true, provider, ref, ref).Scan(&id)
-	if store.IsNotFound(err) {
+	err := q.QueryRow(ctx, `SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? AND provider = ? AND provider_ref = ?
+		ORDER BY id LIMIT 1`, merchantID, true, provider, ref).Scan(&id)
+	if store.IsNotFound(err) || ref == "" {
 		return DisputeTarget{}, errs.NotFound("payment_intent", ref)
 	}
 	if err != nil {
