@@ -40,7 +40,7 @@ var floors = [][]string{
 	// 5: capabilities.
 	{"internal/payments", "internal/payouts", "internal/webhooks", "internal/callbacks"},
 	// 6: capabilities built on payments, and the other rails.
-	{"internal/refunds", "internal/billing", "internal/reports", "internal/terminals", "internal/banking"},
+	{"internal/refunds", "internal/disputes", "internal/billing", "internal/reports", "internal/terminals", "internal/banking"},
 	// 7: what serves a capability outside the API.
 	{"internal/terminals/cardgateway", "internal/terminals/simulator", "internal/billing/hosted"},
 	// 8: the HTTP fronts.
