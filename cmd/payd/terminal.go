@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payd/payd/internal/terminals/card"
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/terminals/simulator"
 )
 

@@ -7,45 +7,8 @@ import (
 	"net/http"
 
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/httpx"
 )
-
-// statusAndType is the one place where a domain error kind becomes an HTTP
-// status and an error type.
-func statusAndType(e *errs.Error) (int, string) {
-	status, typ := http.StatusInternalServerError, "api_error"
-	switch e.Kind {
-	case errs.KindInvalid:
-		status, typ = http.StatusBadRequest, "invalid_request_error"
-	case errs.KindUnauthenticated:
-		status, typ = http.StatusUnauthorized, "authentication_error"
-	case errs.KindPermission:
-		status, typ = http.StatusForbidden, "permission_error"
-	case errs.KindNotFound:
-		status, typ = http.StatusNotFound, "invalid_request_error"
-	case errs.KindConflict:
-		status, typ = http.StatusConflict, "invalid_request_error"
-	case errs.KindTooLarge:
-		status, typ = http.StatusRequestEntityTooLarge, "invalid_request_error"
-	case errs.KindUnsupportedMedia:
-		status, typ = http.StatusUnsupportedMediaType, "invalid_request_error"
-	case errs.KindIdempotency:
-		status, typ = http.StatusConflict, "idempotency_error"
-	case errs.KindRateLimited:
-		status, typ = http.StatusTooManyRequests, "rate_limit_error"
-	case errs.KindPaymentRequired:
-		status, typ = http.StatusPaymentRequired, "invalid_request_error"
-	case errs.KindProvider:
-		status, typ = http.StatusBadGateway, "provider_error"
-	case errs.KindProviderTimeout:
-		status, typ = http.StatusGatewayTimeout, "provider_error"
-	case errs.KindUnavailable:
-		status, typ = http.StatusServiceUnavailable, "provider_error"
-	}
-	if e.Status != 0 {
-		status = e.Status
-	}
-	return status, typ
-}
 
 // ErrorBody is the JSON error envelope.
 type ErrorBody struct {
@@ -74,7 +37,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 			e = errs.Internal(err)
 		}
 	}
-	status, typ := statusAndType(e)
+	status, typ := httpx.StatusAndType(e)
 	if status >= 500 && e.Kind == errs.KindInternal {
 		logIt := func() {
 			if e.Err != nil {
@@ -118,19 +81,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	WriteJSON(w, status, map[string]any{"error": body})
 }
 
-// LoggerFrom returns the request-scoped logger (with the request id).
-func LoggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
-		return l
-	}
-	return slog.Default()
-}
+// LoggerFrom returns the request-scoped logger (with the request id):
+// httpx.LoggerFrom, named here for the API's handlers.
+func LoggerFrom(ctx context.Context) *slog.Logger { return httpx.LoggerFrom(ctx) }
 
-type loggerKey struct{}
-type requestIDKey struct{}
-
-// RequestIDFrom returns the request id in ctx.
-func RequestIDFrom(ctx context.Context) string {
-	s, _ := ctx.Value(requestIDKey{}).(string)
-	return s
-}
+// RequestIDFrom returns the request id in ctx: httpx.RequestIDFrom, named
+// here for the API's handlers.
+func RequestIDFrom(ctx context.Context) string { return httpx.RequestIDFrom(ctx) }

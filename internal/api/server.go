@@ -20,6 +20,7 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/httpx"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/requestlog"
@@ -101,7 +102,7 @@ type Server struct {
 	limiter *rateLimiter
 	public  *clientLimiter
 	metrics *httpMetrics
-	uploads *UploadSlots
+	uploads *httpx.UploadSlots
 	handler http.Handler
 	// running holds the idempotency keys of requests in flight in this
 	// process (see idempotent).
@@ -158,7 +159,7 @@ func NewServer(cfg Config) *Server {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Registry),
-		uploads: NewUploadSlots(MaxUploadsPerKey), maxPausing: maxPausing, patience: connLostPatience}
+		uploads: httpx.NewUploadSlots(httpx.MaxUploadsPerKey), maxPausing: maxPausing, patience: connLostPatience}
 	if cfg.RateLimit > 0 {
 		s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
@@ -204,9 +205,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		start := time.Now()
 		reqID := ids.New("req_")
 		log := s.cfg.Logger.With("request_id", reqID)
-		ctx := context.WithValue(r.Context(), requestIDKey{}, reqID)
-		ctx = context.WithValue(ctx, loggerKey{}, log)
-		r = r.WithContext(ctx)
+		r = r.WithContext(httpx.WithRequest(r.Context(), reqID, log))
 		w.Header().Set("Request-Id", reqID)
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
 		defer func() {
@@ -305,7 +304,7 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 			if rt.upload {
 				release, ok := s.uploads.Acquire(p.ID, r)
 				if !ok {
-					RefuseUpload(w)
+					httpx.RefuseUpload(w)
 					WriteError(w, r, errTooManyUploads())
 					return
 				}
@@ -393,16 +392,16 @@ func remoteHost(r *http.Request) string {
 // refuses such text outright (which must not surface as a 500). A path is
 // 404, as no object has that name; a query parameter is 400 naming it.
 func checkEncoding(r *http.Request) error {
-	if !CleanText(r.URL.Path) {
+	if !httpx.CleanText(r.URL.Path) {
 		return &errs.Error{Kind: errs.KindNotFound, Code: "resource_missing", Message: "no object has a name that is not valid UTF-8 or holds a NUL"}
 	}
-	if CleanText(r.URL.RawQuery) && !strings.Contains(r.URL.RawQuery, "%") {
+	if httpx.CleanText(r.URL.RawQuery) && !strings.Contains(r.URL.RawQuery, "%") {
 		return nil
 	}
 	for k, vs := range r.URL.Query() {
-		ok := CleanText(k)
+		ok := httpx.CleanText(k)
 		for _, v := range vs {
-			ok = ok && CleanText(v)
+			ok = ok && httpx.CleanText(v)
 		}
 		if !ok {
 			name := k
@@ -414,7 +413,3 @@ func checkEncoding(r *http.Request) error {
 	}
 	return nil
 }
-
-// CleanText reports whether s is text payd stores and echoes: valid UTF-8
-// with no NUL (PostgreSQL refuses both in a text column).
-func CleanText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/events"
+	"github.com/payd/payd/internal/httpx"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/webhooks"
@@ -142,4 +142,4 @@ func (p *Portal) auditPage(w http.ResponseWriter, r *http.Request, c *reqCtx) er
 }
 
 // statusOf is the HTTP status of a domain error (the API's mapping).
-func statusOf(err error) int { return api.HTTPStatus(err) }
+func statusOf(err error) int { return httpx.HTTPStatus(err) }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/httpx"
 	"github.com/payd/payd/internal/store"
 )
 
@@ -140,7 +140,7 @@ func TestRefundFormDoubleClick(t *testing.T) {
 		// (not background workers) are counted.
 		var commits atomic.Int64
 		e.Main.DB.FaultCommits(func(ctx context.Context) store.CommitFault {
-			if api.RequestIDFrom(ctx) == "" {
+			if httpx.RequestIDFrom(ctx) == "" {
 				return store.CommitNormally
 			}
 			if commits.Add(1) == 1 {

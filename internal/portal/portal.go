@@ -21,12 +21,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/banking"
 	"github.com/payd/payd/internal/billing"
 	"github.com/payd/payd/internal/disputes"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/httpx"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payments"
@@ -59,7 +59,7 @@ type Portal struct {
 	hashing chan struct{}
 	// uploads bounds the large form uploads (payout batch CSVs) each user
 	// has in flight, as the API bounds each key's.
-	uploads *api.UploadSlots
+	uploads *httpx.UploadSlots
 	// inFlight holds the form keys whose submission runs now (once.go).
 	inFlight sync.Map
 	caps     []capability
@@ -92,7 +92,7 @@ func New(cfg Config) (*Portal, error) {
 		return nil, err
 	}
 	return &Portal{cfg: cfg, pages: pages, httpsPublic: strings.HasPrefix(cfg.PublicURL, "https://"),
-		hashing: make(chan struct{}, 4), uploads: api.NewUploadSlots(api.MaxUploadsPerKey)}, nil
+		hashing: make(chan struct{}, 4), uploads: httpx.NewUploadSlots(httpx.MaxUploadsPerKey)}, nil
 }
 
 // Cleanup deletes expired sessions and old login failures; the app runs it
@@ -299,7 +299,7 @@ func parseForm(w http.ResponseWriter, r *http.Request, limit int64) error {
 func checkFormText(r *http.Request) error {
 	for k, vs := range r.PostForm {
 		for _, v := range vs {
-			if !api.CleanText(v) {
+			if !httpx.CleanText(v) {
 				return errs.Invalid(k, "invalid_form", "the field %s must be text (valid UTF-8, no NUL)", strings.ToValidUTF8(k, "?"))
 			}
 		}
@@ -333,10 +333,10 @@ func (p *Portal) root(w http.ResponseWriter, r *http.Request) {
 
 // fail renders err as a page with the status the API would give it.
 func (p *Portal) fail(w http.ResponseWriter, r *http.Request, c *reqCtx, err error) {
-	status := api.HTTPStatus(err)
+	status := httpx.HTTPStatus(err)
 	e := errs.As(err)
 	if e == nil || status >= 500 {
-		api.LoggerFrom(r.Context()).Error("portal internal error", "err", err, "path", r.URL.Path)
+		httpx.LoggerFrom(r.Context()).Error("portal internal error", "err", err, "path", r.URL.Path)
 		if e == nil || e.Kind != errs.KindUnavailable {
 			e = errs.Internal(err) // an unavailable service's message is written for the user
 		}
@@ -349,12 +349,12 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, c *reqCtx, err err
 }
 
 // tooManyUploads refuses an upload while the user already has
-// api.MaxUploadsPerKey large ones in flight: 429 with Retry-After, the body
+// httpx.MaxUploadsPerKey large ones in flight: 429 with Retry-After, the body
 // left unread.
 func (p *Portal) tooManyUploads(w http.ResponseWriter, r *http.Request, c *reqCtx) {
-	api.RefuseUpload(w)
+	httpx.RefuseUpload(w)
 	w.Header().Set("Retry-After", "1")
-	msg := fmt.Sprintf("You already have %d large uploads in progress. Wait for one to finish, then upload this file again.", api.MaxUploadsPerKey)
+	msg := fmt.Sprintf("You already have %d large uploads in progress. Wait for one to finish, then upload this file again.", httpx.MaxUploadsPerKey)
 	p.render(w, r, c, http.StatusTooManyRequests, "error", &view{Title: "Too many uploads", Error: msg, ErrorCode: "too_many_uploads"})
 }
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/httpx"
 )
 
 const uploadBoundary = "payd-test-boundary"
@@ -41,7 +41,7 @@ func postUpload(p *apptest.Portal, body io.Reader) (*http.Response, error) {
 }
 
 // TestBatchUploadsBoundedPerUser: a portal user has at most
-// api.MaxUploadsPerKey large batch uploads in flight. With two held open by
+// httpx.MaxUploadsPerKey large batch uploads in flight. With two held open by
 // slow bodies, a third answers 429 too_many_uploads with Retry-After, even
 // one whose body never arrives (it is not read); another user is not
 // affected; once the two finish (both create their batch), the user's next
@@ -59,8 +59,8 @@ func TestBatchUploadsBoundedPerUser(t *testing.T) {
 			resp *http.Response
 			err  error
 		}
-		var slow [api.MaxUploadsPerKey]*io.PipeWriter
-		var answers [api.MaxUploadsPerKey]chan answer
+		var slow [httpx.MaxUploadsPerKey]*io.PipeWriter
+		var answers [httpx.MaxUploadsPerKey]chan answer
 		// startSlow sends upload i's form up to its first CSV line and
 		// holds the rest back.
 		startSlow := func(i int) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/terminals/card"
 	"github.com/payd/payd/internal/terminals/dukpt"
 )
 

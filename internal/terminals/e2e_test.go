@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/terminals"
-	"github.com/payd/payd/internal/terminals/card"
 	"github.com/payd/payd/internal/terminals/cardgateway"
 	"github.com/payd/payd/internal/terminals/simulator"
 )

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/payments"
-	"github.com/payd/payd/internal/terminals/card"
 )
 
 // Gateway authorises card-present payments with the card network. The sandbox

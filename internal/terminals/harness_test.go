@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/terminals"
-	"github.com/payd/payd/internal/terminals/card"
 	"github.com/payd/payd/internal/terminals/simulator"
 )
 

@@ -8,13 +8,13 @@ import (
 	"fmt"
 
 	"github.com/payd/payd/internal/auth"
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/store"
-	"github.com/payd/payd/internal/terminals/card"
 	"github.com/payd/payd/internal/terminals/dukpt"
 	"github.com/payd/payd/internal/terminals/tlv"
 )

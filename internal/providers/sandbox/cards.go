@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/payd/payd/internal/terminals/card"
+	"github.com/payd/payd/internal/card"
 )
 
 // The sandbox test cards. Any other number that passes

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/providers"
-	"github.com/payd/payd/internal/terminals/card"
 )
 
 // PageBackend is the payment side of the hosted pages (payments.Service

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/providers"
-	"github.com/payd/payd/internal/terminals/card"
 )
 
 func TestCards(t *testing.T) {
 	// The sandbox's test cards are valid numbers of the brand the page shows
-	// (card checks and brands live in internal/terminals/card).
+	// (card checks and brands live in internal/card).
 	for n, b := range map[string]string{CardSuccess: "visa", CardDeclined: "visa", Card3DS: "visa"} {
 		if !card.LuhnValid(n) || string(card.BrandOf(n)) != b {
 			t.Errorf("%s: luhn %v brand %s", n, card.LuhnValid(n), card.BrandOf(n))

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/providers/protocol"
-	"github.com/payd/payd/internal/terminals/card"
 )
 
 // The provider's hosted pages, at {sim}/{provider}/pay/{id}?t=<token>: the

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/terminals"
-	"github.com/payd/payd/internal/terminals/card"
 )
 
 func read(t *testing.T, pan string) card.Read {

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/terminals"
-	"github.com/payd/payd/internal/terminals/card"
 )
 
 // Client posts simulated card-present payments to a payd server.

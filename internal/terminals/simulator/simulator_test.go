@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/terminals"
-	"github.com/payd/payd/internal/terminals/card"
 	"github.com/payd/payd/internal/terminals/dukpt"
 )
 

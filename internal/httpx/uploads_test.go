@@ -1,4 +1,4 @@
-package api
+package httpx
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ func TestUploadSlotsBounded(t *testing.T) {
 }
 
 // TestUploadSlotsTakenByLargeBodies: Acquire gives a body of at most
-// DefaultMaxBody a free pass, and makes a larger one or one of unknown
+// largeUpload a free pass, and makes a larger one or one of unknown
 // length (chunked) take a slot, refusing the third while two are held.
 func TestUploadSlotsTakenByLargeBodies(t *testing.T) {
 	u := NewUploadSlots(MaxUploadsPerKey)
@@ -68,7 +68,7 @@ func TestUploadSlotsTakenByLargeBodies(t *testing.T) {
 		return r
 	}
 	var releases []func()
-	for _, n := range []int64{DefaultMaxBody + 1, -1} {
+	for _, n := range []int64{largeUpload + 1, -1} {
 		release, ok := u.Acquire("key_a", req(n))
 		if !ok {
 			t.Fatalf("a %d-byte upload was refused a free slot", n)
@@ -78,7 +78,7 @@ func TestUploadSlotsTakenByLargeBodies(t *testing.T) {
 	if _, ok := u.Acquire("key_a", req(-1)); ok {
 		t.Fatal("a third large upload got a slot")
 	}
-	for _, n := range []int64{0, DefaultMaxBody} {
+	for _, n := range []int64{0, largeUpload} {
 		release, ok := u.Acquire("key_a", req(n))
 		if !ok {
 			t.Fatalf("a %d-byte body was refused while the large uploads held every slot", n)
