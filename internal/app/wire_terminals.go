@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/providers/live"
 	"github.com/payd/payd/internal/terminals"
 	"github.com/payd/payd/internal/terminals/cardgateway"
 )
@@ -23,7 +25,12 @@ func wireTerminals(ctx context.Context, m *Main) error {
 	}
 	// The payments service records each outcome as a payment intent (with
 	// its ledger credit and payment_intent.succeeded).
-	svc := terminals.NewService(terminals.Config{DB: m.DB, Keys: keys, Gateways: cardgateway.Select,
+	// Live mode authorises through the merchant's live card gateway
+	// connection (wallet_a, the card acquirer); without one, 503.
+	gateways := cardgateway.Selector{Live: func(ctx context.Context, merchantID string) (*live.CardGateway, error) {
+		return m.LiveProviders().CardGateway(ctx, merchantID)
+	}}
+	svc := terminals.NewService(terminals.Config{DB: m.DB, Keys: keys, Gateways: gateways.Select,
 		Recorder: m.PaymentIntents(), Logger: m.Logger})
 	api.RegisterTerminals(m.API, svc)
 	m.PurgeTestMode("terminal_payments", "terminals")
@@ -41,3 +48,18 @@ func wireTerminals(ctx context.Context, m *Main) error {
 // Terminals returns the terminal registry and card-present service, for the
 // capabilities that show terminals (the portal); nil before Open.
 func (m *Main) Terminals() *terminals.Service { return m.terminalSvc }
+
+// cardReconciler adapts the terminals service to reconciliation: live
+// terminal payments whose authorisation got no answer.
+type cardReconciler struct{ m *Main }
+
+func (r cardReconciler) OpenAuthorizations(ctx context.Context, olderThan time.Time) ([]terminals.OpenAuthorization, error) {
+	if r.m.Terminals() == nil {
+		return nil, nil
+	}
+	return r.m.Terminals().OpenAuthorizations(ctx, olderThan)
+}
+
+func (r cardReconciler) ReconcileAuthorization(ctx context.Context, id string) (string, error) {
+	return r.m.Terminals().ReconcileAuthorization(ctx, id)
+}

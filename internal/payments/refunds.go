@@ -125,6 +125,11 @@ func (w withExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.ex
 func refundTarget(r *record, refunding int64) RefundTarget {
 	t := RefundTarget{IntentID: r.ID, Currency: r.Currency, Provider: r.Provider, ProviderRef: r.providerRef,
 		CardPresent: r.flow == flowCardPresent, Refundable: r.AmountCapturedMinor - refunding}
+	if t.CardPresent && t.ProviderRef == "" {
+		// A card-present intent is recorded under its terminal payment's id
+		// (tpay_...), the reference of its authorisation at the card gateway.
+		t.ProviderRef = r.idemKey
+	}
 	if r.CustomerMSISDN != nil {
 		t.CustomerMSISDN, _ = ProviderMSISDN(r.Provider, *r.CustomerMSISDN)
 	}
