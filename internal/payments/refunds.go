@@ -28,7 +28,7 @@ type RefundTarget struct {
 	IntentID       string
 	Currency       string
 	Provider       string
-	ProviderRef    string // the provider's reference of the payment
+	ProviderRef    string // the provider's reference of the payment (card-present: the terminal payment's id)
 	CustomerMSISDN string // as the provider wants it; "" for card payments
 	CardPresent    bool
 	// Refundable is what was still refundable when the intent was read.
@@ -125,11 +125,6 @@ func (w withExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.ex
 func refundTarget(r *record, refunding int64) RefundTarget {
 	t := RefundTarget{IntentID: r.ID, Currency: r.Currency, Provider: r.Provider, ProviderRef: r.providerRef,
 		CardPresent: r.flow == flowCardPresent, Refundable: r.AmountCapturedMinor - refunding}
-	if t.CardPresent && t.ProviderRef == "" {
-		// A card-present intent is recorded under its terminal payment's id
-		// (tpay_...), the reference of its authorisation at the card gateway.
-		t.ProviderRef = r.idemKey
-	}
 	if r.CustomerMSISDN != nil {
 		t.CustomerMSISDN, _ = ProviderMSISDN(r.Provider, *r.CustomerMSISDN)
 	}

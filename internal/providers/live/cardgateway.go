@@ -154,6 +154,10 @@ func (g *CardGateway) authorization(resp response) (protocol.CardAuthorization, 
 // gateway (POST /v1/card_authorizations/{payment_ref}/refunds); its status
 // is asked like any refund's.
 func (a *refundAdapter) sendCardRefund(ctx context.Context, req providers.RefundRequest) (providers.RefundResult, error) {
+	if req.PaymentRef == "" {
+		return providers.RefundResult{Outcome: providers.RefundFailed, Failure: &providers.Failure{Code: "payment_not_found",
+			Message: "the card-present payment has no authorisation reference at the card gateway"}}, nil
+	}
 	body := protocol.CardRefundRequest{Reference: req.IdempotencyKey, AmountMinor: req.Amount, Currency: req.Currency,
 		CallbackURL: a.c.callbackURL(a.merchantID, a.provider)}
 	resp, err := a.call(ctx, request{op: "card_refund", method: http.MethodPost,
