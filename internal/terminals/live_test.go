@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,7 +194,8 @@ func TestLiveCardPresent(t *testing.T) {
 		h := newHarness(t, e)
 		simLogs := &apptest.SyncBuffer{}
 		simLogger := slog.New(slog.NewTextHandler(simLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		s := apptest.StartSim(t, sim.Config{Logger: simLogger})
+		// Every callback twice: a card refund's outcome is recorded once.
+		s := apptest.StartSim(t, sim.Config{Logger: simLogger, DuplicateCallbacks: true})
 
 		t.Run("approved", func(t *testing.T) {
 			lc := goLiveCard(t, h, s, "wallet_a", "5s")
@@ -232,6 +234,34 @@ func TestLiveCardPresent(t *testing.T) {
 				if a := lc.available(t); a != 400 {
 					t.Fatalf("available after the refund %d, want 400", a)
 				}
+				var payRef string
+				if err := e.Main.DB.QueryRow(context.Background(), "SELECT id FROM terminal_payments WHERE payment_intent_id = ?", in.ID).Scan(&payRef); err != nil {
+					t.Fatal(err)
+				}
+				var at struct {
+					Status           string `json:"status"`
+					PaymentReference string `json:"payment_reference"`
+				}
+				if r := getJSON(t, s.URL+"/wallet_a/v1/refunds?reference="+re.ID, lc.apiKey, &at); r != 200 || at.Status != "succeeded" || at.PaymentReference != payRef {
+					t.Fatalf("the gateway's refund: %d %+v, want of %s", r, at, payRef)
+				}
+				// Both deliveries of the refund's callback arrive; it settles once.
+				deadline := time.Now().Add(10 * time.Second)
+				for storetest.Count(t, e.Main.DB, "SELECT COUNT(*) FROM provider_callbacks WHERE merchant_id = ?", lc.mid) < 1 && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+				}
+				time.Sleep(300 * time.Millisecond)
+				if n := storetest.Count(t, e.Main.DB, "SELECT COUNT(*) FROM events WHERE object_id = ? AND type = 'refund.succeeded'", re.ID); n != 1 {
+					t.Fatalf("%d refund.succeeded events", n)
+				}
+				// The reserve at creation and the payment back at success, each once.
+				if n := storetest.Count(t, e.Main.DB, "SELECT COUNT(*) FROM ledger_transactions WHERE reference = ?", re.ID); n != 2 {
+					t.Fatalf("%d refund ledger transactions, want 2", n)
+				}
+				if n := storetest.Count(t, e.Main.DB, `SELECT COUNT(*) FROM (SELECT kind FROM ledger_transactions WHERE reference = ?
+					GROUP BY kind HAVING COUNT(*) > 1) d`, re.ID); n != 0 {
+					t.Fatalf("%d refund ledger transactions recorded twice", n)
+				}
 				// More than is left: refused by payd before the gateway.
 				r = lc.post(t, "/v1/refunds", map[string]any{"payment_intent": in.ID, "amount_minor": 500}, newKey())
 				requireError(t, r, 400, "amount_exceeds_refundable", "amount_minor")
@@ -269,7 +299,7 @@ func TestLiveCardPresent(t *testing.T) {
 			r := lc.pay(t, body, key)
 			requireError(t, r, 504, "provider_timeout", "")
 			// Reconciliation asks the gateway by reference and records the approval.
-			payID := waitSettled(t, h, lc.termID)
+			payID := waitSettled(t, h, lc.termID, "succeeded")
 			if n := hung.CardAuthorizations(lc.apiKey); n != 1 {
 				t.Fatalf("%d authorisations at the gateway", n)
 			}
@@ -333,6 +363,29 @@ func TestLiveCardPresent(t *testing.T) {
 			}
 		})
 
+		t.Run("gateway never received it", func(t *testing.T) {
+			failing := apptest.StartSim(t, sim.Config{ErrorRate: 1, Logger: simLogger})
+			lc := goLiveCard(t, h, failing, "wallet_a", "1s")
+			key := newKey()
+			body := lc.body(t, cardgateway.CardApproved, 400)
+			requireError(t, lc.pay(t, body, key), 502, "provider_error", "")
+			failing.SetFaults(0, 0)
+			// The request has answered, so nothing will send the card any
+			// more: reconciliation finds no record at the gateway and
+			// records that nothing was authorised.
+			waitSettled(t, h, lc.termID, "canceled")
+			in := decodeIntent(t, lc.pay(t, body, key), 402)
+			if in.Status != "canceled" || in.LastError == nil || in.LastError.DeclineCode != terminals.DeclineNotReceived {
+				t.Fatalf("a late retry: %+v", in)
+			}
+			if n := failing.CardAuthorizations(lc.apiKey); n != 0 {
+				t.Fatalf("%d authorisations at the gateway", n)
+			}
+			if a := lc.available(t); a != 0 {
+				t.Fatalf("available %d", a)
+			}
+		})
+
 		if err := ledger.Verify(context.Background(), e.Main.DB); err != nil {
 			t.Fatal(err)
 		}
@@ -351,8 +404,8 @@ func TestLiveCardPresent(t *testing.T) {
 }
 
 // waitSettled waits until the terminal's only payment is no longer
-// authorizing and returns its id.
-func waitSettled(t *testing.T, h *harness, termID string) string {
+// authorizing, checks it is want, and returns its id.
+func waitSettled(t *testing.T, h *harness, termID, want string) string {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -361,8 +414,8 @@ func waitSettled(t *testing.T, h *harness, termID string) string {
 			t.Fatal(err)
 		}
 		if status != "authorizing" {
-			if status != "succeeded" {
-				t.Fatalf("terminal payment %s reconciled as %s", id, status)
+			if status != want {
+				t.Fatalf("terminal payment %s reconciled as %s, want %s", id, status, want)
 			}
 			return id
 		}
@@ -371,4 +424,18 @@ func waitSettled(t *testing.T, h *harness, termID string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// getJSON GETs url with the API key into v and returns the status.
+func getJSON(t *testing.T, url, apiKey string, v any) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(v)
+	return resp.StatusCode
 }
