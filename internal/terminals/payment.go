@@ -324,15 +324,20 @@ const (
 	statusCanceled    = "canceled"
 )
 
-// finishPayment links the terminal payment to its intent.
+// finishPayment links the terminal payment to its intent: a compare-and-set
+// from authorizing (or from canceled by reconciliation before its intent
+// was recorded), so of the request, its retries and reconciliation, the
+// first to finish writes it and the others change nothing (they hold the
+// same intent: it is recorded under the payment's id).
 func (s *Service) finishPayment(ctx context.Context, payID string, intent payments.Intent) error {
 	status := statusCanceled
 	if intent.Status == payments.Succeeded || intent.Status == payments.RequiresCapture {
 		status = statusSucceeded // the card was approved (captured now or later)
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE terminal_payments SET status = ?, payment_intent_id = ?, updated_at = ? WHERE id = ?",
-			status, intent.ID, store.Micros(tx.Now()), payID)
+		_, err := tx.Exec(ctx, `UPDATE terminal_payments SET status = ?, payment_intent_id = ?, updated_at = ?
+			WHERE id = ? AND (status = ? OR payment_intent_id IS NULL)`,
+			status, intent.ID, store.Micros(tx.Now()), payID, statusAuthorizing)
 		return err
 	})
 }
