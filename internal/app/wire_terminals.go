@@ -6,6 +6,7 @@ import (
 
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/providers/live"
+	"github.com/payd/payd/internal/reconciliation"
 	"github.com/payd/payd/internal/terminals"
 	"github.com/payd/payd/internal/terminals/cardgateway"
 )
@@ -53,11 +54,16 @@ func (m *Main) Terminals() *terminals.Service { return m.terminalSvc }
 // terminal payments whose authorisation got no answer.
 type cardReconciler struct{ m *Main }
 
-func (r cardReconciler) OpenAuthorizations(ctx context.Context, olderThan time.Time) ([]terminals.OpenAuthorization, error) {
+func (r cardReconciler) OpenAuthorizations(ctx context.Context, olderThan time.Time) ([]reconciliation.OpenAuthorization, error) {
 	if r.m.Terminals() == nil {
 		return nil, nil
 	}
-	return r.m.Terminals().OpenAuthorizations(ctx, olderThan)
+	open, err := r.m.Terminals().OpenAuthorizations(ctx, olderThan)
+	out := make([]reconciliation.OpenAuthorization, len(open))
+	for i, o := range open {
+		out[i] = reconciliation.OpenAuthorization{ID: o.ID, MerchantID: o.MerchantID, UpdatedAt: o.UpdatedAt}
+	}
+	return out, err
 }
 
 func (r cardReconciler) ReconcileAuthorization(ctx context.Context, id string) (string, error) {

@@ -7,7 +7,6 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/store"
-	"github.com/payd/payd/internal/terminals"
 )
 
 // JobKind is the periodic job that settles what live providers left open.
@@ -144,12 +143,20 @@ func (s *Service) later(ctx context.Context, in OpenIntent, attempts int, now ti
 	return err
 }
 
+// OpenAuthorization is a live terminal payment still waiting for its card
+// gateway's answer.
+type OpenAuthorization struct {
+	ID         string // tpay_...
+	MerchantID string
+	UpdatedAt  time.Time
+}
+
 // CardReconciler is the card-present side of reconciliation
 // (terminals.Service through the wiring).
 type CardReconciler interface {
 	// OpenAuthorizations lists the live terminal payments still waiting
 	// for their authorisation's answer that last changed before olderThan.
-	OpenAuthorizations(ctx context.Context, olderThan time.Time) ([]terminals.OpenAuthorization, error)
+	OpenAuthorizations(ctx context.Context, olderThan time.Time) ([]OpenAuthorization, error)
 	// ReconcileAuthorization asks the card gateway about one by its
 	// reference (never authorising) and records the answer once; it
 	// returns the terminal payment's status afterwards.
