@@ -24,13 +24,14 @@ func wireTerminals(ctx context.Context, m *Main) error {
 	if m.Config.P2PEKeys != "" {
 		m.Logger.Info("P2PE live keys loaded", "models", keys.LiveModels())
 	}
-	// The payments service records each outcome as a payment intent (with
-	// its ledger credit and payment_intent.succeeded).
 	// Live mode authorises through the merchant's live card gateway
-	// connection (wallet_a, the card acquirer); without one, 503.
+	// connection (wallet_a, the card acquirer; wired by wireProviders);
+	// without one, 503.
 	gateways := cardgateway.Selector{Live: func(ctx context.Context, merchantID string) (*live.CardGateway, error) {
 		return m.LiveProviders().CardGateway(ctx, merchantID)
 	}}
+	// The payments service records each outcome as a payment intent (with
+	// its ledger credit and payment_intent.succeeded).
 	svc := terminals.NewService(terminals.Config{DB: m.DB, Keys: keys, Gateways: gateways.Select,
 		Recorder: m.PaymentIntents(), Logger: m.Logger})
 	api.RegisterTerminals(m.API, svc)
