@@ -142,7 +142,7 @@ func (s *Service) ReconcileAuthorization(ctx context.Context, payID string) (str
 		return status, err
 	}
 	s.log.Info("terminal payment reconciled", "terminal_payment", payID, "payment_intent", intent.ID, "status", intent.Status)
-	if intent.Status == payments.Succeeded {
+	if intent.Status == payments.Succeeded || intent.Status == payments.RequiresCapture {
 		return statusSucceeded, nil
 	}
 	return statusCanceled, nil
