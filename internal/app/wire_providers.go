@@ -86,6 +86,7 @@ func wireProviders(ctx context.Context, m *Main) error {
 		Report:           w.conns.SettlementReport,
 		LedgerReferences: m.payoutLedgerReferences,
 		Intents:          intentReconciler{m},
+		Cards:            cardReconciler{m},
 		Timeout:          w.conns.Timeout,
 		Interval:         m.Config.ReconcileInterval,
 		Logger:           m.Logger,

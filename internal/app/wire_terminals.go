@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/providers/live"
+	"github.com/payd/payd/internal/reconciliation"
 	"github.com/payd/payd/internal/terminals"
 	"github.com/payd/payd/internal/terminals/cardgateway"
 )
@@ -21,9 +24,15 @@ func wireTerminals(ctx context.Context, m *Main) error {
 	if m.Config.P2PEKeys != "" {
 		m.Logger.Info("P2PE live keys loaded", "models", keys.LiveModels())
 	}
+	// Live mode authorises through the merchant's live card gateway
+	// connection (wallet_a, the card acquirer; wired by wireProviders);
+	// without one, 503.
+	gateways := cardgateway.Selector{Live: func(ctx context.Context, merchantID string) (*live.CardGateway, error) {
+		return m.LiveProviders().CardGateway(ctx, merchantID)
+	}}
 	// The payments service records each outcome as a payment intent (with
 	// its ledger credit and payment_intent.succeeded).
-	svc := terminals.NewService(terminals.Config{DB: m.DB, Keys: keys, Gateways: cardgateway.Select,
+	svc := terminals.NewService(terminals.Config{DB: m.DB, Keys: keys, Gateways: gateways.Select,
 		Recorder: m.PaymentIntents(), Logger: m.Logger})
 	api.RegisterTerminals(m.API, svc)
 	m.PurgeTestMode("terminal_payments", "terminals")
@@ -41,3 +50,23 @@ func wireTerminals(ctx context.Context, m *Main) error {
 // Terminals returns the terminal registry and card-present service, for the
 // capabilities that show terminals (the portal); nil before Open.
 func (m *Main) Terminals() *terminals.Service { return m.terminalSvc }
+
+// cardReconciler adapts the terminals service to reconciliation: live
+// terminal payments whose authorisation got no answer.
+type cardReconciler struct{ m *Main }
+
+func (r cardReconciler) OpenAuthorizations(ctx context.Context, olderThan time.Time) ([]reconciliation.OpenAuthorization, error) {
+	if r.m.Terminals() == nil {
+		return nil, nil
+	}
+	open, err := r.m.Terminals().OpenAuthorizations(ctx, olderThan)
+	out := make([]reconciliation.OpenAuthorization, len(open))
+	for i, o := range open {
+		out[i] = reconciliation.OpenAuthorization{ID: o.ID, MerchantID: o.MerchantID, UpdatedAt: o.UpdatedAt}
+	}
+	return out, err
+}
+
+func (r cardReconciler) ReconcileAuthorization(ctx context.Context, id string) (string, error) {
+	return r.m.Terminals().ReconcileAuthorization(ctx, id)
+}

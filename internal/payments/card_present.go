@@ -72,7 +72,10 @@ func (s *Service) RecordCardPresent(ctx context.Context, p auth.Principal, in Ca
 	}
 	base := record{Intent: Intent{ID: ids.New("pi_"), Object: "payment_intent", Status: Processing, AmountMinor: in.AmountMinor,
 		Currency: in.Currency, Provider: CardPresentProvider, Metadata: md, Livemode: p.Livemode, CreatedAt: now, MerchantID: p.MerchantID},
-		flow: flowCardPresent, updatedAt: now, idemKey: in.IdempotencyKey}
+		flow: flowCardPresent, updatedAt: now, idemKey: in.IdempotencyKey,
+		// The terminal payment's id is the authorisation's reference at the
+		// card gateway: a live refund names the payment by it.
+		providerRef: in.IdempotencyKey}
 	if in.CaptureMethod == CaptureManual {
 		base.CaptureMethod = CaptureManual // an approval is held at requires_capture
 	}

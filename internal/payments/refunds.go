@@ -34,7 +34,7 @@ type RefundTarget struct {
 	IntentID       string
 	Currency       string
 	Provider       string
-	ProviderRef    string // the provider's reference of the payment
+	ProviderRef    string // the provider's reference of the payment (card-present: the terminal payment's id)
 	CustomerMSISDN string // as the provider wants it; "" for card payments
 	CardPresent    bool
 	// Refundable is what was still refundable when the intent was read.

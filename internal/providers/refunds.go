@@ -22,6 +22,10 @@ type RefundRequest struct {
 	// CustomerMSISDN is the number the payment came from (wallet and bank
 	// rails), as the provider wants it; "" for card payments.
 	CustomerMSISDN string
+	// CardPresent marks the refund of a card-present payment: PaymentRef is
+	// then the terminal payment's reference at the card gateway (tpay_...),
+	// and a live adapter sends it through the gateway's refund call.
+	CardPresent bool
 	// Scenario is the sandbox scenario chosen when the refund was made;
 	// live adapters ignore it.
 	Scenario string

@@ -47,6 +47,9 @@ const maxBackoff = time.Hour
 // still waiting for its customer afterwards is asked again with a doubling
 // backoff (provider_checks).
 func (s *Service) Run(ctx context.Context, _ jobs.Job) error {
+	if err := s.runCards(ctx); err != nil {
+		return err
+	}
 	if s.cfg.Intents == nil {
 		return nil
 	}
@@ -138,4 +141,63 @@ func (s *Service) later(ctx context.Context, in OpenIntent, attempts int, now ti
 		VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT (object_id) DO UPDATE SET attempts = provider_checks.attempts + 1, next_check_at = excluded.next_check_at`,
 		in.ID, in.MerchantID, true, store.Micros(now.Add(wait)), store.Micros(now))
 	return err
+}
+
+// OpenAuthorization is a live terminal payment still waiting for its card
+// gateway's answer.
+type OpenAuthorization struct {
+	ID         string // tpay_...
+	MerchantID string
+	UpdatedAt  time.Time
+}
+
+// CardReconciler is the card-present side of reconciliation
+// (terminals.Service through the wiring).
+type CardReconciler interface {
+	// OpenAuthorizations lists the live terminal payments still waiting
+	// for their authorisation's answer that last changed before olderThan.
+	OpenAuthorizations(ctx context.Context, olderThan time.Time) ([]OpenAuthorization, error)
+	// ReconcileAuthorization asks the card gateway about one by its
+	// reference (never authorising) and records the answer once; it
+	// returns the terminal payment's status afterwards.
+	ReconcileAuthorization(ctx context.Context, id string) (string, error)
+}
+
+// CardGatewayProvider is the provider whose connection serves the card
+// gateway; its timeout is how long an authorisation is left to its call.
+const CardGatewayProvider = "wallet_a"
+
+// runCards asks the card gateway about every live terminal payment left
+// authorizing longer than the gateway's timeout (a call still in flight is
+// left to its request). One that stays unknown (the gateway does not answer,
+// or has no record while a retry may still come) is asked again next run.
+func (s *Service) runCards(ctx context.Context) error {
+	if s.cfg.Cards == nil {
+		return nil
+	}
+	now := s.cfg.DB.Now()
+	open, err := s.cfg.Cards.OpenAuthorizations(ctx, now.Add(-minTimeout))
+	if err != nil {
+		return err
+	}
+	for _, o := range open {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if now.Sub(o.UpdatedAt) < s.cfg.Timeout(ctx, o.MerchantID, CardGatewayProvider) {
+			continue
+		}
+		status, err := s.cfg.Cards.ReconcileAuthorization(ctx, o.ID)
+		if err != nil {
+			s.cfg.Counted("terminal_payment", "error")
+			s.cfg.Logger.Warn("reconciliation: card gateway not answered", "terminal_payment", o.ID,
+				"merchant_id", o.MerchantID, "err", err)
+			continue
+		}
+		s.cfg.Counted("terminal_payment", status)
+		if status != "authorizing" {
+			s.cfg.Logger.Info("reconciliation: settled", "terminal_payment", o.ID, "status", status)
+		}
+	}
+	return nil
 }

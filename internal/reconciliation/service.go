@@ -1,7 +1,9 @@
 // Package reconciliation settles what live providers left open and checks
 // what they settled: a background job asks the provider about every live
 // payment intent left processing or requires_action past its provider's
-// timeout and records the answer exactly once; and the settlement
+// timeout and records the answer exactly once (and likewise every live
+// terminal payment whose card authorisation got no answer, asked about by
+// its reference at the card gateway); and the settlement
 // reconciliation compares a provider's daily report with the ledger and
 // lists every discrepancy (docs/providers.md, Reconciliation).
 package reconciliation
@@ -30,6 +32,9 @@ type Config struct {
 	LedgerReferences func(ctx context.Context, merchantID string, refs []string) (map[string]string, error)
 	// Intents settles live intents left open (payments.Service).
 	Intents IntentReconciler
+	// Cards settles live terminal payments whose card authorisation got no
+	// answer (terminals.Service); nil: none.
+	Cards CardReconciler
 	// Timeout returns a merchant's call timeout for a provider.
 	Timeout func(ctx context.Context, merchantID, provider string) time.Duration
 	// Interval is how often the job runs (PAYD_RECONCILE_INTERVAL).

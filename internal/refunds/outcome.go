@@ -25,7 +25,7 @@ import (
 // request is the refund as its provider is told about it.
 func request(r *Refund, t payments.RefundTarget) providers.RefundRequest {
 	return providers.RefundRequest{IdempotencyKey: r.ID, Provider: r.Provider, PaymentIntent: r.PaymentIntent, PaymentRef: t.ProviderRef,
-		Amount: r.AmountMinor, Currency: r.Currency, CustomerMSISDN: t.CustomerMSISDN, Scenario: r.Scenario, CreatedAt: r.CreatedAt}
+		Amount: r.AmountMinor, Currency: r.Currency, CustomerMSISDN: t.CustomerMSISDN, CardPresent: t.CardPresent, Scenario: r.Scenario, CreatedAt: r.CreatedAt}
 }
 
 // applyResult sets r to the state a provider's answer leads to and returns

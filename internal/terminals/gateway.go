@@ -30,6 +30,9 @@ type AuthorizationRequest struct {
 	Card        card.Read
 	AmountMinor int64
 	Currency    string
+	// ManualCapture asks for an authorisation held until Capture or Void;
+	// false (every card-present payment today) captures at once.
+	ManualCapture bool
 }
 
 // Authorization is the issuer's answer.
@@ -38,6 +41,28 @@ type Authorization struct {
 	AuthCode    string // on approval, printed on the receipt
 	DeclineCode string // on decline, e.g. generic_decline
 	Message     string // on decline, for last_error.message
+	// GatewayID is the gateway's own id of the authorisation, when it has one.
+	GatewayID string
+}
+
+// AuthorizationLookup is implemented by a gateway that leaves the process:
+// reconciliation asks it about a terminal payment whose authorisation got
+// no answer, by the payment's reference, and never authorises again. found
+// is false when the gateway has no record of the reference; an error means
+// it could not be asked.
+type AuthorizationLookup interface {
+	LookupAuthorization(ctx context.Context, reference string) (auth Authorization, found bool, err error)
+}
+
+// Settler is implemented by a gateway whose authorisations can be captured
+// later or released (manual capture): by the terminal payment's reference,
+// each idempotent at the gateway.
+type Settler interface {
+	// Capture captures amountMinor (at most the authorised amount) of an
+	// authorisation; the rest is released.
+	Capture(ctx context.Context, reference string, amountMinor int64) error
+	// Void releases an authorisation that was not captured.
+	Void(ctx context.Context, reference string) error
 }
 
 // InProcess is implemented by a gateway that answers without leaving the
@@ -46,9 +71,10 @@ type Authorization struct {
 // crash during the call cannot lose the record of a card sent to the network.
 type InProcess interface{ InProcess() bool }
 
-// GatewaySelector returns the gateway for a mode, or an error (503) when the
-// mode has none; it is called before anything is written.
-type GatewaySelector func(livemode bool) (Gateway, error)
+// GatewaySelector returns a merchant's gateway for a mode, or an error (503)
+// when there is none (live mode: no live card gateway connection); it is
+// called before anything is written.
+type GatewaySelector func(ctx context.Context, merchantID string, livemode bool) (Gateway, error)
 
 // IntentRecorder records a card-present outcome as a payment intent. The
 // payments service implements it: a succeeded intent with

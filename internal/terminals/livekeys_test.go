@@ -20,8 +20,8 @@ import (
 const liveBDK = "8C1F2E3D4C5B6A798877665544332211"
 
 // TestLiveKeyFile starts payd with a PAYD_P2PE_KEYS file: the live key is
-// loaded (a live payment gets as far as the gateway, which live mode does not
-// have yet: 503, nothing written) and appears in no log line; a malformed
+// loaded (a live payment gets as far as the gateway, which a merchant without
+// a live wallet_a connection does not have: 503, nothing written) and appears in no log line; a malformed
 // file stops the start with an error that does not repeat it.
 func TestLiveKeyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p2pe.json")
@@ -35,7 +35,8 @@ func TestLiveKeyFile(t *testing.T) {
 	if err := ms.SetKYC(ctx, e.Merchant.MerchantID, "approved"); err != nil {
 		t.Fatal(err)
 	}
-	if err := ms.ConnectProvider(ctx, e.Merchant.MerchantID, "wallet_a", merchants.ProviderConfig{BaseURL: "http://127.0.0.1:1/x", APIKey: "k", CallbackSecret: "s"}); err != nil {
+	// A live provider but not the card acquirer (wallet_a): no live card gateway.
+	if err := ms.ConnectProvider(ctx, e.Merchant.MerchantID, "bank_a", merchants.ProviderConfig{BaseURL: "http://127.0.0.1:1/x", APIKey: "k", CallbackSecret: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	live, err := ms.CreateKey(ctx, e.Merchant.MerchantID, true, "secret")

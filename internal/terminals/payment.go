@@ -84,7 +84,7 @@ func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey
 	if err != nil {
 		return payments.Intent{}, err
 	}
-	gw, err := s.gateways(p.Livemode)
+	gw, err := s.gateways(ctx, p.MerchantID, p.Livemode)
 	if err != nil {
 		return payments.Intent{}, err
 	}
@@ -112,11 +112,26 @@ func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey
 	if t.OutletID != nil {
 		cp.OutletID = *t.OutletID
 	}
-	payID, err := s.acceptKSN(ctx, p, t, ksn, idemKey, cp)
+	payID, resumed, err := s.acceptKSN(ctx, p, t, ksn, idemKey, cp)
 	if err != nil {
 		return payments.Intent{}, err
 	}
 	cp.IdempotencyKey = payID
+	if resumed != "" && resumed != statusAuthorizing {
+		// A retry of a payment whose outcome was recorded meanwhile (by
+		// reconciliation, after the gateway's answer was lost): that
+		// outcome, without asking the gateway again. (Canceled before its
+		// intent exists: reconciliation found the gateway never received
+		// it, and is recording that.)
+		if resumed == statusCanceled {
+			cp.DeclineCode = DeclineNotReceived
+		}
+		intent, err := recorder.RecordCardPresent(ctx, p, cp)
+		if err != nil {
+			return payments.Intent{}, err
+		}
+		return intent, s.finishPayment(ctx, payID, intent)
+	}
 
 	if read.ExpiredAt(s.db.Now()) {
 		// payd never sends an expired card to the network; the issuer would decline it.
@@ -132,6 +147,10 @@ func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey
 		auth, err := gw.Authorize(ctx, AuthorizationRequest{Reference: payID, MerchantID: p.MerchantID, TerminalID: t.ID,
 			Card: read, AmountMinor: cp.AmountMinor, Currency: cp.Currency})
 		if err != nil {
+			// The outcome is unknown (a timeout) or the gateway did not act:
+			// the terminal payment stays authorizing. A retry under the same
+			// Idempotency-Key resumes it; reconciliation asks the gateway
+			// by its reference.
 			return payments.Intent{}, err
 		}
 		cp.Approved, cp.AuthCode, cp.DeclineCode = auth.Approved, auth.AuthCode, auth.DeclineCode
@@ -239,11 +258,12 @@ func decryptionFailed(param, msg string, cause error) error {
 // submits it. Of two requests racing with one KSN, on one terminal or two,
 // exactly one wins. A KSN already accepted under the same
 // Idempotency-Key by the same principal, for the same amount, is a retry of a
-// request that failed later: its payment id is returned so it resumes.
-func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, ksn dukpt.KSN, idemKey string, cp payments.CardPresent) (string, error) {
+// request that failed later: its payment id is returned so it resumes, with
+// its status (resumed; "" for a new payment).
+func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, ksn dukpt.KSN, idemKey string, cp payments.CardPresent) (payID, resumed string, err error) {
 	keyID, counter := ksn.InitialKeyID(), ksn.Counter()
-	var payID string
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		payID, resumed = "", ""
 		now := store.Micros(tx.Now())
 		res, err := tx.Exec(ctx, `UPDATE terminals SET ksn_counter = ?, ksn_key_id = ?
 			WHERE id = ? AND merchant_id = ? AND livemode = ? AND status = ? AND ksn_counter < ? AND (ksn_key_id IS NULL OR ksn_key_id = ?)`,
@@ -259,9 +279,9 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 			payID = ids.New("tpay_")
 			_, err := tx.Exec(ctx, `INSERT INTO terminal_payments (id, terminal_id, merchant_id, livemode, principal_id,
 				idempotency_key, ksn, ksn_counter, amount_minor, currency, brand, last4, entry_mode, status, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'authorizing', ?, ?)`,
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				payID, t.ID, p.MerchantID, p.Livemode, p.ID, idemKey, ksn.String(), int64(counter), cp.AmountMinor, cp.Currency,
-				cp.Brand, cp.Last4, cp.EntryMode, now, now)
+				cp.Brand, cp.Last4, cp.EntryMode, statusAuthorizing, now, now)
 			if store.IsConflict(err) {
 				// Accepted before, by another terminal (terminal_payments_ksn).
 				return errKSNReplayed(counter)
@@ -279,15 +299,15 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 		case cur.KSNKeyID != "" && cur.KSNKeyID != keyID:
 			return decryptionFailed("ksn", "ksn belongs to another device key than the one this terminal encrypts with", nil)
 		}
-		err = tx.QueryRow(ctx, `SELECT id FROM terminal_payments WHERE terminal_id = ? AND ksn_counter = ? AND principal_id = ?
+		err = tx.QueryRow(ctx, `SELECT id, status FROM terminal_payments WHERE terminal_id = ? AND ksn_counter = ? AND principal_id = ?
 			AND idempotency_key = ? AND amount_minor = ? AND currency = ?`,
-			t.ID, int64(counter), p.ID, idemKey, cp.AmountMinor, cp.Currency).Scan(&payID)
+			t.ID, int64(counter), p.ID, idemKey, cp.AmountMinor, cp.Currency).Scan(&payID, &resumed)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errKSNReplayed(counter)
 		}
 		return err
 	})
-	return payID, err
+	return payID, resumed, err
 }
 
 // errKSNReplayed is the refusal of a KSN already used, on this terminal or
@@ -297,15 +317,27 @@ func errKSNReplayed(counter uint32) error {
 		Message: fmt.Sprintf("the KSN (counter %d) was already used or does not advance past the last one this terminal used; a device never reuses a KSN", counter)}
 }
 
-// finishPayment links the terminal payment to its intent.
+// Terminal payment statuses (terminal_payments.status).
+const (
+	statusAuthorizing = "authorizing" // KSN accepted; the gateway's answer not recorded yet
+	statusSucceeded   = "succeeded"
+	statusCanceled    = "canceled"
+)
+
+// finishPayment links the terminal payment to its intent: a compare-and-set
+// from authorizing (or from canceled by reconciliation before its intent
+// was recorded), so of the request, its retries and reconciliation, the
+// first to finish writes it and the others change nothing (they hold the
+// same intent: it is recorded under the payment's id).
 func (s *Service) finishPayment(ctx context.Context, payID string, intent payments.Intent) error {
-	status := "canceled"
+	status := statusCanceled
 	if intent.Status == payments.Succeeded || intent.Status == payments.RequiresCapture {
-		status = "succeeded" // the card was approved (captured now or later)
+		status = statusSucceeded // the card was approved (captured now or later)
 	}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE terminal_payments SET status = ?, payment_intent_id = ?, updated_at = ? WHERE id = ?",
-			status, intent.ID, store.Micros(tx.Now()), payID)
+		_, err := tx.Exec(ctx, `UPDATE terminal_payments SET status = ?, payment_intent_id = ?, updated_at = ?
+			WHERE id = ? AND (status = ? OR payment_intent_id IS NULL)`,
+			status, intent.ID, store.Micros(tx.Now()), payID, statusAuthorizing)
 		return err
 	})
 }

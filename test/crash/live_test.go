@@ -29,12 +29,12 @@ type provider struct {
 	sim *sim.Sim
 	url string
 
-	crashKind string           // payments or payouts
+	crashKind string           // payments, payouts or cards
 	crashAt   func(n int) bool // asked with the count of first requests of crashKind
 	crash     func()           // kills the payd processes
 
 	mu      sync.Mutex
-	kinds   map[string]*tally // payments, payouts
+	kinds   map[string]*tally // payments, payouts, cards
 	crashes int
 	crashed []string // the provider keys of the requests payd died waiting for
 }
@@ -50,7 +50,7 @@ type tally struct {
 
 func startProvider(t *testing.T, cfg sim.Config) *provider {
 	p := &provider{sim: sim.New(cfg), kinds: map[string]*tally{}}
-	for _, k := range []string{"payments", "payouts"} {
+	for _, k := range []string{"payments", "payouts", "cards"} {
 		p.kinds[k] = &tally{created: map[string]int{}, replayed: map[string]int{}, asked: map[string]int{}}
 	}
 	srv := httptest.NewServer(http.HandlerFunc(p.serve))
@@ -109,8 +109,12 @@ func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
 
 // movement returns payments or payouts for a rail's /{provider}/v1/payments
 // or /{provider}/v1/payouts (where payments are initiated and payouts sent,
-// and both are asked about by reference), else "".
+// and both are asked about by reference), cards for the card gateway's
+// /wallet_a/v1/card_authorizations, else "".
 func movement(path string) string {
+	if path == "/wallet_a/v1/card_authorizations" {
+		return "cards"
+	}
 	for _, r := range []string{"bank_a", "bank_b", "wallet_a", "wallet_b", "wallet_c", "wallet_d"} {
 		for _, k := range []string{"payments", "payouts"} {
 			if path == "/"+r+"/v1/"+k {

@@ -32,7 +32,12 @@ func (a *refundAdapter) RefundTimeout() time.Duration { return a.timeout }
 
 // SendRefund sends the refund under its id (POST /v1/refunds). No answer in
 // time is RefundPending: reconciliation asks later.
+// A refund of a card-present payment goes through the card gateway's refund
+// call instead, against the terminal payment's authorisation.
 func (a *refundAdapter) SendRefund(ctx context.Context, req providers.RefundRequest) (providers.RefundResult, error) {
+	if req.CardPresent {
+		return a.sendCardRefund(ctx, req)
+	}
 	body := protocol.RefundRequest{Reference: req.IdempotencyKey, PaymentReference: req.PaymentIntent, AmountMinor: req.Amount,
 		Currency: req.Currency, CallbackURL: a.c.callbackURL(a.merchantID, a.provider)}
 	resp, err := a.call(ctx, request{op: "refund", method: http.MethodPost, path: "/v1/refunds", idemKey: req.IdempotencyKey, body: body})

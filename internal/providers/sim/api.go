@@ -26,6 +26,8 @@ type account struct {
 	poutRefs map[string]*payout
 	refunds  map[string]*refund
 	rfdRefs  map[string]*refund
+	auths    map[string]*cardAuth // card authorisations by the gateway's id
+	authRefs map[string]*cardAuth // and by the merchant's reference
 	idem     map[string]*idemEntry
 }
 
@@ -59,6 +61,12 @@ func (s *Sim) routes() {
 	m.HandleFunc("POST /{provider}/v1/refunds", s.api("refund", true, s.createRefund))
 	m.HandleFunc("GET /{provider}/v1/refunds", s.api("refund_status", false, s.refundByReference))
 	m.HandleFunc("GET /{provider}/v1/refunds/{id}", s.api("refund_status", false, s.refundByID))
+	m.HandleFunc("POST /{provider}/v1/card_authorizations", s.api("card_authorize", true, s.authorizeCard))
+	m.HandleFunc("GET /{provider}/v1/card_authorizations", s.api("card_status", false, s.cardAuthByReference))
+	m.HandleFunc("GET /{provider}/v1/card_authorizations/{id}", s.api("card_status", false, s.cardAuthByID))
+	m.HandleFunc("POST /{provider}/v1/card_authorizations/{id}/capture", s.api("card_capture", true, s.captureCard))
+	m.HandleFunc("POST /{provider}/v1/card_authorizations/{id}/void", s.api("card_void", true, s.voidCard))
+	m.HandleFunc("POST /{provider}/v1/card_authorizations/{id}/refunds", s.api("card_refund", true, s.refundCard))
 	m.HandleFunc("GET /{provider}/v1/reports/settlement", s.api("report", false, s.settlementReport))
 	m.HandleFunc("GET /{provider}/pay/{id}", s.showPage)
 	m.HandleFunc("POST /{provider}/pay/{id}", s.submitPage)
@@ -160,7 +168,7 @@ func (s *Sim) api(op string, mutates bool, h apiHandler) http.HandlerFunc {
 			e.done, e.status, e.body = true, ans.status, raw
 		}
 		a.mu.Unlock()
-		if d := s.cfg.AnswerDelay; d > 0 && (op == "initiate" || op == "otp" || op == "payout" || op == "refund") {
+		if d := s.cfg.AnswerDelay; d > 0 && answerDelayed[op] {
 			if !sleepCtx(r.Context(), s.ctx, d) {
 				return
 			}
@@ -181,6 +189,10 @@ func (s *Sim) api(op string, mutates bool, h apiHandler) http.HandlerFunc {
 	}
 }
 
+// answerDelayed are the operations whose answers Config.AnswerDelay delays.
+var answerDelayed = map[string]bool{"initiate": true, "otp": true, "payout": true, "refund": true,
+	"card_authorize": true, "card_capture": true, "card_void": true, "card_refund": true}
+
 // account returns (creating on first use) the account of an API key.
 func (s *Sim) account(provider, key string) *account {
 	s.mu.Lock()
@@ -190,7 +202,7 @@ func (s *Sim) account(provider, key string) *account {
 	if a == nil {
 		a = &account{provider: provider, payments: map[string]*payment{}, payRefs: map[string]*payment{},
 			payouts: map[string]*payout{}, poutRefs: map[string]*payout{}, refunds: map[string]*refund{}, rfdRefs: map[string]*refund{},
-			idem: map[string]*idemEntry{}}
+			auths: map[string]*cardAuth{}, authRefs: map[string]*cardAuth{}, idem: map[string]*idemEntry{}}
 		s.accounts[k] = a
 	}
 	return a

@@ -2,7 +2,8 @@
 // provider protocol (docs/providers.md, package protocol): payments with an
 // SMS code, hosted pages (phone and PIN, card with 3-D Secure, method
 // picker), push approvals and direct charges; payouts; status queries; daily
-// settlement reports; and signed callbacks. `payd provider-sim` serves it;
+// settlement reports; the card gateway of card-present payments
+// (authorise, capture, void, refund); and signed callbacks. `payd provider-sim` serves it;
 // tests start it in-process on port 0. Knobs inject what goes wrong on a
 // real network: latency, 500s, calls that hang after the provider has acted,
 // duplicate and late callbacks.
@@ -40,8 +41,9 @@ type Config struct {
 	// ErrorRate is the fraction of API calls answered 500 before anything
 	// is done (so a retry under the same key is safe).
 	ErrorRate float64
-	// TimeoutRate is the fraction of initiate, payout and refund calls that hang
-	// after the provider has recorded the payment or paid the payout (and
+	// TimeoutRate is the fraction of initiate, payout and refund calls, and
+	// of card authorise, capture, void and refund calls, that hang after the
+	// provider has recorded the payment or paid the payout (and
 	// stored the answer under the idempotency key), until the caller gives
 	// up or HangFor passes. Status queries still answer.
 	TimeoutRate float64
@@ -75,7 +77,8 @@ type Config struct {
 	PublicURL string
 	// Before, when set, is called before each API call is handled, with the
 	// rail and the operation (initiate, otp, status, payout, payout_status,
-	// report, callback_secret); tests block in it to hold a rail.
+	// report, callback_secret, card_authorize, card_status, card_capture,
+	// card_void, card_refund); tests block in it to hold a rail.
 	Before func(provider, op string)
 	// ReportFilter, when set, may alter a settlement report before it is
 	// served (tests of the settlement reconciliation).

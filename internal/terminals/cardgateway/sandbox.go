@@ -1,6 +1,7 @@
 // Package cardgateway holds the card-present gateways the terminals service
 // talks to through terminals.Gateway: the sandbox issuer simulator for test
-// mode, and the answer live mode gets while no live acquirer is connected.
+// mode, the live card gateway of a merchant's provider connection (live.go),
+// and the answer live mode gets while none is connected.
 package cardgateway
 
 import (
@@ -52,13 +53,14 @@ func authCode(reference string) string {
 	return base32.StdEncoding.EncodeToString(sum[:])[:6]
 }
 
-// Select is the terminals.GatewaySelector of this deployment: the sandbox in
-// test mode. No live card-present acquirer exists yet, so a live payment is
-// refused with 503 before anything is written.
-func Select(livemode bool) (terminals.Gateway, error) {
-	if !livemode {
-		return Sandbox{}, nil
-	}
-	return nil, &errs.Error{Kind: errs.KindUnavailable, Code: "card_gateway_unavailable",
-		Message: "no live card-present acquirer is connected; live terminal payments cannot be authorised"}
+// Unavailable is the answer of a live payment while the merchant has no
+// live card gateway connection: 503 before anything is written.
+var Unavailable = &errs.Error{Kind: errs.KindUnavailable, Code: "card_gateway_unavailable",
+	Message: "no live card gateway is connected for this merchant (connect wallet_a, the card acquirer, for live mode); live terminal payments cannot be authorised"}
+
+// Select is the terminals.GatewaySelector of a deployment without live card
+// gateways: the sandbox in test mode, 503 card_gateway_unavailable in live
+// mode.
+func Select(ctx context.Context, merchantID string, livemode bool) (terminals.Gateway, error) {
+	return Selector{}.Select(ctx, merchantID, livemode)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/providers/live"
 	"github.com/payd/payd/internal/terminals"
 )
 
@@ -26,7 +27,7 @@ func read(t *testing.T, pan string) card.Read {
 
 func TestSandboxDecidesByCard(t *testing.T) {
 	code := regexp.MustCompile(`^[A-Z2-7]{6}$`)
-	gw, err := Select(false)
+	gw, err := Select(context.Background(), "mer_1", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +52,27 @@ func TestSandboxDecidesByCard(t *testing.T) {
 	}
 }
 
-func TestLiveHasNoGateway(t *testing.T) {
-	if _, err := Select(true); !errs.IsCode(err, "card_gateway_unavailable") {
+// TestLiveWithoutConnectionHasNoGateway: live mode with no live card
+// gateway connection is 503 card_gateway_unavailable, whether the
+// deployment has no live side or the merchant has no wallet_a connection.
+func TestLiveWithoutConnectionHasNoGateway(t *testing.T) {
+	if _, err := Select(context.Background(), "mer_1", true); !errs.IsCode(err, "card_gateway_unavailable") {
 		t.Fatalf("live: %v", err)
+	}
+	notConnected := Selector{Live: func(context.Context, string) (*live.CardGateway, error) {
+		return nil, &errs.Error{Kind: errs.KindUnavailable, Code: "provider_unavailable", Message: "not connected",
+			Err: errs.NotFound("provider_connection", "wallet_a")}
+	}}
+	if _, err := notConnected.Select(context.Background(), "mer_1", true); !errs.IsCode(err, "card_gateway_unavailable") {
+		t.Fatalf("live without a wallet_a connection: %v", err)
+	}
+	breakerOpen := Selector{Live: func(context.Context, string) (*live.CardGateway, error) {
+		return nil, &errs.Error{Kind: errs.KindUnavailable, Code: "provider_unavailable", Message: "breaker open"}
+	}}
+	if _, err := breakerOpen.Select(context.Background(), "mer_1", true); !errs.IsCode(err, "provider_unavailable") {
+		t.Fatalf("live with the breaker open: %v", err)
+	}
+	if gw, err := Select(context.Background(), "mer_1", false); err != nil || gw.(terminals.InProcess).InProcess() != true {
+		t.Fatalf("test mode: %v %v", gw, err)
 	}
 }

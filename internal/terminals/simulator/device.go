@@ -50,11 +50,17 @@ func clearCounter(alg dukpt.Algorithm, b []byte) {
 // transaction counter (1 for a device fresh from key injection). A counter
 // the device would skip (too many one-bits) moves to the next one it uses.
 func NewDevice(model terminals.Model, terminalID string, counter uint32) (*Device, error) {
-	initial, err := InitialKSN(model, terminalID)
+	bdk, err := terminals.SandboxBDK(model)
 	if err != nil {
 		return nil, err
 	}
-	bdk, err := terminals.SandboxBDK(model)
+	return NewDeviceWithBDK(model, terminalID, bdk, counter)
+}
+
+// NewDeviceWithBDK is NewDevice with its initial key derived from another
+// base derivation key (a live BDK, in tests of live mode).
+func NewDeviceWithBDK(model terminals.Model, terminalID string, bdk dukpt.Key, counter uint32) (*Device, error) {
+	initial, err := InitialKSN(model, terminalID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,159 @@
+package crash
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/card"
+	"github.com/payd/payd/internal/money"
+	"github.com/payd/payd/internal/providers/sim"
+	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/terminals"
+	"github.com/payd/payd/internal/terminals/dukpt"
+	"github.com/payd/payd/internal/terminals/simulator"
+)
+
+// crashBDK is the live TDES base derivation key of the card crash test.
+const crashBDK = "3C1F2E3D4C5B6A798877665544332299"
+
+// TestKillBetweenCardAuthorizeAndAnswer: live card-present payments from a
+// terminal whose card gateway is the simulator's, each request retried with
+// its key until answered, while every payd process is killed at the moment
+// the gateway has authorised (and captured) a card and before payd hears
+// its answer. The retry resumes the terminal payment from its recovery
+// point and asks the gateway again under the same idempotency key, or finds
+// it settled by reconciliation, which asked by reference: one authorisation
+// at the gateway per payment, none refused, each intent succeeded once with
+// one credit, and a balanced book.
+//
+// It runs twice per engine: with reconciliation every second, which settles
+// the dead runs' payments before their leases run out (the retries then get
+// the recorded outcome), and with reconciliation every minute, so the
+// retries resume them by asking the gateway again.
+func TestKillBetweenCardAuthorizeAndAnswer(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		for _, settler := range []string{"reconciliation", "retry"} {
+			t.Run(string(engine)+"/"+settler, func(t *testing.T) { cardCrashRun(t, engine, settler) })
+		}
+	}
+}
+
+func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
+	n := 3
+	if engine == storetest.SQLite {
+		n = 1
+	}
+	payments, crashes := 40, 4
+	if !*full {
+		payments, crashes = 12, 2
+	}
+	keys := filepath.Join(t.TempDir(), "p2pe.json")
+	if err := os.WriteFile(keys, []byte(`{"countertop":"`+crashBDK+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prov := startProvider(t, sim.Config{})
+	f := &fleet{}
+	callbacks, _ := front(t, f)
+	cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
+		"PAYD_P2PE_KEYS="+keys, "PAYD_RECONCILE_INTERVAL="+map[string]string{"reconciliation": "1s", "retry": "1m"}[settler])
+	goLive(t, cl, prov, "wallet_a")
+
+	a, ok := cl.c.post("term-register", "/v1/terminals", map[string]any{"serial_number": "CRASH-1", "model": "countertop"})
+	if !ok || a.status != 201 {
+		t.Fatalf("register: %d %s", a.status, a.body)
+	}
+	var term struct{ ID string }
+	json.Unmarshal(a.body, &term)
+	initial, err := simulator.InitialKSN(terminals.Countertop, term.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := cl.c.post("term-activate", "/v1/terminals/"+term.ID+"/activate", map[string]any{"ksn": initial.String()}); !ok || a.status != 200 {
+		t.Fatalf("activate: %d %s", a.status, a.body)
+	}
+	bdk, err := dukpt.ParseKey(crashBDK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := simulator.NewDeviceWithBDK(terminals.Countertop, term.ID, bdk, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	num, _ := money.Numeric("DJF")
+
+	every := max(payments/(crashes+1), 1)
+	var restarting sync.WaitGroup
+	prov.mu.Lock()
+	prov.crashKind = "cards"
+	prov.crashAt = func(n int) bool { return n%every == 0 && n/every <= crashes }
+	prov.crash = func() { killAll(t, cl.f, &restarting) }
+	prov.mu.Unlock()
+
+	start := time.Now()
+	intents := map[string]string{} // create key → intent id
+	var total int64
+	// A device takes one payment at a time, its counter rising.
+	for i := 0; i < payments; i++ {
+		amount := int64(100 + i)
+		arqc := make([]byte, 8)
+		rand.Read(arqc)
+		read, err := card.EncodeChipRead("4242424242424242", time.Now().Year()+2, time.June, arqc, amount, num)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ksn, payload, err := dev.Encrypt(read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprintf("card-%d", i)
+		a, ok := cl.c.post(key, "/v1/terminals/"+term.ID+"/payments",
+			map[string]any{"amount_minor": amount, "currency": "DJF", "ksn": ksn, "encrypted_payload": payload})
+		var in struct{ ID, Status string }
+		json.Unmarshal(a.body, &in)
+		if !ok || a.status != 201 || in.Status != "succeeded" {
+			t.Fatalf("payment %d: %d %s", i, a.status, a.body)
+		}
+		intents[key] = in.ID
+		total += amount
+	}
+	restarting.Wait()
+	elapsed := time.Since(start)
+	logFives(t, cl.c)
+
+	prov.mu.Lock()
+	defer prov.mu.Unlock()
+	k := prov.kinds["cards"]
+	k.onceEach(t, "card authorisations", payments)
+	t.Logf("%d live card payments in %v: %d crashes after the gateway authorised, %d keys asked again (replayed), %d references asked, %d sends, %d 409 while a dead run held its key",
+		payments, elapsed.Round(time.Millisecond), prov.crashes, len(k.replayed), len(k.asked), cl.c.tries.Load(), cl.c.inUse.Load())
+	if prov.crashes != crashes {
+		t.Errorf("%d crashes, want %d", prov.crashes, crashes)
+	}
+	if settler == "retry" && len(k.replayed) == 0 {
+		t.Error("no retry resumed a crashed payment by asking the gateway again under its key")
+	}
+	if settler == "reconciliation" && len(k.asked) == 0 {
+		t.Error("reconciliation asked the gateway about no payment")
+	}
+	if strings.Contains(sumLogs(cl.f), "4242424242424242") {
+		t.Error("the card number is in a payd log")
+	}
+	db := cl.db(t)
+	checkAnswers(t, db, cl.c)
+	checkEffects(t, db, workload{intents: payments}, result{intents: intents, payouts: map[string]string{}})
+	var settled, sum int64
+	if err := db.QueryRow(t.Context(), `SELECT COUNT(*), COALESCE(SUM(amount_minor), 0) FROM terminal_payments
+				WHERE status = 'succeeded' AND payment_intent_id IS NOT NULL`).Scan(&settled, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if settled != int64(payments) || sum != total {
+		t.Errorf("%d terminal payments succeeded for %d minor units, want %d for %d", settled, sum, payments, total)
+	}
+}
