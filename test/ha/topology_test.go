@@ -53,6 +53,9 @@ func TestMain(m *testing.M) {
 // postgres OS user; it returns that user.
 func requirements(t *testing.T) *user.User {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped with -short: test/ha builds a Patroni cluster and takes minutes")
+	}
 	var missing []string
 	for _, c := range []struct{ file, pkg string }{
 		{"patroni", "patroni"}, {"patronictl", "patroni"}, {"etcd", "etcd-server"}, {"pgbackrest", "pgbackrest"},
@@ -74,7 +77,7 @@ func requirements(t *testing.T) *user.User {
 		fail("the HA topology's packages are not installed (apt-get install -y postgresql-15): no postgres OS user")
 	}
 	if os.Geteuid() != 0 {
-		fail("the HA topology runs PostgreSQL as the postgres OS user: not installed (apt-get install -y the packages and run the test as root)")
+		fail("test/ha runs PostgreSQL as the postgres OS user: run it as root")
 	}
 	return u
 }
@@ -311,7 +314,8 @@ func startTopology(t *testing.T) *topology {
 }
 
 // stop stops Patroni (which stops its PostgreSQL), then etcd, and removes
-// the directory (kept, with its logs named, when the test failed).
+// the directory (kept, with its logs named, when the test failed or
+// PAYD_HA_KEEP is set).
 func (tp *topology) stop() {
 	for _, m := range tp.members {
 		if m.proc != nil {
@@ -325,7 +329,7 @@ func (tp *topology) stop() {
 	if tp.etcd != nil {
 		tp.etcd.stop(10 * time.Second)
 	}
-	if tp.t.Failed() {
+	if tp.t.Failed() || os.Getenv("PAYD_HA_KEEP") != "" {
 		for _, d := range append([]*daemon{tp.etcd}, tp.daemons()...) {
 			if d != nil {
 				tp.t.Logf("--- %s (log %s)\n%s", d.name, d.log, d.tail())
