@@ -167,6 +167,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.ensureDemoMerchant(ctx); err != nil {
 		return err
 	}
+	m.warnWithoutSynchronousStandby(ctx)
 	m.Logger.Info("payd listening", "addr", ln.Addr().String(), "engine", m.DB.Dialect().String(), "public_url", m.Config.PublicURL)
 	return nil
 }

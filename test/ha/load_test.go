@@ -77,6 +77,13 @@ func startFleet(t *testing.T, tp *topology, dbName string, extraEnv ...string) *
 			t.Fatal(err)
 		}
 	}
+	// A primary with a synchronous standby: no warning that answered
+	// payments can be lost (internal/app tests the warning itself).
+	for i, p := range f.procs {
+		if lines := p.LogLines("answered payments can be lost"); len(lines) > 0 {
+			t.Errorf("payd %d warned at start on a primary with a synchronous standby: %s", i, lines[0])
+		}
+	}
 	t.Cleanup(func() {
 		for _, p := range f.procs {
 			p.Kill()
