@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -57,6 +58,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	m := &app.Main{Config: cfg, Out: e.stdout, Logger: cfg.Logger(e.stderr)}
 	if err := m.Run(ctx); err != nil {
 		m.Close()
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			// Stopped while waiting for a database that accepts writes.
+			return nil
+		}
 		return err
 	}
 	hup := make(chan os.Signal, 1)
