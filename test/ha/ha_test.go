@@ -25,6 +25,10 @@ func TestTopology(t *testing.T) {
 	// The first full backup, taken while the cluster is new.
 	tp.backrest("--type=full", "backup")
 	t.Logf("topology and first full backup ready in %v", time.Since(start).Round(time.Millisecond))
+	// HAProxy (deploy/ha/haproxy.cfg, the alternative to the multi-host
+	// URL) forwards to the primary; Switchover checks it follows.
+	l, _ := tp.waitHealthy(time.Minute)
+	tp.checkHAProxy(l)
 	t.Run("Failover", func(t *testing.T) { failover(t, tp.on(t)) })
 	t.Run("Switchover", func(t *testing.T) { switchover(t, tp.on(t)) })
 	t.Run("PointInTimeRestore", func(t *testing.T) { pointInTimeRestore(t, tp.on(t)) })
@@ -152,6 +156,7 @@ func switchover(t *testing.T, tp *topology) {
 		t.Errorf("a planned switchover answered %d 503 and %d other 5xx; want none:\n%s", n503, other, samples)
 	}
 	f.check(w, res)
+	tp.checkHAProxy(standby)
 	tp.waitHealthy(90 * time.Second)
 }
 

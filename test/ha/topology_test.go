@@ -91,6 +91,10 @@ type topology struct {
 	gid     int
 	etcd    *daemon
 	members []*member
+	// haproxy forwards haproxyAddr to the member whose Patroni answers
+	// /primary (deploy/ha/haproxy.cfg).
+	haproxy     *daemon
+	haproxyAddr string
 	// pgbackrest is the rendered pgbackrest.conf.
 	pgbackrest string
 	password   string
@@ -307,6 +311,13 @@ func startTopology(t *testing.T) *topology {
 	// archiving works from the first segments on.
 	tp.backrest("stanza-create")
 	tp.waitHealthy(90 * time.Second)
+	tp.haproxyAddr = testutil.FreeAddr(t)
+	haCfg := filepath.Join(dir, "haproxy.cfg")
+	tp.render("haproxy.cfg", haCfg, map[string]string{"LISTEN_ADDR": tp.haproxyAddr,
+		"MEMBER_1": tp.members[0].name, "PG_ADDR_1": tp.members[0].pgAddr, "REST_PORT_1": port(tp.members[0].restAddr),
+		"MEMBER_2": tp.members[1].name, "PG_ADDR_2": tp.members[1].pgAddr, "REST_PORT_2": port(tp.members[1].restAddr)})
+	tp.run("haproxy", "-c", "-q", "-f", haCfg)
+	tp.haproxy = tp.start("haproxy", "haproxy", "-db", "-f", haCfg)
 	t.Logf("topology up in %s: etcd %s, Patroni members %s (PostgreSQL %s, REST %s) and %s (PostgreSQL %s, REST %s)",
 		dir, etcdClient, tp.members[0].name, tp.members[0].pgAddr, tp.members[0].restAddr,
 		tp.members[1].name, tp.members[1].pgAddr, tp.members[1].restAddr)
@@ -326,11 +337,14 @@ func (tp *topology) stop() {
 			syscall.Kill(pid, syscall.SIGQUIT)
 		}
 	}
+	if tp.haproxy != nil {
+		tp.haproxy.stop(5 * time.Second)
+	}
 	if tp.etcd != nil {
 		tp.etcd.stop(10 * time.Second)
 	}
 	if tp.t.Failed() || os.Getenv("PAYD_HA_KEEP") != "" {
-		for _, d := range append([]*daemon{tp.etcd}, tp.daemons()...) {
+		for _, d := range append([]*daemon{tp.etcd, tp.haproxy}, tp.daemons()...) {
 			if d != nil {
 				tp.t.Logf("--- %s (log %s)\n%s", d.name, d.log, d.tail())
 			}
@@ -497,6 +511,28 @@ func (tp *topology) killPrimary() (*member, time.Time) {
 		tp.t.Fatal(err)
 	}
 	return m, time.Now()
+}
+
+// checkHAProxy waits until a connection through HAProxy lands on want's
+// PostgreSQL, and that it accepts writes.
+func (tp *topology) checkHAProxy(want *member) {
+	tp.t.Helper()
+	waitFor(tp.t, 15*time.Second, "HAProxy to forward to "+want.name, func() error {
+		c, err := sql.Open("pgx", fmt.Sprintf("postgres://postgres:%s@%s/postgres?sslmode=disable&connect_timeout=2", tp.password, tp.haproxyAddr))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		var p int
+		var rec bool
+		if err := c.QueryRow("SELECT inet_server_port(), pg_is_in_recovery()").Scan(&p, &rec); err != nil {
+			return err
+		}
+		if strconv.Itoa(p) != port(want.pgAddr) || rec {
+			return fmt.Errorf("HAProxy forwards to port %d (in recovery %v)", p, rec)
+		}
+		return nil
+	})
 }
 
 // backrest runs a pgbackrest command on the topology's configuration.
