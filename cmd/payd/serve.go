@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -16,7 +17,8 @@ func init() {
 		about: "Runs the HTTP API, the sandbox hosted pages, the merchant portal and the background workers in one\n" +
 			"process, applying migrations first. A database that never had a merchant gets a demo merchant once\n" +
 			"the listener is up, its keys printed once (PAYD_DEMO=false turns that off). SIGHUP reloads the\n" +
-			"sanctions list.",
+			"sanctions list. While no host of the database URL accepts writes (only standbys, or down) it waits for\n" +
+			"one, answering 503 database_unavailable meanwhile, instead of exiting.",
 		vars: []string{"PAYD_ADDR", "PAYD_DATABASE_URL", "PAYD_PUBLIC_URL", "PAYD_SECRETS_KEY", "PAYD_SECRETS_KEY_FILE",
 			"PAYD_DEMO", "PAYD_WORKERS", "PAYD_REQUEST_LOG", "PAYD_LOG_LEVEL", "PAYD_LOG_FORMAT", "PAYD_SANDBOX_TIMEOUT_DELAY", "PAYD_SANDBOX_PUSH_DELAY",
 			"PAYD_WEBHOOK_RETRY_SCHEDULE", "PAYD_WEBHOOK_BREAKER_FAILURES", "PAYD_WEBHOOK_BREAKER_PERIOD",
@@ -57,6 +59,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	m := &app.Main{Config: cfg, Out: e.stdout, Logger: cfg.Logger(e.stderr)}
 	if err := m.Run(ctx); err != nil {
 		m.Close()
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			// Stopped while waiting for a database that accepts writes.
+			return nil
+		}
 		return err
 	}
 	hup := make(chan os.Signal, 1)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,14 +47,17 @@ type Main struct {
 	API       *api.Server
 	Jobs      *jobs.Runner
 
-	listener    net.Listener
-	server      *http.Server
-	cancel      context.CancelFunc
-	wg          sync.WaitGroup
-	closers     []func()
-	reloaders   []func(context.Context)
-	starters    []func(context.Context)
-	listeners   []func(string)
+	listener  net.Listener
+	server    *http.Server
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closers   []func()
+	reloaders []func(context.Context)
+	starters  []func(context.Context)
+	listeners []func(string)
+	// handler is what the server serves: nil (503 to everything) until
+	// the database is open, then the API.
+	handler     atomic.Pointer[api.Server]
 	purgeTables []retention.Table
 
 	// The capabilities' services, set by their wirers (wire_<name>.go) and
@@ -121,14 +125,20 @@ func (m *Main) Open(ctx context.Context) error {
 	return m.wire(ctx)
 }
 
-// Run opens everything, listens on Config.Addr (port 0 picks a free port;
-// see Addr), creates the demo merchant on a database that never had a
-// merchant, and starts the background workers. It returns once the server is listening.
+// Run listens on Config.Addr (port 0 picks a free port; see Addr), opens
+// everything, creates the demo merchant on a database that never had a
+// merchant, and starts the background workers. It returns once the server
+// is listening and serving the API.
+//
+// While no database accepts writes (a URL listing only standbys, a primary
+// being promoted, a server still starting), Run waits for one, retrying
+// every second until ctx ends; meanwhile every request is answered 503
+// database_unavailable with Retry-After and /readyz answers 503, and the
+// process does not exit. Any other failure to open (a wrong password, a
+// missing database, a wrong secrets key) is returned at once.
 func (m *Main) Run(ctx context.Context) error {
-	if m.DB == nil {
-		if err := m.Open(ctx); err != nil {
-			return err
-		}
+	if m.Logger == nil {
+		m.Logger = NewLogger(os.Stderr, m.Config.LogLevel)
 	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
@@ -139,11 +149,8 @@ func (m *Main) Run(ctx context.Context) error {
 	if strings.HasSuffix(m.Config.Addr, ":0") && m.Config.PublicURL == "http://"+m.Config.Addr {
 		m.Config.PublicURL = "http://" + ln.Addr().String()
 	}
-	m.publicURLChanged()
-	m.server = &http.Server{Handler: m.API, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	m.server = &http.Server{Handler: http.HandlerFunc(m.serveHTTP), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
-	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m.cancel = cancel
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -151,6 +158,15 @@ func (m *Main) Run(ctx context.Context) error {
 			m.Logger.Error("http server", "err", err)
 		}
 	}()
+	if m.DB == nil {
+		if err := m.openWhenWritable(ctx); err != nil {
+			return err
+		}
+	}
+	m.publicURLChanged()
+	m.handler.Store(m.API)
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.cancel = cancel
 	if m.requestLog != nil && m.Config.RequestLog {
 		m.wg.Add(1)
 		go func() {
@@ -169,6 +185,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.ensureDemoMerchant(ctx); err != nil {
 		return err
 	}
+	m.warnWithoutSynchronousStandby(ctx)
 	m.Logger.Info("payd listening", "addr", ln.Addr().String(), "engine", m.DB.Dialect().String(), "public_url", m.Config.PublicURL)
 	return nil
 }

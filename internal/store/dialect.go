@@ -199,6 +199,28 @@ func IsConnLost(err error) bool {
 	return errors.As(err, &op)
 }
 
+// IsUnavailable reports whether err means that no database accepting
+// writes can be reached now, and one may later: the connection was refused
+// or lost, every host of the URL is a standby (target_session_attrs=
+// read-write), or a write reached a read-only server (SQLSTATE 25006). A
+// wrong password or a missing database is not that.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		if strings.HasPrefix(pg.Code, "28") || pg.Code == "3D000" {
+			return false
+		}
+		if pg.Code == "25006" {
+			return true
+		}
+	}
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce) || IsConnLost(err)
+}
+
 type joined struct{ kind, cause error }
 
 func (j joined) Error() string        { return j.kind.Error() + ": " + j.cause.Error() }
