@@ -171,9 +171,9 @@ func (s *Service) onIntentStatusMany(ctx context.Context, tx *store.Tx, pis []pa
 	var ids []string
 	for _, pi := range pis {
 		switch {
-		case pi.Metadata[MetaInvoice] == "":
+		case pi.InvoiceID == "": // not an intent billing created
 		case pi.Status == payments.Succeeded:
-			paid, ids = append(paid, pi), append(ids, pi.Metadata[MetaInvoice])
+			paid, ids = append(paid, pi), append(ids, pi.InvoiceID)
 		default:
 			if err := s.onIntentStatus(ctx, tx, pi); err != nil {
 				return err
@@ -192,11 +192,11 @@ func (s *Service) onIntentStatusMany(ctx context.Context, tx *store.Tx, pis []pa
 	var fastPI []payments.Intent
 	var rows [][]any
 	for _, pi := range paid {
-		v := invs[pi.Metadata[MetaInvoice]]
+		v := invs[pi.InvoiceID]
 		if v == nil || v.MerchantID != pi.MerchantID || v.Livemode != pi.Livemode {
 			continue // not this merchant's invoice: as onIntentStatus, nothing to do
 		}
-		if !invAllowed(payInvoice, v.Status) || !isCurrentAttempt(v, pi.Metadata[MetaAttempt]) {
+		if !invAllowed(payInvoice, v.Status) || !isCurrentAttempt(v, pi.Metadata[MetaAttempt]) || !coversDue(v, pi) {
 			if err := s.onIntentStatus(ctx, tx, pi); err != nil {
 				return err
 			}
@@ -204,7 +204,7 @@ func (s *Service) onIntentStatusMany(ctx context.Context, tx *store.Tx, pis []pa
 		}
 		at := *v.attemptDue
 		id := pi.ID
-		v.Status, v.AmountPaid, v.PaidAt, v.PaymentIntent, v.NextPaymentAttempt, v.attemptClaimedUntil = Paid, pi.AmountCapturedMinor, &at, &id, nil, nil
+		v.Status, v.AmountPaid, v.PaidAt, v.PaymentIntent, v.NextPaymentAttempt, v.attemptClaimedUntil = Paid, v.AmountPaid+pi.AmountCapturedMinor, &at, &id, nil, nil
 		fast, fastPI, rows = append(fast, v), append(fastPI, pi), append(rows, invRow(v, now))
 	}
 	ph, sargs := inList(payInvoice.from)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/store"
@@ -322,7 +323,8 @@ func (s *Service) RunClockJob(ctx context.Context, _ jobs.Job) error {
 }
 
 // RunAttemptJob handles AttemptJob: it makes the attempt of one invoice a
-// request opened, if it is still due (the billing clock may have made it).
+// request opened, if it is still due on its time line (the billing clock,
+// or the test clock's advance, may have made it).
 func (s *Service) RunAttemptJob(ctx context.Context, job jobs.Job) error {
 	var pl attemptPayload
 	if err := json.Unmarshal(job.Payload, &pl); err != nil || pl.Invoice == "" {
@@ -337,7 +339,19 @@ func (s *Service) RunAttemptJob(ctx context.Context, job jobs.Job) error {
 		if err != nil {
 			return err
 		}
-		if v.Status != Open || v.NextPaymentAttempt == nil || v.NextPaymentAttempt.After(tx.Now()) || v.TestClock != nil {
+		if v.Status != Open || v.NextPaymentAttempt == nil {
+			return nil
+		}
+		// Due on the invoice's own time line: the clock's time for a
+		// customer on a test clock, the real time otherwise.
+		now, err := nowFor(ctx, tx, v.MerchantID, v.Livemode, v.TestClock, tx.Now())
+		if err != nil {
+			if e := errs.As(err); e != nil && e.Kind == errs.KindNotFound {
+				return nil // the clock is gone (deleted with its objects)
+			}
+			return err
+		}
+		if v.NextPaymentAttempt.After(now) {
 			return nil
 		}
 		due := *v.NextPaymentAttempt
@@ -356,5 +370,17 @@ func (s *Service) RunAttemptJob(ctx context.Context, job jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	return s.attemptAll(ctx, claimed)
+	err = s.attemptAll(ctx, claimed)
+	// An advance of the invoice's test clock that ran while this attempt
+	// was claimed left the clock advancing (a claimed attempt is still a
+	// step due); with the attempt made, finish it.
+	for _, v := range claimed {
+		if v.TestClock == nil {
+			continue
+		}
+		if aerr := s.RunAdvance(ctx, *v.TestClock); err == nil {
+			err = aerr
+		}
+	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/providers"
 	"github.com/payd/payd/internal/store"
@@ -49,7 +50,7 @@ func attemptParams(inv *Invoice, c *Customer, attempt string) payments.CreatePar
 	md[MetaInvoice], md[MetaAttempt] = inv.ID, attempt
 	desc := "Invoice " + inv.ID
 	in := payments.CreateParams{AmountMinor: &amt, Currency: inv.Currency, Provider: dp.Provider, CustomerMSISDN: dp.CustomerMSISDN,
-		Description: &desc, Metadata: md}
+		Description: &desc, Metadata: md, InvoiceID: inv.ID}
 	if inv.TestClock != nil && pushRail(c) {
 		magic := false
 		if dp.CustomerMSISDN != nil {
@@ -192,8 +193,12 @@ func (s *Service) dropClaims(ctx context.Context, invs []*Invoice) error {
 // open → paid compare-and-set); a refusal of an automatic attempt fails it
 // (invoice.payment_failed, next retry or unpaid); anything else links the
 // intent to the invoice.
+//
+// Only an intent billing created for the invoice (pi.InvoiceID, which no
+// request can set) counts: metadata["invoice"] is the merchant's to write,
+// and a merchant's own 1 DJF intent carrying it pays nothing.
 func (s *Service) onIntentStatus(ctx context.Context, tx *store.Tx, pi payments.Intent) error {
-	id := pi.Metadata[MetaInvoice]
+	id := pi.InvoiceID
 	if id == "" {
 		return nil
 	}
@@ -248,11 +253,26 @@ func (s *Service) markPaid(ctx context.Context, tx *store.Tx, v *Invoice, pi pay
 		s.log.Warn("billing: a payment succeeded for an invoice that is no longer payable", "invoice", v.ID, "status", v.Status, "payment_intent", pi.ID)
 		return nil
 	}
+	total, err := money.Add(v.AmountPaid, pi.AmountCapturedMinor)
+	if err != nil {
+		return err
+	}
+	if !coversDue(v, pi) {
+		// A partial capture counts towards the invoice, which stays open
+		// for the rest: an automatic attempt's remainder is retried as a
+		// refused attempt is.
+		v.AmountPaid = total
+		if v.Status == Open {
+			return s.failAttempt(ctx, tx, v, &pi, pi.Metadata[MetaAttempt])
+		}
+		v.PaymentIntent = &pi.ID
+		return updateInvoice(ctx, tx, v, "status = ?", string(v.Status))
+	}
 	at, err := s.stepTime(ctx, tx, v, pi.Metadata[MetaAttempt])
 	if err != nil {
 		return err
 	}
-	v.AmountPaid, v.PaidAt, v.PaymentIntent, v.NextPaymentAttempt, v.attemptClaimedUntil = pi.AmountCapturedMinor, &at, &pi.ID, nil, nil
+	v.AmountPaid, v.PaidAt, v.PaymentIntent, v.NextPaymentAttempt, v.attemptClaimedUntil = total, &at, &pi.ID, nil, nil
 	if err := moveInvoice(ctx, tx, v, payInvoice); err != nil {
 		return err
 	}
@@ -263,6 +283,13 @@ func (s *Service) markPaid(ctx context.Context, tx *store.Tx, v *Invoice, pi pay
 		return nil
 	}
 	return s.recoverMany(ctx, tx, []*Invoice{v})
+}
+
+// coversDue reports whether pi's capture pays what v still owes: an
+// invoice is paid only when the captures of its own intents add up to its
+// amount due.
+func coversDue(v *Invoice, pi payments.Intent) bool {
+	return pi.AmountCapturedMinor > 0 && pi.AmountCapturedMinor >= v.AmountDue-v.AmountPaid
 }
 
 // stepTime is when a payment outcome happened on the invoice's time line:

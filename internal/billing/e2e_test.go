@@ -13,6 +13,7 @@ import (
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/providers"
 )
 
 // TestEndToEnd drives the billing API of a real payd per engine; every
@@ -26,6 +27,8 @@ func TestEndToEnd(t *testing.T) {
 		{"Isolation", testIsolation},
 		{"RealTimePush", testRealTimePush},
 		{"ClockAdvance", testClockAdvance},
+		{"ClockFirstAttempt", testClockFirstAttempt},
+		{"ForeignIntentPaysNothing", testForeignIntentPaysNothing},
 		{"HostedPageOTP", testHostedPageOTP},
 		{"InvoiceLifecycle", testInvoiceLifecycle},
 		{"DeleteCustomer", testDeleteCustomer},
@@ -219,6 +222,67 @@ func testClockAdvance(t *testing.T, e *apptest.Env) {
 	s := get(t, e, "/v1/subscriptions/"+sub["id"].(string))
 	if s["current_period_end"] != "2027-04-30T10:00:00Z" || s["status"] != "active" {
 		t.Errorf("subscription after two months: %v %v", s["status"], s["current_period_end"])
+	}
+}
+
+// testClockFirstAttempt: a subscription of a customer on a test clock
+// makes its first invoice's attempt at creation, on the clock's time, as
+// without a clock: paid and active with no advance; a wallet that refuses
+// makes it past_due with the retry a day later on the clock. (Before, no
+// intent was made until the clock moved.)
+func testClockFirstAttempt(t *testing.T, e *apptest.Env) {
+	start := time.Date(2027, 6, 1, 9, 0, 0, 0, time.UTC)
+	clk := post(t, e, "/v1/test_helpers/test_clocks", obj{"frozen_time": start.Unix()}, 201)["id"].(string)
+
+	sub := subscribe(t, e, customer(t, e, obj{"test_clock": clk}))
+	inv := sub["latest_invoice"].(string)
+	var v obj
+	waitFor(t, "the clock's first invoice paid", func() bool { v = get(t, e, "/v1/invoices/"+inv); return v["status"] == "paid" })
+	if v["payment_intent"] == nil || v["attempt_count"].(float64) != 1 || v["amount_paid"].(float64) != 2500 {
+		t.Errorf("paid invoice: %v", v)
+	}
+	if s := get(t, e, "/v1/subscriptions/"+sub["id"].(string)); s["status"] != "active" {
+		t.Errorf("subscription %v after its first invoice paid", s["status"])
+	}
+	if c := get(t, e, "/v1/test_helpers/test_clocks/"+clk); c["frozen_time"].(float64) != float64(start.Unix()) {
+		t.Errorf("the clock moved: %v", c)
+	}
+
+	refusing := customer(t, e, obj{"test_clock": clk, "default_payment": obj{"provider": "wallet_a",
+		"customer_msisdn": providers.MagicMSISDN(providers.InsufficientFunds)}})
+	sub = subscribe(t, e, refusing)
+	waitFor(t, "the refused first attempt past_due", func() bool {
+		return get(t, e, "/v1/subscriptions/"+sub["id"].(string))["status"] == "past_due"
+	})
+	v = get(t, e, "/v1/invoices/"+sub["latest_invoice"].(string))
+	if v["status"] != "open" || v["attempt_count"].(float64) != 1 || v["next_payment_attempt"] != start.Add(24*time.Hour).Format(time.RFC3339) {
+		t.Errorf("refused invoice: status %v attempts %v next %v", v["status"], v["attempt_count"], v["next_payment_attempt"])
+	}
+}
+
+// testForeignIntentPaysNothing: a payment intent the merchant creates with
+// metadata.invoice naming an open invoice (1 DJF against 3,000) pays
+// nothing: only the intents billing made for the invoice count. (Before,
+// the invoice was paid with amount_paid 1.)
+func testForeignIntentPaysNothing(t *testing.T, e *apptest.Env) {
+	cus := customer(t, e, nil)
+	v := post(t, e, "/v1/invoices", obj{"customer": cus, "currency": "DJF", "collection_method": "send_invoice",
+		"lines": []obj{{"description": "Installation", "amount_minor": 3000}}}, 201)
+	inv := v["id"].(string)
+	post(t, e, "/v1/invoices/"+inv+"/finalize", nil, 200)
+	pi := post(t, e, "/v1/payment_intents", obj{"amount_minor": 1, "currency": "DJF", "provider": "wallet_c",
+		"customer_msisdn": "+25377000111", "metadata": obj{"invoice": inv, "invoice_attempt": "1"}}, 201)
+	waitFor(t, "the merchant's own intent succeeded", func() bool {
+		return get(t, e, "/v1/payment_intents/"+pi["id"].(string))["status"] == "succeeded"
+	})
+	v = get(t, e, "/v1/invoices/"+inv)
+	if v["status"] != "open" || v["amount_paid"].(float64) != 0 || v["payment_intent"] != nil {
+		t.Errorf("invoice after a foreign 1 DJF intent: status %v amount_paid %v payment_intent %v", v["status"], v["amount_paid"], v["payment_intent"])
+	}
+	var n int
+	e.Main.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM events WHERE object_id = ? AND type = 'invoice.paid'", inv).Scan(&n)
+	if n != 0 {
+		t.Errorf("%d invoice.paid events for a foreign intent", n)
 	}
 }
 

@@ -89,7 +89,8 @@ func (s *Service) HostedPay(ctx context.Context, id, token, option, number strin
 		md[k] = val
 	}
 	amt, desc, ret := v.AmountRemaining, "Invoice "+v.ID, *v.HostedInvoiceURL
-	in := payments.CreateParams{AmountMinor: &amt, Currency: v.Currency, Provider: opt.Provider, Description: &desc, Metadata: md, ReturnURL: &ret}
+	in := payments.CreateParams{AmountMinor: &amt, Currency: v.Currency, Provider: opt.Provider, Description: &desc, Metadata: md, ReturnURL: &ret,
+		InvoiceID: v.ID}
 	if opt.NeedsNumber {
 		in.CustomerMSISDN = &number
 	}
@@ -105,7 +106,7 @@ func (s *Service) HostedConfirm(ctx context.Context, id, token, intentID, otp st
 	}
 	p := principal(v.MerchantID, v.Livemode)
 	pi, err := s.pay.Get(ctx, p, intentID)
-	if err != nil || pi.Metadata[MetaInvoice] != v.ID {
+	if err != nil || pi.InvoiceID != v.ID {
 		return payments.Intent{}, errs.NotFound("payment_intent", intentID)
 	}
 	return s.pay.Confirm(ctx, p, intentID, otp)
@@ -114,7 +115,7 @@ func (s *Service) HostedConfirm(ctx context.Context, id, token, intentID, otp st
 // Intent returns a payment intent of the invoice (for its hosted page).
 func (s *Service) Intent(ctx context.Context, v Invoice, intentID string) (payments.Intent, error) {
 	pi, err := s.pay.Get(ctx, principal(v.MerchantID, v.Livemode), intentID)
-	if err != nil || pi.Metadata[MetaInvoice] != v.ID {
+	if err != nil || pi.InvoiceID != v.ID {
 		return payments.Intent{}, errs.NotFound("payment_intent", intentID)
 	}
 	return pi, nil

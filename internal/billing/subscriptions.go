@@ -141,7 +141,8 @@ func checkCollection(method *string, days *int) (string, *int, error) {
 // and finalized in the same transaction; with trial_days the subscription
 // is trialing and the first invoice opens when the trial ends. The
 // payment attempt of an opened invoice is queued in the same transaction
-// (a job; on a test clock the next advance makes it).
+// (a job), on a test clock as without one: the attempt is made at once, on
+// the clock's time.
 func (s *Service) CreateSubscription(ctx context.Context, p auth.Principal, in SubscriptionParams) (Subscription, error) {
 	if in.Customer == "" {
 		return Subscription{}, errs.Missing("customer")
@@ -235,10 +236,12 @@ type attemptPayload struct {
 	Invoice string `json:"invoice"`
 }
 
-// queueAttempt queues the attempt of an invoice opened in tx, unless its
-// customer lives on a test clock (the clock's advance makes it).
+// queueAttempt queues the attempt of an invoice opened in tx. An invoice
+// of a customer on a test clock is queued too: its attempt is due on the
+// clock's time when it opens, and waiting for the clock's next advance
+// would leave a new subscription unpaid (and never past_due) until then.
 func (s *Service) queueAttempt(ctx context.Context, tx *store.Tx, inv *Invoice) error {
-	if inv.TestClock != nil || inv.NextPaymentAttempt == nil {
+	if inv.NextPaymentAttempt == nil {
 		return nil
 	}
 	if err := jobs.Enqueue(ctx, tx, AttemptJob, attemptPayload{Invoice: inv.ID}, tx.Now(), "billing.attempt:"+inv.ID); err != nil {

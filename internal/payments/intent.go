@@ -72,6 +72,10 @@ type Intent struct {
 	// expiry job's "abandoned"); provider refusals leave it null.
 	CancellationReason *string `json:"cancellation_reason"`
 	MerchantID         string  `json:"-"`
+	// InvoiceID is the invoice billing created the intent for (never
+	// set through the API; metadata["invoice"] is only the merchant's
+	// note): the one invoice the intent's outcome may pay.
+	InvoiceID string `json:"-"`
 }
 
 // NextAction tells the client what to do next.

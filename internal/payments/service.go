@@ -124,7 +124,8 @@ func (s *Service) prepare(ctx context.Context, p auth.Principal, in CreateParams
 	now := s.db.Now()
 	r := &record{Intent: Intent{ID: ids.New("pi_"), Object: "payment_intent", Status: Processing, AmountMinor: n.amountMinor,
 		Currency: n.currency, Provider: n.provider, CustomerMSISDN: n.msisdn, Description: n.description, Metadata: n.metadata,
-		ReturnURL: n.returnURL, Livemode: p.Livemode, CreatedAt: now, MerchantID: p.MerchantID, CaptureMethod: n.captureMethod},
+		ReturnURL: n.returnURL, Livemode: p.Livemode, CreatedAt: now, MerchantID: p.MerchantID, CaptureMethod: n.captureMethod,
+		InvoiceID: in.InvoiceID},
 		flow: n.flow, scenario: scenario, updatedAt: now}
 	if c, ok := adapter.(providers.PaymentChecker); ok {
 		if err := c.CheckPayment(r.payment()); err != nil {

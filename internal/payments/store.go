@@ -94,11 +94,11 @@ func hashToken(token string) string {
 const columns = `id, merchant_id, livemode, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider, flow,
 	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
 	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at,
-	cancellation_reason, capture_method, amount_capturable_minor, disputed`
+	cancellation_reason, capture_method, amount_capturable_minor, disputed, invoice_id`
 
 func scan(row interface{ Scan(...any) error }) (*record, error) {
 	var r record
-	var msisdn, desc, retURL, next, lastErr, details, tokenHash sql.NullString
+	var msisdn, desc, retURL, next, lastErr, details, tokenHash, invoice sql.NullString
 	var metadata string
 	var created, updated int64
 	var succeeded, canceled sql.NullInt64
@@ -106,10 +106,11 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 	err := row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
 		&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
 		&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled,
-		&reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed)
+		&reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &invoice)
 	if err != nil {
 		return nil, err
 	}
+	r.InvoiceID = invoice.String
 	r.CustomerMSISDN = store.NullString(msisdn)
 	r.Description = store.NullString(desc)
 	r.ReturnURL = store.NullString(retURL)
@@ -187,17 +188,17 @@ func insertWith(exec func(ctx context.Context, q string, args ...any) error, ctx
 // insertIntents is the INSERT of new intents up to its VALUES, each row
 // insertIntentRow with insertArgs (insert and insertMany).
 const insertIntents = `INSERT INTO payment_intents (id, merchant_id, livemode, amount_minor, currency, provider, flow,
-		customer_msisdn, description, metadata, return_url, idempotency_key, created_at,
+		customer_msisdn, description, metadata, return_url, idempotency_key, invoice_id, created_at,
 		status, amount_captured_minor, next_action, last_error, payment_method_details, scenario, page_step, page_token_hash, provider_ref,
 		updated_at, succeeded_at, canceled_at, cancellation_reason, amount_capturable_minor, capture_method, version) VALUES `
 
-const insertIntentRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+const insertIntentRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 
 // insertArgs are a new intent's values for insertIntentRow.
 func insertArgs(r *record) []any {
 	md, _ := json.Marshal(r.Metadata)
 	args := []any{r.ID, r.MerchantID, r.Livemode, r.AmountMinor, r.Currency, r.Provider, string(r.flow),
-		r.CustomerMSISDN, r.Description, string(md), r.ReturnURL, nullable(r.idemKey, ""), store.Micros(r.CreatedAt)}
+		r.CustomerMSISDN, r.Description, string(md), r.ReturnURL, nullable(r.idemKey, ""), nullable(r.InvoiceID, ""), store.Micros(r.CreatedAt)}
 	return append(append(args, r.mutable()...), captureMethodOf(r))
 }
 

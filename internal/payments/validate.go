@@ -27,6 +27,9 @@ type CreateParams struct {
 	CaptureMethod *string `json:"capture_method"`
 	// Scenario is the X-Service-Scenario header (test mode only).
 	Scenario string `json:"-"`
+	// InvoiceID is set by billing alone, on the intents it creates for an
+	// invoice; a request's body cannot set it.
+	InvoiceID string `json:"-"`
 }
 
 // Limits on free-form fields (Stripe's).
