@@ -221,7 +221,10 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				route = "unmatched"
 			}
 			s.metrics.observe(route, rec.status, d)
-			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
+			// A client may put a secret in the path (a key, a card number):
+			// neither the access log nor the request log keeps it.
+			path := requestlog.RedactPath(r.URL.Path)
+			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", path), slog.String("route", route),
 				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Float64("duration_ms", float64(d.Microseconds())/1000)}
 			if pr, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok && pr.ID != "" {
 				attrs = append(attrs, slog.String("merchant_id", pr.MerchantID), slog.String("principal_id", pr.ID), slog.Bool("livemode", pr.Livemode))
@@ -229,7 +232,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				// `payd logs tail --follow` does not fill the log it shows.
 				if s.requestLog != nil && pr.MerchantID != "" && route != requestLogsRoute {
 					s.requestLog.Record(requestlog.Entry{MerchantID: pr.MerchantID, Livemode: pr.Livemode, PrincipalID: pr.ID,
-						Method: r.Method, Path: r.URL.Path, Status: rec.status, RequestID: reqID, Latency: d, At: start.UTC()})
+						Method: r.Method, Path: path, Status: rec.status, RequestID: reqID, Latency: d, At: start.UTC()})
 				}
 			}
 			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)

@@ -120,3 +120,31 @@ func TestRequestLog(t *testing.T) {
 		}
 	})
 }
+
+// TestRequestLogRedactsPaths: a live secret key and a card number placed in
+// URL paths are kept neither by GET /v1/request_logs nor by the access log
+// on stdout. (Before, the key was stored in clear and the card number kept
+// in both.)
+func TestRequestLogRedactsPaths(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		const liveKey = "sk_live_4eC39HqLyjWDarjtT1zdp7dcQ9"
+		const pan = "4111111111111111"
+		e.Do(apptest.Request{Method: "GET", Path: "/v1/payouts/" + liveKey, Key: e.SK})
+		e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents/" + pan, Key: e.SK})
+		e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents/4111%201111%201111%201111", Key: e.SK})
+		got := readRequestLog(t, e, e.SK, "")
+		want := []string{"/v1/payment_intents/[redacted-pan]", "/v1/payment_intents/[redacted-pan]", "/v1/payouts/sk_live_[redacted]"}
+		if len(got.Data) != len(want) {
+			t.Fatalf("request log holds %d requests, want %d: %+v", len(got.Data), len(want), got.Data)
+		}
+		for i, w := range want {
+			if got.Data[i].Path != w {
+				t.Errorf("entry %d: path %q, want %q", i, got.Data[i].Path, w)
+			}
+		}
+		e.RequireSecretsAbsent(liveKey, liveKey[len("sk_live_"):], pan, "4111 1111 1111 1111")
+		if !strings.Contains(e.Logs.String(), "sk_live_[redacted]") {
+			t.Errorf("the access log does not show the redacted path")
+		}
+	})
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/payouts"
 	"github.com/payd/payd/internal/refunds"
+	"github.com/payd/payd/internal/requestlog"
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/terminals"
@@ -336,7 +337,7 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, c *reqCtx, err err
 	status := httpx.HTTPStatus(err)
 	e := errs.As(err)
 	if e == nil || status >= 500 {
-		httpx.LoggerFrom(r.Context()).Error("portal internal error", "err", err, "path", r.URL.Path)
+		httpx.LoggerFrom(r.Context()).Error("portal internal error", "err", err, "path", requestlog.RedactPath(r.URL.Path))
 		if e == nil || e.Kind != errs.KindUnavailable {
 			e = errs.Internal(err) // an unavailable service's message is written for the user
 		}

@@ -192,7 +192,7 @@ func (l *Log) Flush(ctx context.Context) error {
 				store.Rows(len(chunk), 10)
 			args := make([]any, 0, len(chunk)*10)
 			for _, e := range chunk {
-				path := e.Path
+				path := RedactPath(e.Path) // the API redacts it too; a second line of defence
 				if len(path) > maxPath {
 					path = path[:maxPath]
 				}

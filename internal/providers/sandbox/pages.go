@@ -16,6 +16,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/requestlog"
 )
 
 // PageBackend is the payment side of the hosted pages (payments.Service
@@ -295,7 +296,7 @@ func (p *Pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 		p.renderStatus(w, http.StatusNotFound, "This payment page does not exist or its link is incomplete.")
 		return
 	}
-	p.log.ErrorContext(r.Context(), "hosted page", "path", r.URL.Path, "err", err)
+	p.log.ErrorContext(r.Context(), "hosted page", "path", requestlog.RedactPath(r.URL.Path), "err", err)
 	p.renderStatus(w, http.StatusInternalServerError, "Something went wrong; the payment was not changed.")
 }
 
