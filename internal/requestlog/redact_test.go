@@ -18,12 +18,12 @@ func TestRedactPath(t *testing.T) {
 		{"/v1/cards/4242424242424242", "/v1/cards/[redacted-pan]"},
 		{"/v1/cards/4242 4242 4242 4242/x", "/v1/cards/[redacted-pan]/x"},
 		{"/v1/cards/4242-4242-4242-4242", "/v1/cards/[redacted-pan]"},
-		{"/v1/cards/378282246310005", "/v1/cards/[redacted-pan]"},     // 15 digits
-		{"/v1/cards/6011000990139424", "/v1/cards/[redacted-pan]"},    // 16
-		{"/v1/cards/4222222222222", "/v1/cards/[redacted-pan]"},       // 13
-		{"/v1/cards/4242424242424241", "/v1/cards/4242424242424241"},  // fails Luhn
-		{"/v1/cards/424242424242", "/v1/cards/424242424242"},          // 12 digits, Luhn-valid
-		{"/v1/x/99994242424242424242", "/v1/x/[redacted-pan]"},        // a PAN inside a longer run
+		{"/v1/cards/378282246310005", "/v1/cards/[redacted-pan]"},    // 15 digits
+		{"/v1/cards/6011000990139424", "/v1/cards/[redacted-pan]"},   // 16
+		{"/v1/cards/4222222222222", "/v1/cards/[redacted-pan]"},      // 13
+		{"/v1/cards/4242424242424241", "/v1/cards/4242424242424241"}, // fails Luhn
+		{"/v1/cards/424242424242", "/v1/cards/424242424242"},         // 12 digits, Luhn-valid
+		{"/v1/x/99994242424242424242", "/v1/x/[redacted-pan]"},       // a PAN inside a longer run
 		{"/v1/balance_history/2026", "/v1/balance_history/2026"},
 	}
 	for _, c := range cases {
