@@ -215,3 +215,46 @@ func TestDemoMerchant(t *testing.T) {
 		})
 	}
 }
+
+// TestServeNeedsSecretsKeyOnPostgres: payd serve on PostgreSQL with neither
+// PAYD_SECRETS_KEY nor PAYD_SECRETS_KEY_FILE does not start (hosted invoice
+// links would otherwise be HMACs under an empty key), saying what to set;
+// with a key it starts. (Before, it started.)
+func TestServeNeedsSecretsKeyOnPostgres(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		if engine != storetest.Postgres {
+			continue
+		}
+		ctx := context.Background()
+		dbURL := storetest.URL(t, engine)
+		none := mainFor(t, dbURL, nil, io.Discard)
+		err := none.Run(ctx)
+		none.Close()
+		if err == nil || !strings.Contains(err.Error(), "PAYD_SECRETS_KEY") {
+			t.Fatalf("serve on PostgreSQL without a secrets key: %v", err)
+		}
+		with := mainFor(t, dbURL, map[string]string{"PAYD_SECRETS_KEY": strings.Repeat("5a", 32)}, io.Discard)
+		if err := with.Run(ctx); err != nil {
+			t.Fatalf("serve with a key: %v", err)
+		}
+		with.Close()
+	}
+}
+
+// TestSecretsKeyFileOpenToOthers: a PAYD_SECRETS_KEY_FILE readable by the
+// group or others stops the start, naming the file, on both engines.
+func TestSecretsKeyFileOpenToOthers(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			file := t.TempDir() + "/payd.key"
+			os.WriteFile(file, []byte(strings.Repeat("3e", 32)+"\n"), 0o600)
+			os.Chmod(file, 0o644)
+			m := mainFor(t, storetest.URL(t, engine), map[string]string{"PAYD_SECRETS_KEY_FILE": file}, io.Discard)
+			err := m.Open(context.Background())
+			m.Close()
+			if err == nil || !strings.Contains(err.Error(), file) {
+				t.Fatalf("a key file of mode 0644: %v", err)
+			}
+		})
+	}
+}

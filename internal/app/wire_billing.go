@@ -7,6 +7,7 @@ import (
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/billing"
 	"github.com/payd/payd/internal/billing/hosted"
+	"github.com/payd/payd/internal/secretbox"
 )
 
 // Billing: customers, subscriptions, invoices and test clocks. The service
@@ -30,11 +31,22 @@ func (m *Main) Billing() *billing.Service {
 // wireBilling builds the billing service on the payment intents service.
 func wireBilling(ctx context.Context, m *Main) error {
 	w := &billingWiring{}
+	// Hosted invoice links are HMACs under a key derived for them alone,
+	// never the sealing key's text. Links made before under that text keep
+	// opening (LegacyLinkKey); with no secrets key no link opens.
+	linkKey, err := secretbox.DeriveKey(m.Config.SecretsKey, "hosted invoice link")
+	if err != nil {
+		return err
+	}
+	var legacy []byte
+	if m.Config.SecretsKey != "" {
+		legacy = []byte(m.Config.SecretsKey)
+	}
 	w.publicURL.Store(m.Config.PublicURL)
 	m.OnListen(func(u string) { w.publicURL.Store(u) })
 	w.svc = billing.NewService(billing.Config{DB: m.DB, Payments: m.PaymentIntents(), RetrySchedule: m.Config.BillingRetrySchedule,
 		PublicURL: func() string { return w.publicURL.Load().(string) }, Logger: m.Logger, WakeJobs: m.Jobs.Notify,
-		LinkKey: []byte(m.Config.SecretsKey)})
+		LinkKey: linkKey, LegacyLinkKey: legacy})
 	m.billingW = w
 	api.RegisterCustomers(m.API, w.svc)
 	api.RegisterSubscriptions(m.API, w.svc)

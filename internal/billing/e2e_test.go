@@ -2,6 +2,9 @@ package billing_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/url"
@@ -29,6 +32,7 @@ func TestEndToEnd(t *testing.T) {
 		{"ClockAdvance", testClockAdvance},
 		{"ClockFirstAttempt", testClockFirstAttempt},
 		{"ForeignIntentPaysNothing", testForeignIntentPaysNothing},
+		{"LinkTokenDerived", testLinkTokenDerived},
 		{"HostedPageOTP", testHostedPageOTP},
 		{"InvoiceLifecycle", testInvoiceLifecycle},
 		{"DeleteCustomer", testDeleteCustomer},
@@ -283,6 +287,46 @@ func testForeignIntentPaysNothing(t *testing.T, e *apptest.Env) {
 	e.Main.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM events WHERE object_id = ? AND type = 'invoice.paid'", inv).Scan(&n)
 	if n != 0 {
 		t.Errorf("%d invoice.paid events for a foreign intent", n)
+	}
+}
+
+// testLinkTokenDerived: the hosted invoice link's token is an HMAC under a
+// key derived for links alone: neither under the secrets key's text (as
+// before) nor under an empty key (PostgreSQL without a key, before) does
+// one compute it. A link made under the key's text before still opens;
+// one under an empty key never does.
+func testLinkTokenDerived(t *testing.T, e *apptest.Env) {
+	cus := customer(t, e, obj{"default_payment": obj{"provider": "bank_a", "customer_msisdn": "+25377000111"}})
+	v := post(t, e, "/v1/invoices", obj{"customer": cus, "currency": "DJF", "collection_method": "send_invoice",
+		"lines": []obj{{"description": "Link", "amount_minor": 700}}}, 201)
+	v = post(t, e, "/v1/invoices/"+v["id"].(string)+"/finalize", nil, 200)
+	u, err := url.Parse(v["hosted_invoice_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := u.Query().Get("t")
+	under := func(key []byte) string {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte("payd hosted invoice link\x00"))
+		mac.Write([]byte(v["id"].(string)))
+		return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:24])
+	}
+	legacy, empty := under([]byte(e.Main.Config.SecretsKey)), under(nil)
+	if token == "" || token == legacy || token == empty {
+		t.Fatalf("the link's token %q is computable from the secrets key's text or an empty key", token)
+	}
+	open := func(tok string) int {
+		r := e.Do(apptest.Request{Method: "GET", Path: u.Path + "?t=" + url.QueryEscape(tok)})
+		return r.Status
+	}
+	if got := open(token); got != 200 {
+		t.Errorf("the link: %d", got)
+	}
+	if got := open(legacy); got != 200 {
+		t.Errorf("a link made before keys were derived: %d", got)
+	}
+	if got := open(empty); got != 404 {
+		t.Errorf("a token under an empty key: %d", got)
 	}
 }
 

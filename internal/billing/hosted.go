@@ -55,7 +55,7 @@ func RailOptions(currency string) []RailOption {
 // is the link's.
 func (s *Service) HostedInvoice(ctx context.Context, id, token string) (Invoice, error) {
 	v, err := scanInvoice(s.db.QueryRow(ctx, "SELECT "+invColumns+" FROM invoices WHERE id = ?", id))
-	if store.IsNotFound(err) || err == nil && (v.Status == Draft || token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(s.invoiceLinkToken(v))) != 1) {
+	if store.IsNotFound(err) || err == nil && (v.Status == Draft || !s.linkTokenOpens(v, token)) {
 		return Invoice{}, errs.NotFound("invoice", id)
 	}
 	if err != nil {
@@ -125,12 +125,36 @@ func (s *Service) Intent(ctx context.Context, v Invoice, intentID string) (payme
 // the invoice id under the service's link key, so the database holds no
 // working link. Invoices made before links were derived keep the random
 // token stored with them.
+//
+// Without a link key (a process with no secrets key) there is no token:
+// the link is never one anybody could compute.
 func (s *Service) invoiceLinkToken(v *Invoice) string {
 	if v.hostedToken != "" {
 		return v.hostedToken
 	}
-	mac := hmac.New(sha256.New, s.linkKey)
+	return linkToken(s.linkKey, v.ID)
+}
+
+func linkToken(key []byte, id string) string {
+	if len(key) == 0 {
+		return ""
+	}
+	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte("payd hosted invoice link\x00"))
-	mac.Write([]byte(v.ID))
+	mac.Write([]byte(id))
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:24])
+}
+
+// linkTokenOpens reports whether token opens v's hosted page: v's token,
+// or the one made before link keys were derived (when that key is known).
+func (s *Service) linkTokenOpens(v *Invoice, token string) bool {
+	want := s.invoiceLinkToken(v)
+	if token == "" || want == "" {
+		return false
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1 {
+		return true
+	}
+	old := linkToken(s.oldLink, v.ID)
+	return v.hostedToken == "" && old != "" && subtle.ConstantTimeCompare([]byte(token), []byte(old)) == 1
 }

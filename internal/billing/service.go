@@ -29,8 +29,13 @@ type Config struct {
 	WakeJobs func()
 	// LinkKey derives each invoice's hosted-page token (an HMAC of the
 	// invoice id), so no working payment link is stored in the database.
-	// payd passes its secrets key.
+	// payd passes a key derived from its secrets key for this purpose only
+	// (secretbox.DeriveKey). Without one no link opens.
 	LinkKey []byte
+	// LegacyLinkKey is the key links were made with before LinkKey was
+	// derived (the secrets key's text): links already sent keep opening.
+	// Empty: none.
+	LegacyLinkKey []byte
 }
 
 // Service runs billing.
@@ -42,6 +47,7 @@ type Service struct {
 	log      *slog.Logger
 	wake     func()
 	linkKey  []byte
+	oldLink  []byte
 
 	// Workers bounds how many payment attempts one billing run makes at
 	// once (each is a payment intent created in its own transaction).
@@ -66,7 +72,7 @@ func NewService(cfg Config) *Service {
 	if cfg.PublicURL == nil {
 		cfg.PublicURL = func() string { return "" }
 	}
-	s := &Service{db: cfg.DB, pay: cfg.Payments, url: cfg.PublicURL, schedule: cfg.RetrySchedule, log: cfg.Logger, wake: cfg.WakeJobs, linkKey: cfg.LinkKey,
+	s := &Service{db: cfg.DB, pay: cfg.Payments, url: cfg.PublicURL, schedule: cfg.RetrySchedule, log: cfg.Logger, wake: cfg.WakeJobs, linkKey: cfg.LinkKey, oldLink: cfg.LegacyLinkKey,
 		Workers: 4, ChunkSize: 250}
 	if cfg.DB != nil && !cfg.DB.Engine().ConcurrentWriters() {
 		s.Workers = 1 // one writer: parallel attempts only queue

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,9 +28,10 @@ func CheckValue(hexKey string) (string, error) {
 	return hex.EncodeToString(mac.Sum(nil)[:8]), nil
 }
 
-// ReadKeyFile reads a key file: 64 hex characters, surrounding space ignored.
+// ReadKeyFile reads a key file: 64 hex characters, surrounding space
+// ignored. A file others may read or write is refused (ReadPrivateFile).
 func ReadKeyFile(path string) (string, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := ReadPrivateFile(path)
 	if err != nil {
 		return "", fmt.Errorf("secrets key file: %w", err)
 	}
@@ -81,4 +83,28 @@ func KeyFile(path string) (key string, created bool, err error) {
 		return "", false, fmt.Errorf("secrets key file: %w", err)
 	}
 	return hex.EncodeToString(raw), true, nil
+}
+
+// ErrFileOpen is the error of a key file others may read or write.
+var ErrFileOpen = errors.New("is open to other users")
+
+// ReadPrivateFile reads a file holding key material, refusing it when its
+// permission bits give anything to the group or to others (mode & 0o077):
+// a key another user can read is no longer a secret, and one another user
+// can write can be replaced. The mode is checked on the opened file, so the
+// file read is the file checked. The error names the file.
+func ReadPrivateFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("key file %s %w (mode %04o): make it readable by payd's user only (chmod 600 %s)", path, ErrFileOpen, perm, path)
+	}
+	return io.ReadAll(f)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/terminals/dukpt"
 )
 
@@ -121,7 +122,10 @@ func (k *Keys) BDK(livemode bool, m Model) (dukpt.Key, error) {
 // its BDK in hex, e.g. {"countertop":"<32 hex digits>","mobile":"<32 hex digits>"}.
 // Either model may be left out.
 func readKeyFile(path string) (map[Model]dukpt.Key, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := secretbox.ReadPrivateFile(path)
+	if errors.Is(err, secretbox.ErrFileOpen) {
+		return nil, fmt.Errorf("%w %s: %w", ErrKeyFile, path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: cannot read it: %w", ErrKeyFile, path, unwrapPathError(err))
 	}

@@ -139,3 +139,40 @@ func TestKeysReloadKeepsKeysOnFailure(t *testing.T) {
 		t.Fatal("a reload kept a key the file no longer holds")
 	}
 }
+
+// TestKeyFileOpenToOthersRefused: a PAYD_P2PE_KEYS file whose mode gives
+// anything to the group or to others is refused at start and on reload,
+// with an error naming the file and not a key; 0600 and 0400 are read.
+func TestKeyFileOpenToOthersRefused(t *testing.T) {
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o620, 0o602, 0o660} {
+		p := writeKeyFile(t, `{"countertop":"`+liveTDES+`"}`)
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := NewKeys(p)
+		if err == nil || !strings.Contains(err.Error(), p) || strings.Contains(err.Error(), liveTDES[:12]) {
+			t.Errorf("mode %04o: %v", mode, err)
+		}
+	}
+	for _, mode := range []os.FileMode{0o600, 0o400} {
+		p := writeKeyFile(t, `{"countertop":"`+liveTDES+`"}`)
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewKeys(p); err != nil {
+			t.Errorf("mode %04o refused: %v", mode, err)
+		}
+	}
+	p := writeKeyFile(t, `{"countertop":"`+liveTDES+`"}`)
+	k, err := NewKeys(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, 0o644)
+	if err := k.Reload(); err == nil || !strings.Contains(err.Error(), p) {
+		t.Errorf("reload of a file open to others: %v", err)
+	}
+	if _, err := k.BDK(true, Countertop); err != nil {
+		t.Errorf("the refused reload dropped the keys: %v", err)
+	}
+}
