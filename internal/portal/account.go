@@ -2,7 +2,10 @@ package portal
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/secretbox"
@@ -80,8 +83,19 @@ func (p *Portal) totpConfirm(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 		return err
 	}
 	secret := string(raw)
-	step, ok := totpMatch(secret, r.PostFormValue("code"), p.now(), 0)
-	if !ok {
+	var step int64
+	out, wait, err := p.guardCode(ctx, c.sess.UserID, clientIP(r), func() (bool, error) {
+		var ok bool
+		step, ok = totpMatch(secret, r.PostFormValue("code"), p.now(), 0)
+		return ok, nil
+	})
+	if err != nil {
+		return err
+	}
+	if p.codeRefusedPage(w, r, c, "totp.enable", out, wait, accountData{Available: true, Secret: secret, URI: totpURI("payd", c.sess.Email, secret)}) {
+		return nil
+	}
+	if out != codeRight {
 		p.audit(ctx, c, "totp.enable", c.sess.UserID, errs.Invalid("code", "totp_invalid", ""), "")
 		msg := "That code is wrong. Check the device's clock and type the code it shows now."
 		p.render(w, r, c, http.StatusBadRequest, "account", &view{Title: "Account", Section: "account",
@@ -105,11 +119,16 @@ func (p *Portal) totpConfirm(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 // borrowed unlocked session alone cannot remove it.
 func (p *Portal) totpDisable(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ctx := r.Context()
-	ok, err := p.checkTOTP(ctx, c.sess.UserID, r.PostFormValue("code"))
+	out, wait, err := p.guardCode(ctx, c.sess.UserID, clientIP(r), func() (bool, error) {
+		return p.checkTOTP(ctx, c.sess.UserID, r.PostFormValue("code"))
+	})
 	if err != nil {
 		return err
 	}
-	if !ok {
+	if p.codeRefusedPage(w, r, c, "totp.disable", out, wait, accountData{Enabled: true, Available: true}) {
+		return nil
+	}
+	if out != codeRight {
 		p.audit(ctx, c, "totp.disable", c.sess.UserID, errs.Invalid("code", "totp_invalid", ""), "")
 		msg := "That code is wrong or was already used."
 		p.render(w, r, c, http.StatusBadRequest, "account", &view{Title: "Account", Section: "account",
@@ -122,4 +141,31 @@ func (p *Portal) totpDisable(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 	}
 	p.audit(ctx, c, "totp.disable", c.sess.UserID, nil, "")
 	return redirect(w, r, c.path("account"), "totp_disabled")
+}
+
+// codeRefusedPage answers a code form the guard refused or whose wrong code
+// locked the second factor: 429 with Retry-After, totp_locked (or
+// login_throttled for the address's budget), an audit row, and for the
+// lock its own audit event (login.totp_lock). It reports whether it
+// answered.
+func (p *Portal) codeRefusedPage(w http.ResponseWriter, r *http.Request, c *reqCtx, action string, out codeOutcome, wait time.Duration, data accountData) bool {
+	var msg, code string
+	switch out {
+	case codeThrottled:
+		msg, code = "Too many failed attempts from your address. Try again in %d minute(s).", "login_throttled"
+	case codeLocked:
+		msg, code = "Two-factor codes are locked after too many wrong codes. No code is accepted until the lock ends, in %d minute(s).", "totp_locked"
+	case codeLockedNow:
+		msg, code = "Too many wrong codes: two-factor codes are locked for %d minute(s).", "totp_locked"
+		p.audit(r.Context(), c, "login.totp_lock", c.sess.UserID, errs.Invalid("code", "totp_locked", ""),
+			fmt.Sprintf("%d wrong codes: second factor locked for %d minutes", mfaMaxFailures, int(mfaLock/time.Minute)))
+	default:
+		return false
+	}
+	p.audit(r.Context(), c, action, c.sess.UserID, errs.Invalid("code", code, ""), "")
+	secs := int(wait/time.Second) + 1
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	p.render(w, r, c, http.StatusTooManyRequests, "account", &view{Title: "Account", Section: "account",
+		Error: fmt.Sprintf(msg, (secs+59)/60), ErrorCode: code, Data: data})
+	return true
 }

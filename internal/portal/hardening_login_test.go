@@ -136,3 +136,60 @@ func TestLoginThrottleConcurrent(t *testing.T) {
 		other.Login(email, e.Merchant.Portal.Password)
 	})
 }
+
+// TestTOTPFormsShareTheLock: the account page's code forms (TOTP removal
+// and enrolment) count wrong codes in the sign-in's per-account guard:
+// the tenth wrong code locks the second factor, the right code is then
+// refused on the form (429, totp_locked, Retry-After) and at sign-in, and
+// TOTP stays on. (Before, the removal form took any number of codes.)
+func TestTOTPFormsShareTheLock(t *testing.T) {
+	t.Parallel()
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		p := e.NewPortal()
+		p.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
+		p.Get("/portal/test/account")
+		m := totpSecretRE.FindStringSubmatch(p.Post("/portal/test/account/totp", nil).Body)
+		if m == nil {
+			t.Fatal("no secret offered")
+		}
+		secret := m[1]
+		// Enrolment's code form is guarded too: a wrong code is counted.
+		wrong := portal.TOTPNow(secret, time.Now().Add(-24*time.Hour), 0)
+		if pg := p.Post("/portal/test/account/totp/confirm", url.Values{"code": {wrong}}); pg.Status != http.StatusBadRequest {
+			t.Fatalf("wrong enrolment code: %d", pg.Status)
+		}
+		var failures int
+		if err := e.Main.DB.QueryRow(context.Background(), "SELECT failures FROM portal_mfa_guard").Scan(&failures); err != nil || failures != 1 {
+			t.Fatalf("a wrong enrolment code is not counted: %d %v", failures, err)
+		}
+		if pg := p.Post("/portal/test/account/totp/confirm", url.Values{"code": {portal.TOTPNow(secret, time.Now(), 0)}}); pg.Status != http.StatusSeeOther {
+			t.Fatalf("confirm: %d", pg.Status)
+		}
+		var last *apptest.Page
+		for i := 1; i <= 10; i++ {
+			last = p.Post("/portal/test/account/totp/disable", url.Values{"code": {wrong}})
+			if i < 10 && last.Status != http.StatusBadRequest {
+				t.Fatalf("wrong code %d: %d", i, last.Status)
+			}
+		}
+		if last.Status != http.StatusTooManyRequests || !strings.Contains(last.Body, "totp_locked") {
+			t.Fatalf("tenth wrong code: %d %.300s", last.Status, last.Body)
+		}
+		pg := p.Post("/portal/test/account/totp/disable", url.Values{"code": {portal.TOTPNow(secret, time.Now(), 1)}})
+		if pg.Status != http.StatusTooManyRequests || pg.Header.Get("Retry-After") == "" {
+			t.Fatalf("right code while locked: %d %.300s", pg.Status, pg.Body)
+		}
+		var enabled int
+		e.Main.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM portal_totp WHERE enabled_at IS NOT NULL").Scan(&enabled)
+		if enabled != 1 {
+			t.Fatalf("TOTP removed while locked")
+		}
+		q := e.NewPortal()
+		q.Get("/portal/login")
+		q.Post("/portal/login", url.Values{"email": {e.Merchant.Portal.Email}, "password": {e.Merchant.Portal.Password}})
+		q.Get("/portal/login/verify")
+		if pg := q.Post("/portal/login/verify", url.Values{"code": {portal.TOTPNow(secret, time.Now(), 1)}}); pg.Status != http.StatusTooManyRequests {
+			t.Fatalf("sign-in while the forms' lock holds: %d", pg.Status)
+		}
+	})
+}

@@ -191,3 +191,45 @@ func (p *Portal) codeRefused(ctx context.Context, userID string) (bool, error) {
 	n, _ := res.RowsAffected()
 	return n == 1, nil
 }
+
+// codeOutcome is what a guarded second-factor code came to.
+type codeOutcome int
+
+const (
+	codeRight     codeOutcome = iota // checked and right
+	codeWrong                        // checked and wrong; attempts remain
+	codeLockedNow                    // checked, wrong, and the last attempt allowed: the account is now locked
+	codeLocked                       // not checked: the account's second factor is locked (wait until the lock ends)
+	codeThrottled                    // not checked: the address has used its budget (wait)
+)
+
+// guardCode runs check, which verifies a code typed by userID, under the
+// sign-in's limits: the address's budget and the account's second-factor
+// attempts (portal_mfa_guard) are reserved before the code is checked, a
+// right code gives them back, a wrong one stays counted, and the last wrong
+// one allowed locks the second factor for mfaLock. Every form that checks a
+// code goes through here (sign-in's verify step, TOTP enrolment and
+// removal), so no form is a way around the lock. wait is how long a refused
+// caller must wait.
+func (p *Portal) guardCode(ctx context.Context, userID, ip string, check func() (bool, error)) (out codeOutcome, wait time.Duration, err error) {
+	if wait, err := p.reserve(ctx, []throttleBucket{ipBucket(ip)}); err != nil || wait > 0 {
+		return codeThrottled, wait, err
+	}
+	if until, err := p.reserveCode(ctx, userID); err != nil || !until.IsZero() {
+		p.release(ctx, []throttleBucket{ipBucket(ip)})
+		return codeLocked, until.Sub(p.now()), err
+	}
+	ok, err := check()
+	if err != nil {
+		return codeWrong, 0, err
+	}
+	if ok {
+		p.release(ctx, []throttleBucket{ipBucket(ip)})
+		return codeRight, 0, p.codeAccepted(ctx, userID)
+	}
+	locked, err := p.codeRefused(ctx, userID)
+	if locked {
+		return codeLockedNow, mfaLock, err
+	}
+	return codeWrong, 0, err
+}
