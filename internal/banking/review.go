@@ -70,7 +70,7 @@ func (s *Service) Review(ctx context.Context, p auth.Principal, uetr string, rp 
 		if t.CreditorMerchantID != p.MerchantID {
 			return errs.Permission("permission_denied", "only the creditor agent reviews a held transfer")
 		}
-		same, err := merchants.SamePerson(ctx, tx, t.CreatedBy, p.ID)
+		same, err := merchants.SamePerson(ctx, tx, t.CreatedBy, p.ID, t.CreatedAt)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strings"
+	"time"
 
 	"github.com/payd/payd/internal/store"
 )
@@ -31,7 +32,13 @@ func ApprovalThreshold(ctx context.Context, q store.Querier, merchantID string, 
 // one person; a rolled key is the key it replaced (they share an identity).
 // Keys made without a portal user (at merchant creation, by the CLI) are each
 // a person of their own. Every capability that applies four-eyes asks here.
-func SamePerson(ctx context.Context, q store.Querier, creator, approver string) (bool, error) {
+//
+// A portal user made after the request (requestedAt) by one of the
+// requester's people is the requester too: an admin cannot ask for money
+// with a key, then make a user and approve through it. Users made before
+// the request are people of their own. The chain is followed (a user made
+// after the request by such a user counts as well).
+func SamePerson(ctx context.Context, q store.Querier, creator, approver string, requestedAt time.Time) (bool, error) {
 	if creator == approver {
 		return true, nil
 	}
@@ -47,6 +54,26 @@ func SamePerson(ctx context.Context, q store.Querier, creator, approver string) 
 		if b[p] {
 			return true, nil
 		}
+	}
+	// The approver's makers, while each was made after the request.
+	at := store.Micros(requestedAt)
+	for user, hops := approver, 0; strings.HasPrefix(user, "usr_") && hops < 8; hops++ {
+		var by sql.NullString
+		var created int64
+		err := q.QueryRow(ctx, "SELECT created_by, created_at FROM users WHERE id = ?", user).Scan(&by, &created)
+		if store.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if !by.Valid || created <= at {
+			return false, nil
+		}
+		if a[by.String] {
+			return true, nil
+		}
+		user = by.String
 	}
 	return false, nil
 }

@@ -113,7 +113,7 @@ func (s *Service) ApproveSettingsChange(ctx context.Context, merchantID string, 
 		if c.Status != "pending" {
 			return errs.InvalidState("settings change %s is %s", id, c.Status)
 		}
-		same, err := SamePerson(ctx, tx, c.RequestedBy, approver)
+		same, err := SamePerson(ctx, tx, c.RequestedBy, approver, c.CreatedAt)
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,13 @@ type User struct {
 
 // CreateUser adds a portal user with a role (admin, approver, viewer).
 func (s *Service) CreateUser(ctx context.Context, merchantID, email, password, role string) (User, error) {
+	return s.CreateUserBy(ctx, merchantID, "", email, password, role)
+}
+
+// CreateUserBy is CreateUser for a user made by another (createdBy, a
+// portal user's id), which four-eyes remembers: such a user made after a
+// request by its requester's person cannot approve it (SamePerson).
+func (s *Service) CreateUserBy(ctx context.Context, merchantID, createdBy, email, password, role string) (User, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
 		return User{}, err
@@ -39,8 +46,12 @@ func (s *Service) CreateUser(ctx context.Context, merchantID, email, password, r
 		return User{}, err
 	}
 	u := User{ID: ids.New("usr_"), MerchantID: merchantID, Email: email, Role: role}
-	_, err = s.db.Exec(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		u.ID, merchantID, email, hash, role, store.Micros(s.db.Now()))
+	var by any
+	if createdBy != "" {
+		by = createdBy
+	}
+	_, err = s.db.Exec(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, merchantID, email, hash, role, by, store.Micros(s.db.Now()))
 	if store.IsConflict(err) {
 		return User{}, errs.Conflict("email_taken", "a user with that email exists")
 	}

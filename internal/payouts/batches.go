@@ -334,7 +334,7 @@ func checkApprovable(ctx context.Context, q store.Querier, b *Batch, pr auth.Pri
 	if b.Status != BatchPendingApproval {
 		return errs.InvalidState("batch %s is %s; only a batch pending_approval can be approved", b.ID, b.Status)
 	}
-	return notSamePerson(ctx, q, b.CreatedBy, pr.ID, "batch")
+	return notSamePerson(ctx, q, b.CreatedBy, pr.ID, "batch", b.CreatedAt)
 }
 
 // CancelBatch cancels a batch before any of its rows has been sent: a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/auth"
@@ -28,7 +29,7 @@ func TestFourEyesComparesPeople(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if same, err := merchants.SamePerson(ctx, e.Main.DB, k1.ID, userID); err != nil || !same {
+		if same, err := merchants.SamePerson(ctx, e.Main.DB, k1.ID, userID, time.Now()); err != nil || !same {
 			t.Fatalf("a user and the key they made: same=%v %v", same, err)
 		}
 		var sk2ID string
@@ -36,7 +37,7 @@ func TestFourEyesComparesPeople(t *testing.T) {
 			mid, false).Scan(&sk2ID); err != nil {
 			t.Fatal(err)
 		}
-		if same, _ := merchants.SamePerson(ctx, e.Main.DB, k1.ID, sk2ID); same {
+		if same, _ := merchants.SamePerson(ctx, e.Main.DB, k1.ID, sk2ID, time.Now()); same {
 			t.Fatal("keys of different people count as one")
 		}
 		topup(t, e, "DJF", 2_000_000)

@@ -390,7 +390,7 @@ func (s *Service) decide(ctx context.Context, pr auth.Principal, id string, from
 		if p.Status != from {
 			return errs.InvalidState("payout %s is %s; %s", p.ID, p.Status, only)
 		}
-		if err := notSamePerson(ctx, tx, p.CreatedBy, pr.ID, "payout"); err != nil {
+		if err := notSamePerson(ctx, tx, p.CreatedBy, pr.ID, "payout", p.CreatedAt); err != nil {
 			return err
 		}
 		claimID, err = act(tx, p)
@@ -533,8 +533,8 @@ func (s *Service) Retry(ctx context.Context, pr auth.Principal, id, scenario str
 
 // notSamePerson is four-eyes: the approver must be another person than the
 // creator (merchants.SamePerson), else 403 self_approval_not_allowed.
-func notSamePerson(ctx context.Context, q store.Querier, creator, approver, what string) error {
-	same, err := merchants.SamePerson(ctx, q, creator, approver)
+func notSamePerson(ctx context.Context, q store.Querier, creator, approver, what string, requestedAt time.Time) error {
+	same, err := merchants.SamePerson(ctx, q, creator, approver, requestedAt)
 	if err != nil {
 		return err
 	}

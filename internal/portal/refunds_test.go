@@ -113,3 +113,58 @@ func TestRefundPages(t *testing.T) {
 		}
 	})
 }
+
+// TestNoSelfApprovalThroughAMadeUser: an admin asks for a refund over the
+// threshold, makes a user on the users page and signs in as that user: the
+// approval is refused, self_approval_not_allowed, on the page and in the
+// API's store. A user the admin made before the request approves.
+// (Before, the made user approved the admin's own refund.)
+func TestNoSelfApprovalThroughAMadeUser(t *testing.T) {
+	t.Parallel()
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		r := e.Post("/v1/payment_intents", map[string]any{"amount_minor": 5000, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "77123456"})
+		pi, _ := r.Map(t)["id"].(string)
+		if c := e.Post("/v1/payment_intents/"+pi+"/confirm", map[string]string{"otp": "123456"}); c.Status != 200 {
+			t.Fatalf("confirm: %d %s", c.Status, c.Body)
+		}
+		if s := e.Post("/v1/settings", map[string]any{"approval_threshold_minor": 500}); s.Status != 200 {
+			t.Fatalf("settings: %d", s.Status)
+		}
+		admin := e.NewPortal()
+		admin.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
+		makeUser := func(email string) *apptest.Portal {
+			admin.Get("/portal/test/users")
+			if pg := admin.Post("/portal/test/users", url.Values{"email": {email}, "password": {"made-by-admin-1"}, "role": {"approver"}}); pg.Status != 303 {
+				t.Fatalf("create user: %d %.300s", pg.Status, pg.Body)
+			}
+			u := e.NewPortal()
+			u.Login(email, "made-by-admin-1")
+			return u
+		}
+		before := makeUser("made-before@example.com")
+		path := "/portal/test/payment_intents/" + pi
+		refund := func() string {
+			page := admin.Get(path)
+			if pg := admin.Post(path+"/refunds", url.Values{"amount_minor": {"600"}, "idempotency_key": {formKey(t, page)}}); pg.Status != 303 {
+				t.Fatalf("refund over the threshold: %d %.300s", pg.Status, pg.Body)
+			}
+			m := refundRE.FindStringSubmatch(admin.Get(path).Body)
+			if m == nil {
+				t.Fatal("no refund listed")
+			}
+			return m[1]
+		}
+		first := refund()
+		after := makeUser("made-after@example.com")
+		after.Get(path)
+		if got := after.Post("/portal/test/refunds/"+first+"/approve", nil); got.Status != 403 {
+			t.Fatalf("approval by a user the requester made after the request: %d", got.Status)
+		} else {
+			got.Contains(t, "self_approval_not_allowed")
+		}
+		before.Get(path)
+		if got := before.Post("/portal/test/refunds/"+first+"/approve", nil); got.Status != 303 {
+			t.Fatalf("approval by a user made before the request: %d %.300s", got.Status, got.Body)
+		}
+	})
+}

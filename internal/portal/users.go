@@ -32,7 +32,7 @@ func (p *Portal) renderUsers(w http.ResponseWriter, r *http.Request, c *reqCtx, 
 func (p *Portal) createUser(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	email, password, role := r.PostFormValue("email"), r.PostFormValue("password"), r.PostFormValue("role")
 	p.hashing <- struct{}{}
-	u, err := p.cfg.Merchants.CreateUser(r.Context(), c.sess.MerchantID, email, password, role)
+	u, err := p.cfg.Merchants.CreateUserBy(r.Context(), c.sess.MerchantID, c.sess.UserID, email, password, role)
 	<-p.hashing
 	p.audit(r.Context(), c, "user.create", u.ID, err, email+" as "+role)
 	if err != nil {

@@ -224,7 +224,7 @@ func (s *Service) checkApprovable(ctx context.Context, q store.Querier, r *Refun
 	if r.Status != RequiresApproval {
 		return errs.InvalidState("refund %s is %s; only a refund in requires_approval can be approved", r.ID, r.Status)
 	}
-	same, err := merchants.SamePerson(ctx, q, r.CreatedBy, pr.ID)
+	same, err := merchants.SamePerson(ctx, q, r.CreatedBy, pr.ID, r.CreatedAt)
 	if err != nil {
 		return err
 	}
