@@ -140,14 +140,6 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Logger == nil {
 		m.Logger = NewLogger(os.Stderr, m.Config.LogLevel)
 	}
-	// A server without a secrets key (PostgreSQL with neither
-	// PAYD_SECRETS_KEY nor PAYD_SECRETS_KEY_FILE; SQLite always has its key
-	// file) could seal nothing, and the keys derived from it (hosted
-	// invoice links) would not exist: it does not start.
-	if m.Config.SecretsKey == "" {
-		return errors.New("no secrets key: payd serve on PostgreSQL needs PAYD_SECRETS_KEY or PAYD_SECRETS_KEY_FILE " +
-			"(64 hex characters, e.g. openssl rand -hex 32; every process sharing the database needs the same key)")
-	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return err
@@ -170,6 +162,15 @@ func (m *Main) Run(ctx context.Context) error {
 		if err := m.openWhenWritable(ctx); err != nil {
 			return err
 		}
+	}
+	// A server without a secrets key (PostgreSQL with neither
+	// PAYD_SECRETS_KEY nor PAYD_SECRETS_KEY_FILE; SQLite always has its key
+	// file) could seal nothing, and the keys derived from it (hosted
+	// invoice links) would not exist: it does not start
+	// (the key is known once the database is open: SQLite's key file).
+	if m.Config.SecretsKey == "" {
+		return errors.New("no secrets key: payd serve on PostgreSQL needs PAYD_SECRETS_KEY or PAYD_SECRETS_KEY_FILE " +
+			"(64 hex characters, e.g. openssl rand -hex 32; every process sharing the database needs the same key)")
 	}
 	m.publicURLChanged()
 	m.handler.Store(m.API)
