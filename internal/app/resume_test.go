@@ -188,18 +188,7 @@ func TestResumeAfterPayoutSent(t *testing.T) {
 		other := apptest.Start(t, e.Engine, func(c *app.Config) {
 			c.DatabaseURL, c.PublicURL, c.SanctionsList = e.Main.Config.DatabaseURL, e.Main.Config.PublicURL, list
 		})
-		// Fund the live balance with a push payment.
-		in := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: live, Headers: map[string]string{"Idempotency-Key": "fund"},
-			Body: map[string]any{"amount": 50_000, "currency": "DJF", "provider": "wallet_c", "customer_msisdn": "+25377123123"}})
-		fundID, _ := in.Map(t)["id"].(string)
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if s := e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents/" + fundID, Key: live}).Map(t)["status"]; s == "succeeded" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("funding intent %s never succeeded", fundID)
-			}
-		}
+		fundLive(t, e, live, 50_000)
 
 		create := apptest.Request{Method: "POST", Path: "/v1/payouts", Key: live, Headers: map[string]string{"Idempotency-Key": "payout-1"},
 			Body: map[string]any{"amount": 1000, "currency": "DJF", "provider": "wallet_b", "recipient_msisdn": "+25377300001", "recipient_name": "Amina Hassan"}}
@@ -356,4 +345,21 @@ func TestReconcileLeavesHeldIntent(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// fundLive funds the live balance with a push payment of amount (wallet_c)
+// and waits for its success.
+func fundLive(t *testing.T, e *apptest.Env, live string, amount int64) {
+	t.Helper()
+	in := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: live, Headers: map[string]string{"Idempotency-Key": "fund"},
+		Body: map[string]any{"amount": amount, "currency": "DJF", "provider": "wallet_c", "customer_msisdn": "+25377123123"}})
+	fundID, _ := in.Map(t)["id"].(string)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if s := e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents/" + fundID, Key: live}).Map(t)["status"]; s == "succeeded" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("funding intent %s never succeeded", fundID)
+		}
+	}
 }

@@ -46,17 +46,7 @@ func TestPayoutStrandedByALostDatabase(t *testing.T) {
 	}()
 	h.sim.SetPublicURL(srv.URL)
 	live := e.GoLive(&apptest.Sim{Server: &sim.Server{Sim: h.sim, URL: srv.URL}, T: t}, apptest.LiveConnection{Timeout: "2s"}, "wallet_c", "wallet_b")
-	in := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: live, Headers: map[string]string{"Idempotency-Key": "fund"},
-		Body: map[string]any{"amount": 50_000, "currency": "DJF", "provider": "wallet_c", "customer_msisdn": "+25377123123"}})
-	fundID, _ := in.Map(t)["id"].(string)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if s := e.Do(apptest.Request{Method: "GET", Path: "/v1/payment_intents/" + fundID, Key: live}).Map(t)["status"]; s == "succeeded" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("funding intent %s never succeeded", fundID)
-		}
-	}
+	fundLive(t, e, live, 50_000)
 
 	create := apptest.Request{Method: "POST", Path: "/v1/payouts", Key: live, Headers: map[string]string{"Idempotency-Key": "stranded-1"},
 		Body: map[string]any{"amount": 1000, "currency": "DJF", "provider": "wallet_b", "recipient_msisdn": "+25377300001", "recipient_name": "Amina Hassan"}}
