@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
 )
 
@@ -38,8 +39,13 @@ func TestBrowserAnswerDispute(t *testing.T) {
 		if n := b.text("p.notice"); !strings.Contains(n, "evidence was submitted") {
 			t.Fatalf("notice after submitting: %q", n)
 		}
-		if s := b.text("#dispute-status"); s != "under_review" {
+		// The push delay (3 s here) leaves the dispute under review while the
+		// page renders; a machine slow enough to pass it shows it won already,
+		// which the wait below checks anyway.
+		if s := b.text("#dispute-status"); s != "under_review" && s != "won" {
 			t.Fatalf("status after submitting: %q", s)
+		} else if s == "won" {
+			t.Logf("the page rendered after the push delay: already won")
 		}
 		if ev := b.text("#evidence"); !strings.Contains(ev, "Amina Hassan") || !strings.Contains(ev, "Order 1042, delivered") {
 			t.Fatalf("read-only evidence: %q", ev)
@@ -59,5 +65,5 @@ func TestBrowserAnswerDispute(t *testing.T) {
 		if tl := b.text("#timeline"); !strings.Contains(tl, "dispute.funds_reinstated") {
 			t.Fatalf("timeline: %q", tl)
 		}
-	})
+	}, func(c *app.Config) { c.SandboxPushDelay = 3 * time.Second })
 }
