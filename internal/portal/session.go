@@ -47,7 +47,7 @@ type session struct {
 	// gave; the session opens only the set-password form until it changes.
 	MustSetPassword bool
 	failures        int
-	lastSeen   time.Time
+	lastSeen        time.Time
 }
 
 func hashToken(token string) string {
