@@ -39,7 +39,8 @@ func init() {
 	describe("user reset-password", usage{
 		synopsis: "--email E",
 		about: "Gives the portal user with this email a new random password, prints it once and signs the user out\n" +
-			"of every open portal session.",
+			"of every open portal session. The printed password is a one-time invitation: at the next portal sign-in\n" +
+			"the user must choose their own before anything else works.",
 		vars: databaseVars,
 	})
 }

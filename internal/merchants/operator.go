@@ -30,7 +30,9 @@ func (s *Service) List(ctx context.Context) ([]Merchant, error) {
 
 // ResetPassword gives the portal user with email a new random password and
 // returns it (shown once: only its hash is stored). The user's open portal
-// sessions end, so whoever knew the old password is signed out.
+// sessions end, so whoever knew the old password is signed out. The new
+// password is a one-time invitation: the portal makes the user replace it
+// at sign-in (SetOwnPassword).
 func (s *Service) ResetPassword(ctx context.Context, email string) (string, error) {
 	email, err := NormalizeEmail(email)
 	if err != nil {
@@ -53,7 +55,9 @@ func (s *Service) ResetPassword(ctx context.Context, email string) (string, erro
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, userID); err != nil {
+		// The printed password is an invitation like an admin's: the user
+		// must choose their own at the next sign-in.
+		if _, err := tx.Exec(ctx, `UPDATE users SET password_hash = ?, must_set_password = TRUE WHERE id = ?`, hash, userID); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM portal_sessions WHERE user_id = ?`, userID)

@@ -50,8 +50,10 @@ func (s *Service) CreateUserBy(ctx context.Context, merchantID, createdBy, email
 	if createdBy != "" {
 		by = createdBy
 	}
-	_, err = s.db.Exec(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		u.ID, merchantID, email, hash, role, by, store.Micros(s.db.Now()))
+	// A password given by another user is an invitation: the new user must
+	// replace it at first sign-in (SetOwnPassword) before anything else works.
+	_, err = s.db.Exec(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, created_by, must_set_password, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, merchantID, email, hash, role, by, createdBy != "", store.Micros(s.db.Now()))
 	if store.IsConflict(err) {
 		return User{}, errs.Conflict("email_taken", "a user with that email exists")
 	}
@@ -83,6 +85,47 @@ func (s *Service) Login(ctx context.Context, email, password string) (User, erro
 		return User{}, bad
 	}
 	return u, nil
+}
+
+// SetOwnPassword replaces the invitation password of a user who must set
+// their own (must_set_password) by one they chose, and ends their other
+// portal sessions (keepSession, a session id, stays). The new password must
+// be at least 10 characters and differ from the invitation. A compare-and-set
+// on the flag makes it once only: errs.Conflict password_already_set after.
+func (s *Service) SetOwnPassword(ctx context.Context, userID, password, keepSession string) error {
+	if len(password) < 10 {
+		return errs.Invalid("password", "parameter_invalid", "password must be at least 10 characters")
+	}
+	var old string
+	var must bool
+	err := s.db.QueryRow(ctx, `SELECT password_hash, must_set_password FROM users WHERE id = ? AND disabled_at IS NULL`, userID).Scan(&old, &must)
+	if store.IsNotFound(err) {
+		return errs.NotFound("user", userID)
+	}
+	if err != nil {
+		return err
+	}
+	if !must {
+		return errs.Conflict("password_already_set", "your password is already your own")
+	}
+	if same, _ := auth.VerifyPassword(old, password); same {
+		return errs.Invalid("password", "password_reused", "choose a password other than the one you were given")
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE users SET password_hash = ?, must_set_password = FALSE WHERE id = ? AND must_set_password = TRUE`, hash, userID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return errs.Conflict("password_already_set", "your password is already your own")
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM portal_sessions WHERE user_id = ? AND id <> ?`, userID, keepSession)
+		return err
+	})
 }
 
 // dummyHash is verified against when the email is unknown, to equalise timing.

@@ -61,7 +61,7 @@ func TestTerminalPages(t *testing.T) {
 		p.Get("/portal/test/users")
 		p.Post("/portal/test/users", url.Values{"email": {"v@example.com"}, "password": {"viewer-password-1"}, "role": {"viewer"}})
 		v := e.NewPortal()
-		v.Login("v@example.com", "viewer-password-1")
+		setOwnPassword(t, v, "v@example.com", "viewer-password-1", "viewer-own-password-1")
 		v.Get("/portal/test/terminals")
 		if pg := v.Post("/portal/test/terminals", url.Values{"serial_number": {"SN-2"}, "model": {"mobile"}}); pg.Status != http.StatusForbidden {
 			t.Fatalf("viewer registered a terminal: %d", pg.Status)

@@ -110,6 +110,8 @@ func (p *Portal) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /portal/login/verify", p.verifyPage)
 	mux.HandleFunc("POST /portal/login/verify", p.verify)
 	mux.HandleFunc("POST /portal/logout", p.logout)
+	mux.HandleFunc("GET /portal/password", p.setPasswordPage)
+	mux.HandleFunc("POST /portal/password", p.setPassword)
 	mux.Handle("GET /portal/assets/", http.StripPrefix("/portal/assets/", assetHandler()))
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) { p.notFound(w, r, nil) })
 
@@ -242,6 +244,15 @@ func (p *Portal) pageLimit(need role, limit int64, h pageHandler) http.Handler {
 				return
 			}
 			p.forbidden(w, r, nil, "session_required", "Your session has ended. Sign in again.")
+			return
+		}
+		if sess.MustSetPassword {
+			// The invitation password opens only the set-password form.
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, "/portal/password", http.StatusSeeOther)
+				return
+			}
+			p.forbidden(w, r, nil, "password_change_required", "Choose your own password before doing anything else.")
 			return
 		}
 		c := &reqCtx{sess: sess, mode: mode, live: mode == "live", csrf: sessionCSRF(sess), ip: clientIP(r)}

@@ -138,7 +138,7 @@ func TestNoSelfApprovalThroughAMadeUser(t *testing.T) {
 				t.Fatalf("create user: %d %.300s", pg.Status, pg.Body)
 			}
 			u := e.NewPortal()
-			u.Login(email, "made-by-admin-1")
+			setOwnPassword(t, u, email, "made-by-admin-1", "own-password-1")
 			return u
 		}
 		before := makeUser("made-before@example.com")

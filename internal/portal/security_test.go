@@ -222,7 +222,7 @@ func TestRolesAndIsolation(t *testing.T) {
 		admin.Get(pg.Location).Contains(t, "viewer@example.com")
 
 		viewer := e.NewPortal()
-		viewer.Login("viewer@example.com", "viewer-password-1")
+		setOwnPassword(t, viewer, "viewer@example.com", "viewer-password-1", "viewer-own-password-1")
 		viewer.Get("/portal/test/api_keys").Contains(t, "API keys")
 		if pg := viewer.Post("/portal/test/api_keys", url.Values{"kind": {"secret"}}); pg.Status != http.StatusForbidden {
 			t.Fatalf("viewer created a key: %d", pg.Status)

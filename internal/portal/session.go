@@ -43,8 +43,11 @@ type session struct {
 	Email      string
 	Role       string
 	Stage      string
-	failures   int
-	lastSeen   time.Time
+	// MustSetPassword: the user still has the invitation password an admin
+	// gave; the session opens only the set-password form until it changes.
+	MustSetPassword bool
+	failures        int
+	lastSeen        time.Time
 }
 
 func hashToken(token string) string {
@@ -82,9 +85,9 @@ func (p *Portal) loadSession(ctx context.Context, r *http.Request) (*session, er
 	s := &session{token: ck.Value, hash: hashToken(ck.Value)}
 	var lastSeen, expires int64
 	var disabled sql.NullInt64
-	err = p.cfg.DB.QueryRow(ctx, `SELECT s.user_id, s.merchant_id, s.stage, s.mfa_failures, s.last_seen_at, s.expires_at, u.email, u.role, u.disabled_at
+	err = p.cfg.DB.QueryRow(ctx, `SELECT s.user_id, s.merchant_id, s.stage, s.mfa_failures, s.last_seen_at, s.expires_at, u.email, u.role, u.disabled_at, u.must_set_password
 		FROM portal_sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?`, s.hash).
-		Scan(&s.UserID, &s.MerchantID, &s.Stage, &s.failures, &lastSeen, &expires, &s.Email, &s.Role, &disabled)
+		Scan(&s.UserID, &s.MerchantID, &s.Stage, &s.failures, &lastSeen, &expires, &s.Email, &s.Role, &disabled, &s.MustSetPassword)
 	if store.IsNotFound(err) {
 		return nil, nil
 	}
