@@ -3,6 +3,7 @@ package merchants
 import (
 	"context"
 	"database/sql"
+	"math"
 	"strings"
 	"time"
 
@@ -103,4 +104,43 @@ func persons(ctx context.Context, q store.Querier, principal string) (map[string
 		}
 	}
 	return out, rows.Err()
+}
+
+// ApprovalWindow is the window of the cumulative four-eyes rule: the money a
+// principal (an API key or a portal user) moved out of a merchant's balance
+// in this mode within the window counts towards the approval threshold, so
+// splitting a large refund or payout into small ones does not avoid the
+// second person.
+const ApprovalWindow = 24 * time.Hour
+
+// LockedThreshold is ApprovalThreshold read inside a transaction that holds
+// the merchant's settings row (FOR UPDATE on PostgreSQL; SQLite's immediate
+// transactions are exclusive already) until it ends. Capabilities that add
+// up a principal's recent amounts take it first, so two concurrent requests
+// of one principal are decided one after the other and cannot both slip
+// under the threshold.
+func LockedThreshold(ctx context.Context, tx *store.Tx, merchantID string, livemode bool) (*int64, error) {
+	var t sql.NullInt64
+	err := tx.QueryRow(ctx, "SELECT approval_threshold_minor FROM merchant_settings WHERE merchant_id = ? AND livemode = ?"+tx.Dialect().ForUpdate(),
+		merchantID, livemode).Scan(&t)
+	if store.IsNotFound(err) || (err == nil && !t.Valid) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &t.Int64, nil
+}
+
+// OverCumulative reports whether amount, added to what the principal already
+// moved within the window (earlier), passes the threshold. A sum that would
+// overflow passes it.
+func OverCumulative(threshold *int64, earlier, amount int64) bool {
+	if threshold == nil {
+		return false
+	}
+	if earlier < 0 || amount > math.MaxInt64-earlier {
+		return true
+	}
+	return earlier+amount > *threshold
 }

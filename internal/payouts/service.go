@@ -155,6 +155,24 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 		p.CreatedAt, p.UpdatedAt = now, now
 		claimID = ""
 		if p.Status == Processing {
+			// Cumulative four-eyes, decided while holding the merchant's
+			// settings row: a concurrent payout by the same principal
+			// waits here and then counts this one.
+			locked, err := merchants.LockedThreshold(ctx, tx, p.MerchantID, p.Livemode)
+			if err != nil {
+				return err
+			}
+			if locked != nil {
+				earlier, err := recentByPrincipal(ctx, tx, p.MerchantID, p.Livemode, p.CreatedBy, now.Add(-merchants.ApprovalWindow))
+				if err != nil {
+					return err
+				}
+				if merchants.OverCumulative(locked, earlier, p.Amount) {
+					p.Status, p.NeedsApproval = RequiresApproval, true
+				}
+			}
+		}
+		if p.Status == Processing {
 			claimID = ids.New("clm_")
 			p.dispatchAttempts = 1
 		}
@@ -571,4 +589,18 @@ func insufficient(err error) error {
 		return errs.PaymentRequired("insufficient_balance", "the available balance is lower than the payout amount; nothing was reserved")
 	}
 	return err
+}
+
+// recentByPrincipal sums the single payouts a principal made for a merchant
+// in this mode since a time that went ahead without approval (the
+// cumulative four-eyes rule): waiting, canceled and failed payouts moved no
+// money on that principal's word alone and do not count; batch rows are
+// covered by their batch's own rule.
+func recentByPrincipal(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, principal string, since time.Time) (int64, error) {
+	var sum int64
+	err := tx.QueryRow(ctx, `SELECT COALESCE(SUM(amount), 0) FROM payouts
+		WHERE merchant_id = ? AND livemode = ? AND created_by = ? AND created_at >= ? AND batch_id IS NULL
+		AND approved_by IS NULL AND status NOT IN ('requires_approval', 'canceled', 'failed')`,
+		merchantID, livemode, principal, micros(since)).Scan(&sum)
+	return sum, err
 }

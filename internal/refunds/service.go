@@ -119,6 +119,16 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	}
 	if threshold != nil && amount > *threshold {
 		r.Status = RequiresApproval
+	} else if threshold != nil {
+		// A first look at the cumulative rule, to avoid sending a refund
+		// that will wait; the decision is taken again under the lock below.
+		earlier, err := recentByPrincipal(ctx, s.db, r.MerchantID, r.Livemode, r.CreatedBy, now.Add(-merchants.ApprovalWindow))
+		if err != nil {
+			return nil, err
+		}
+		if merchants.OverCumulative(threshold, earlier, amount) {
+			r.Status = RequiresApproval
+		}
 	}
 	var res *providers.RefundResult
 	if r.Status == Pending {
@@ -132,6 +142,24 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		out = *r
 		out.UpdatedAt = tx.Now()
+		// Cumulative four-eyes, decided while holding the merchant's
+		// settings row: a concurrent refund by the same principal waits
+		// here and then counts this one.
+		send := res
+		if out.Status == Pending {
+			locked, err := merchants.LockedThreshold(ctx, tx, out.MerchantID, out.Livemode)
+			if err != nil {
+				return err
+			}
+			earlier, err := recentByPrincipal(ctx, tx, out.MerchantID, out.Livemode, out.CreatedBy, out.UpdatedAt.Add(-merchants.ApprovalWindow))
+			if err != nil {
+				return err
+			}
+			if merchants.OverCumulative(locked, earlier, out.AmountMinor) {
+				// An in-process provider's answer is dropped: it moved no money.
+				out.Status, send = RequiresApproval, nil
+			}
+		}
 		if _, err := payments.ReserveRefund(ctx, tx, out.MerchantID, out.Livemode, out.PaymentIntent, out.AmountMinor); err != nil {
 			if errors.Is(err, payments.ErrExceedsRefundable) {
 				return exceeds(-1)
@@ -139,15 +167,15 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 			return intentError(err)
 		}
 		var t *transition
-		if res != nil {
-			t = applyResult(&out, *res, out.UpdatedAt)
+		if send != nil {
+			t = applyResult(&out, *send, out.UpdatedAt)
 		}
 		if err := insert(ctx, tx, &out); err != nil {
 			return err
 		}
 		var answer providers.RefundResult
-		if res != nil {
-			answer = *res
+		if send != nil {
+			answer = *send
 		}
 		return s.effects(ctx, tx, &out, true, t, answer)
 	})

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
@@ -169,4 +170,17 @@ func (s *Service) IntentsOf(ctx context.Context, p auth.Principal, refundIDs []s
 		}
 	}
 	return out, nil
+}
+
+// recentByPrincipal sums the refunds a principal made for a merchant in this
+// mode since a time that went ahead without approval (the cumulative
+// four-eyes rule): waiting, canceled and failed refunds moved no money on
+// that principal's word alone and do not count.
+func recentByPrincipal(ctx context.Context, q store.Querier, merchantID string, livemode bool, principal string, since time.Time) (int64, error) {
+	var sum int64
+	err := q.QueryRow(ctx, `SELECT COALESCE(SUM(amount_minor), 0) FROM refunds
+		WHERE merchant_id = ? AND livemode = ? AND created_by = ? AND created_at >= ? AND approved_by IS NULL
+		AND status NOT IN ('requires_approval', 'canceled', 'failed')`,
+		merchantID, livemode, principal, store.Micros(since)).Scan(&sum)
+	return sum, err
 }

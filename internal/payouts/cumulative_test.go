@@ -1,0 +1,90 @@
+package payouts_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/payd/payd/internal/app/apptest"
+)
+
+func cumulativePayout(e *apptest.Env, key string, amount int64) (int, string) {
+	r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts", Key: key,
+		Body: map[string]any{"amount": amount, "currency": "DJF", "provider": "wallet_b", "recipient_msisdn": "+25377123456"}})
+	if r.Status != 201 {
+		return r.Status, fmt.Sprintf("%d %s", r.Status, r.Body)
+	}
+	var p payout
+	r.JSON(e.T, &p)
+	return r.Status, p.Status
+}
+
+// TestFourEyesCumulative: a principal's single payouts in the window add up,
+// so splitting a payout over the threshold still waits for a second person;
+// another principal has a sum of its own.
+func TestFourEyesCumulative(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		topup(t, e, "DJF", 100_000)
+		if r := e.Post("/v1/settings", map[string]any{"approval_threshold_minor": 5000}); r.Status != 200 {
+			t.Fatalf("settings %d %s", r.Status, r.Body)
+		}
+		if _, s := cumulativePayout(e, e.SK, 4500); s != "succeeded" {
+			t.Fatalf("first half: %s", s)
+		}
+		if _, s := cumulativePayout(e, e.SK, 4500); s != "requires_approval" {
+			t.Fatalf("second half went through without approval: %s", s)
+		}
+		waiting := 0
+		for i := 0; i < 10; i++ {
+			_, s := cumulativePayout(e, e.SK2, 1000)
+			switch {
+			case s == "requires_approval":
+				waiting++
+			case s != "succeeded":
+				t.Fatalf("payout %d: %s", i, s)
+			case i >= 5:
+				t.Fatalf("payout %d of 1000 went through: over the threshold of 5000", i)
+			}
+		}
+		if waiting != 5 {
+			t.Fatalf("%d of ten payouts of 1000 wait, want 5", waiting)
+		}
+		verifyLedger(t, e)
+	})
+}
+
+// TestFourEyesCumulativeRace: concurrent small payouts by one principal are
+// decided one after the other, so no more than the threshold goes through.
+func TestFourEyesCumulativeRace(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		topup(t, e, "DJF", 100_000)
+		if r := e.Post("/v1/settings", map[string]any{"approval_threshold_minor": 5000}); r.Status != 200 {
+			t.Fatalf("settings %d %s", r.Status, r.Body)
+		}
+		const n = 8
+		statuses := make([]string, n)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				_, statuses[i] = cumulativePayout(e, e.SK, 2000)
+			}(i)
+		}
+		wg.Wait()
+		through := 0
+		for i, s := range statuses {
+			switch s {
+			case "succeeded", "processing":
+				through++
+			case "requires_approval":
+			default:
+				t.Fatalf("payout %d: %s", i, s)
+			}
+		}
+		if through != 2 {
+			t.Fatalf("%d payouts of 2000 went through without approval, want 2 (threshold 5000): %v", through, statuses)
+		}
+		verifyLedger(t, e)
+	})
+}
