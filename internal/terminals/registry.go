@@ -228,6 +228,15 @@ func (s *Service) Activate(ctx context.Context, p auth.Principal, id string, in 
 		return Terminal{}, errs.Invalid("ksn", "parameter_invalid", "ksn must be a KSN of a %s terminal (%d hex digits)", t.Model, 2*alg.KSNLength())
 	}
 	keyID := ksn.InitialKeyID()
+	// A device belongs to the merchant that first bound it, in both modes
+	// and after its terminal is deregistered: another merchant never binds it.
+	foreign, err := deviceOfAnother(ctx, s.db, keyID, p.MerchantID)
+	if err != nil {
+		return Terminal{}, err
+	}
+	if foreign {
+		return Terminal{}, errDeviceInUse()
+	}
 	out, err := s.apply(ctx, p, id, activateTransition, "ksn_key_id = ?", []any{keyID})
 	if store.IsConflict(err) {
 		return Terminal{}, errDeviceInUse()
