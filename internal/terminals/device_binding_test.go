@@ -104,20 +104,18 @@ func (b binder) testBoundAtActivation(t *testing.T, model terminals.Model) {
 	if r := b.pay(t, "", id, b.read(t, model, dev, 1)); r.Status != 201 {
 		t.Fatalf("the bound device's read: %d %s", r.Status, r.Body)
 	}
-	// The device is this terminal's: another terminal, of this merchant or
-	// another, cannot be activated with it.
-	for _, key := range []string{"", b.otherKey} {
-		r := b.h.do(t, apptest.Request{Method: "POST", Path: "/v1/terminals", Key: key,
-			Body: map[string]any{"serial_number": "SN-" + newKey(), "model": string(model)}})
-		second := r.Map(t)["id"].(string)
-		initial, _ := simulator.InitialKSN(model, dev)
-		requireError(t, b.activate(t, key, second, map[string]any{"ksn": initial.String()}), 409, "device_in_use", "ksn")
-		if r := b.h.get(t, "/v1/terminals/"+second); key == "" && r.Map(t)["status"] != "inactive" {
-			t.Fatalf("a refused activation changed the terminal: %s", r.Body)
-		}
+	// The device is this terminal's: another terminal of this merchant
+	// cannot be activated with it (another merchant's: testOtherMerchantsDevice).
+	r := b.h.do(t, apptest.Request{Method: "POST", Path: "/v1/terminals",
+		Body: map[string]any{"serial_number": "SN-" + newKey(), "model": string(model)}})
+	second := r.Map(t)["id"].(string)
+	initial, _ := simulator.InitialKSN(model, dev)
+	requireError(t, b.activate(t, "", second, map[string]any{"ksn": initial.String()}), 409, "device_in_use", "ksn")
+	if r := b.h.get(t, "/v1/terminals/"+second); r.Map(t)["status"] != "inactive" {
+		t.Fatalf("a refused activation changed the terminal: %s", r.Body)
 	}
 	// A malformed KSN names the field.
-	r := b.h.post(t, "/v1/terminals", map[string]any{"serial_number": "SN-" + newKey(), "model": string(model)})
+	r = b.h.post(t, "/v1/terminals", map[string]any{"serial_number": "SN-" + newKey(), "model": string(model)})
 	requireError(t, b.activate(t, "", r.Map(t)["id"].(string), map[string]any{"ksn": "zz"}), 400, "parameter_invalid", "ksn")
 }
 
@@ -243,14 +241,26 @@ func (b binder) testOtherMerchantsDevice(t *testing.T, model terminals.Model) {
 		if got != unknown {
 			t.Fatalf("deregistered %v: the owner's unused read on the stranger's unbound terminal answers %s, want %s", deregistered, got, unknown)
 		}
-		// Nor can the stranger activate a terminal with the device.
-		r := b.h.do(t, apptest.Request{Method: "POST", Path: "/v1/terminals", Key: b.otherKey,
-			Body: map[string]any{"serial_number": "SN-" + newKey(), "model": string(model)}})
-		second := r.Map(t)["id"].(string)
-		initial, _ := simulator.InitialKSN(model, dev)
-		if r := b.activate(t, b.otherKey, second, map[string]any{"ksn": initial.String()}); r.Status < 400 {
-			t.Fatalf("deregistered %v: the stranger bound the owner's device: %d %s", deregistered, r.Status, r.Body)
+		// Nor can the stranger bind the device: activating a terminal with
+		// it answers as activating one with a never-seen device does, and
+		// the terminal then refuses the device's reads as any other device's.
+		activated := map[string]string{}
+		for name, d := range map[string]string{"owner's": dev, "never seen": "dev-" + newKey()} {
+			r := b.h.do(t, apptest.Request{Method: "POST", Path: "/v1/terminals", Key: b.otherKey,
+				Body: map[string]any{"serial_number": "SN-" + newKey(), "model": string(model)}})
+			initial, _ := simulator.InitialKSN(model, d)
+			activated[name] = r.Map(t)["id"].(string)
+			activated[name+" body"] = terminalBody(t, b.activate(t, b.otherKey, activated[name], map[string]any{"ksn": initial.String()}))
 		}
+		if activated["owner's body"] != activated["never seen body"] {
+			t.Fatalf("deregistered %v: activation with the owner's device answers %s, with a never-seen one %s",
+				deregistered, activated["owner's body"], activated["never seen body"])
+		}
+		b.h.requireNothingWritten(t, activated["owner's"], func() {
+			if got := errorBody(t, b.pay(t, b.otherKey, activated["owner's"], unused)); got != unknown {
+				t.Fatalf("deregistered %v: the owner's read on the stranger's terminal activated with it: %s", deregistered, got)
+			}
+		})
 	}
 	// The owner moves the device to a new terminal and uses the read.
 	next := b.terminal(t, "", model, dev)
@@ -268,6 +278,25 @@ func errorBody(t *testing.T, r *apptest.Response) string {
 	var m map[string]map[string]any
 	r.JSON(t, &m)
 	delete(m["error"], "request_id")
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%d %s", r.Status, out)
+}
+
+// terminalBody is a terminal answer's status and body without what differs
+// between any two terminals (id, serial number, times).
+func terminalBody(t *testing.T, r *apptest.Response) string {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	for _, k := range []string{"id", "serial_number", "created_at", "activated_at"} {
+		if _, ok := m[k]; !ok {
+			t.Fatalf("terminal without %s: %d %s", k, r.Status, r.Body)
+		}
+		delete(m, k)
+	}
 	out, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
