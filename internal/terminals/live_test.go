@@ -283,6 +283,48 @@ func TestLiveCardPresent(t *testing.T) {
 			}
 		})
 
+		t.Run("another merchant's device", func(t *testing.T) {
+			// Live: a device bound to merchant A answers merchant B exactly as
+			// a device payd never saw does, at activation and on a read, and
+			// A's terminal still takes A's read.
+			owner, stranger := goLiveCard(t, h, s, "wallet_a", "5s"), goLiveCard(t, h, s, "wallet_a", "5s")
+			bdk, err := dukpt.ParseKey(liveBDKTDES)
+			if err != nil {
+				t.Fatal(err)
+			}
+			neverSeenID := "dev-" + newKey()
+			neverSeen, err := simulator.NewDeviceWithBDK(terminals.Countertop, neverSeenID, bdk, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ownersRead := owner.body(t, cardgateway.CardApproved, 300)
+			activated := map[string]string{}
+			for name, devID := range map[string]string{"owner's": owner.termID, "never seen": neverSeenID} {
+				r := stranger.post(t, "/v1/terminals", map[string]any{"serial_number": "LIVE-" + newKey(), "model": "countertop", "outlet_id": "outlet_live"}, newKey())
+				initial, err := simulator.InitialKSN(terminals.Countertop, devID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				activated[name] = r.Map(t)["id"].(string)
+				activated[name+" body"] = terminalBody(t, stranger.post(t, "/v1/terminals/"+activated[name]+"/activate", map[string]any{"ksn": initial.String()}, newKey()))
+			}
+			if activated["owner's body"] != activated["never seen body"] {
+				t.Fatalf("activation with the owner's device answers %s, with a never-seen one %s", activated["owner's body"], activated["never seen body"])
+			}
+			unknown := errorBody(t, stranger.pay(t, h.payment(t, neverSeen, cardgateway.CardApproved, 300, readOpts{}), newKey()))
+			for _, term := range []string{stranger.termID, activated["owner's"]} {
+				h.requireNothingWritten(t, term, func() {
+					got := errorBody(t, stranger.post(t, "/v1/terminals/"+term+"/payments", ownersRead, newKey()))
+					if got != unknown {
+						t.Fatalf("the owner's read on the stranger's terminal %s answers %s, a never-seen device's %s", term, got, unknown)
+					}
+				})
+			}
+			if in := decodeIntent(t, owner.pay(t, ownersRead, newKey()), 201); in.Status != "succeeded" {
+				t.Fatalf("the owner's read: %+v", in)
+			}
+		})
+
 		t.Run("no live card gateway connection", func(t *testing.T) {
 			lc := goLiveCard(t, h, s, "bank_a", "5s")
 			body := lc.body(t, cardgateway.CardApproved, 500)

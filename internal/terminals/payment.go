@@ -265,12 +265,24 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		payID, resumed = "", ""
 		now := store.Micros(tx.Now())
+		// A device belongs to the merchant that first bound it, whatever
+		// the mode and even after its terminal is deregistered. The query
+		// runs for every read, so a device of another merchant is refused
+		// after the same work, and with the same answer, as a device that
+		// is not this terminal's.
+		foreign, err := deviceOfAnother(ctx, tx, keyID, p.MerchantID)
+		if err != nil {
+			return err
+		}
+		if foreign {
+			return errNotThisDevice()
+		}
 		res, err := tx.Exec(ctx, `UPDATE terminals SET ksn_counter = ?, ksn_key_id = ?
 			WHERE id = ? AND merchant_id = ? AND livemode = ? AND status = ? AND ksn_counter < ? AND (ksn_key_id IS NULL OR ksn_key_id = ?)`,
 			int64(counter), keyID, t.ID, p.MerchantID, p.Livemode, string(Active), int64(counter), keyID)
 		if store.IsConflict(err) {
 			// The device is bound to another terminal (terminals_device).
-			return decryptionFailed("ksn", "ksn belongs to a device bound to another terminal", nil)
+			return errNotThisDevice()
 		}
 		if err != nil {
 			return err
@@ -297,7 +309,7 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 		case cur.Status != Active:
 			return errs.InvalidState("terminal %s is %s and cannot take payments", cur.ID, cur.Status)
 		case cur.KSNKeyID != "" && cur.KSNKeyID != keyID:
-			return decryptionFailed("ksn", "ksn belongs to another device key than the one this terminal encrypts with", nil)
+			return errNotThisDevice()
 		}
 		err = tx.QueryRow(ctx, `SELECT id, status FROM terminal_payments WHERE terminal_id = ? AND ksn_counter = ? AND principal_id = ?
 			AND idempotency_key = ? AND amount_minor = ? AND currency = ?`,
@@ -308,6 +320,22 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 		return err
 	})
 	return payID, resumed, err
+}
+
+// errNotThisDevice is the one refusal of a read of a device the terminal
+// cannot use: another device than the one it is bound to, a device bound to
+// another terminal, or a device of another merchant. It is the same answer
+// for all of them, so it tells nobody whether the device exists elsewhere.
+func errNotThisDevice() error {
+	return decryptionFailed("ksn", "ksn does not belong to a device this terminal can use", nil)
+}
+
+// deviceOfAnother reports whether the device key was ever bound to a
+// terminal (of any status or mode) of a merchant other than merchantID.
+func deviceOfAnother(ctx context.Context, q store.Querier, keyID, merchantID string) (bool, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM terminals WHERE ksn_key_id = ? AND merchant_id <> ?`, keyID, merchantID).Scan(&n)
+	return n > 0, err
 }
 
 // errKSNReplayed is the refusal of a KSN already used, on this terminal or

@@ -204,7 +204,8 @@ type ActivateParams struct {
 // Activate enables transaction processing on an inactive terminal and, when
 // the device's KSN is given, binds the terminal to that device. A device is
 // bound to one terminal (that is not deregistered) in the whole system: a KSN
-// of a device another terminal holds is a 409 device_in_use.
+// of a device another terminal of this merchant holds is a 409
+// device_in_use; another merchant's device answers as an unknown one.
 func (s *Service) Activate(ctx context.Context, p auth.Principal, id string, in ActivateParams) (Terminal, error) {
 	if in.KSN == nil && p.Livemode {
 		// A live terminal never learns its device from whatever read
@@ -228,11 +229,47 @@ func (s *Service) Activate(ctx context.Context, p auth.Principal, id string, in 
 		return Terminal{}, errs.Invalid("ksn", "parameter_invalid", "ksn must be a KSN of a %s terminal (%d hex digits)", t.Model, 2*alg.KSNLength())
 	}
 	keyID := ksn.InitialKeyID()
-	out, err := s.apply(ctx, p, id, activateTransition, "ksn_key_id = ?", []any{keyID})
+	// A device belongs to the merchant that first bound it, in both modes
+	// and after its terminal is deregistered: another merchant never binds
+	// it. To that merchant it answers as a device payd never saw does: the
+	// activation succeeds, after the same work, but binds the terminal to
+	// no device anyone has (unusableKeyID), so every read is refused as not
+	// this terminal's device.
+	bind, err := s.bindingFor(ctx, p, id, keyID)
+	if err != nil {
+		return Terminal{}, err
+	}
+	out, err := s.apply(ctx, p, id, activateTransition, "ksn_key_id = ?", []any{bind})
 	if store.IsConflict(err) {
-		return Terminal{}, errDeviceInUse()
+		// Bound meanwhile: by another terminal of this merchant (which
+		// this merchant may know), or by another merchant's.
+		if bind, err = s.bindingFor(ctx, p, id, keyID); err != nil {
+			return Terminal{}, err
+		}
+		if bind == keyID {
+			return Terminal{}, errDeviceInUse()
+		}
+		out, err = s.apply(ctx, p, id, activateTransition, "ksn_key_id = ?", []any{bind})
 	}
 	return out, err
+}
+
+// bindingFor is the device key id an activation of terminal id with keyID
+// records: keyID itself, or, for a device of another merchant, a key id no
+// device has.
+func (s *Service) bindingFor(ctx context.Context, p auth.Principal, id, keyID string) (string, error) {
+	foreign, err := deviceOfAnother(ctx, s.db, keyID, p.MerchantID)
+	if err != nil || !foreign {
+		return keyID, err
+	}
+	return unusableKeyID(id), nil
+}
+
+// unusableKeyID is the device key id of a terminal activated with another
+// merchant's device: unique per terminal (terminals_device) and never a
+// KSN's key id (those are hex digits only).
+func unusableKeyID(terminalID string) string {
+	return "none:" + terminalID
 }
 
 // errDeviceInUse is the refusal of a device already bound to another terminal.
