@@ -87,7 +87,7 @@ type Config struct {
 	Registry  *prometheus.Registry
 	// Uploads bounds large uploads in flight per key, per merchant and in
 	// total; the app shares one with the portal. Nil: a fresh default one.
-	Uploads *httpx.UploadSlots
+	Uploads   *httpx.UploadSlots
 	RateLimit float64 // requests per second per key; 0 disables
 	RateBurst int
 	// PublicRateLimit is requests per second per client address on public
