@@ -85,6 +85,9 @@ type Config struct {
 	Merchants *merchants.Service
 	Logger    *slog.Logger
 	Registry  *prometheus.Registry
+	// Uploads bounds large uploads in flight per key, per merchant and in
+	// total; the app shares one with the portal. Nil: a fresh default one.
+	Uploads   *httpx.UploadSlots
 	RateLimit float64 // requests per second per key; 0 disables
 	RateBurst int
 	// PublicRateLimit is requests per second per client address on public
@@ -158,8 +161,11 @@ func NewServer(cfg Config) *Server {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
+	if cfg.Uploads == nil {
+		cfg.Uploads = httpx.NewDefaultUploadSlots()
+	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newHTTPMetrics(cfg.Registry),
-		uploads: httpx.NewUploadSlots(httpx.MaxUploadsPerKey), maxPausing: maxPausing, patience: connLostPatience}
+		uploads: cfg.Uploads, maxPausing: maxPausing, patience: connLostPatience}
 	if cfg.RateLimit > 0 {
 		s.limiter = newRateLimiter(cfg.RateLimit, cfg.RateBurst)
 	}
@@ -305,7 +311,7 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 				}
 			}
 			if rt.upload {
-				release, ok := s.uploads.Acquire(p.ID, r)
+				release, ok := s.uploads.Acquire(p.ID, p.MerchantID, r)
 				if !ok {
 					httpx.RefuseUpload(w)
 					WriteError(w, r, errTooManyUploads())

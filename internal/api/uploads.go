@@ -17,8 +17,10 @@ import (
 // spools its body to a private temporary file while hashing it for the
 // idempotency check, and its handler parses it from there as a stream; each
 // run of the request (an idempotent request may run again) reads the file
-// afresh. Large uploads from one key also take one of a few slots, so one
-// key cannot make the process parse dozens at once.
+// afresh. Large uploads also take a slot (a few per key, a few per merchant
+// whatever its number of keys, a bounded number per process), so neither
+// one key nor many keys of one merchant can make the process parse dozens
+// at once.
 
 // Upload marks a route that takes bulk uploads: its body is spooled to disk
 // (see BodyReader) and large bodies take a per-key upload slot.
@@ -26,7 +28,7 @@ func Upload() RouteOption { return func(r *route) { r.upload = true } }
 
 func errTooManyUploads() error {
 	return &errs.Error{Kind: errs.KindRateLimited, Code: "too_many_uploads",
-		Message: "this key already has " + strconv.Itoa(httpx.MaxUploadsPerKey) + " large uploads in progress; retry when one has finished",
+		Message: "too many large uploads in progress (at most " + strconv.Itoa(httpx.MaxUploadsPerKey) + " per key and " + strconv.Itoa(httpx.MaxUploadsPerMerchant) + " per merchant at once); retry when one has finished",
 		Extra:   map[string]any{"retry_after": "1"}}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/banking"
 	"github.com/payd/payd/internal/disputes"
+	"github.com/payd/payd/internal/httpx"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/payouts"
@@ -45,7 +46,10 @@ type Main struct {
 	Registry  *prometheus.Registry
 	Merchants *merchants.Service
 	API       *api.Server
-	Jobs      *jobs.Runner
+	// Uploads bounds the large uploads in flight in this process (per key,
+	// per merchant, in total), shared by the API and the portal.
+	Uploads *httpx.UploadSlots
+	Jobs    *jobs.Runner
 
 	listener  net.Listener
 	server    *http.Server
@@ -119,9 +123,10 @@ func (m *Main) Open(ctx context.Context) error {
 			Help: "Units of work committed by this process (a request's writes, a background job's transaction); divided by payd_db_commits_total, the units per commit."},
 			func() float64 { _, u := db.CommitCounts(); return float64(u) }))
 	m.Jobs = jobs.NewRunner(db, m.Logger)
+	m.Uploads = httpx.NewDefaultUploadSlots()
 	m.API = api.NewServer(api.Config{DB: db, Merchants: m.Merchants, Logger: m.Logger, Registry: m.Registry,
 		RateLimit: m.Config.RateLimit, RateBurst: m.Config.RateBurst, PublicRateLimit: publicRate(m.Config.PublicRateLimit),
-		IdempotencyLease: m.Config.IdempotencyLease})
+		IdempotencyLease: m.Config.IdempotencyLease, Uploads: m.Uploads})
 	return m.wire(ctx)
 }
 

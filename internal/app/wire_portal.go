@@ -18,7 +18,7 @@ func wirePortal(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	p, err := portal.New(portal.Config{DB: m.DB, Merchants: m.Merchants, Box: box, Logger: m.Logger, PublicURL: m.Config.PublicURL})
+	p, err := portal.New(portal.Config{DB: m.DB, Merchants: m.Merchants, Box: box, Logger: m.Logger, PublicURL: m.Config.PublicURL, Uploads: m.Uploads})
 	if err != nil {
 		return err
 	}

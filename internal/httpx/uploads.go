@@ -9,56 +9,91 @@ import (
 // once; another answers 429 too_many_uploads.
 const MaxUploadsPerKey = 2
 
+// MaxUploadsPerMerchant is how many large uploads all of one merchant's keys
+// and portal users together may have in flight at once, whatever the number
+// of keys; another answers 429 too_many_uploads.
+const MaxUploadsPerMerchant = 4
+
+// MaxUploadsPerProcess is how many large uploads the whole process (API and
+// portal together, all merchants) parses at once; another answers 429
+// too_many_uploads. With spooling to disk and streamed parsing, this bounds
+// the memory large uploads can hold.
+const MaxUploadsPerProcess = 8
+
 // largeUpload is the body size past which an upload takes a slot (as does
 // one of unknown length, chunked): the ordinary JSON limit (the API's
 // DefaultMaxBody).
 const largeUpload = 1 << 20
 
 // UploadSlots counts the large uploads in flight per principal (an API key,
-// or a portal user). An entry lives only while its principal has one in
-// flight, so the map is bounded by the requests being served.
+// or a portal user), per merchant and in total. An entry lives only while
+// its principal (merchant) has one in flight, so the maps are bounded by the
+// requests being served. One UploadSlots is shared by the API and the
+// portal, so the total holds for the process.
 type UploadSlots struct {
-	mu   sync.Mutex
-	max  int
-	busy map[string]int
+	mu          sync.Mutex
+	max         int
+	maxMerchant int
+	maxTotal    int
+	busy        map[string]int
+	merchants   map[string]int
+	total       int
 }
 
-// NewUploadSlots makes slots allowing each principal max large uploads at
-// once.
-func NewUploadSlots(max int) *UploadSlots { return &UploadSlots{max: max, busy: map[string]int{}} }
+// NewUploadSlots makes slots allowing each principal perKey large uploads at
+// once, each merchant perMerchant and the whole set total.
+func NewUploadSlots(perKey, perMerchant, total int) *UploadSlots {
+	return &UploadSlots{max: perKey, maxMerchant: perMerchant, maxTotal: total,
+		busy: map[string]int{}, merchants: map[string]int{}}
+}
+
+// NewDefaultUploadSlots makes slots with payd's limits: MaxUploadsPerKey,
+// MaxUploadsPerMerchant and MaxUploadsPerProcess.
+func NewDefaultUploadSlots() *UploadSlots {
+	return NewUploadSlots(MaxUploadsPerKey, MaxUploadsPerMerchant, MaxUploadsPerProcess)
+}
 
 // Acquire takes one of principal's slots when r's body is large: over the
 // ordinary JSON limit, or of unknown length (chunked). It reports false when all
-// of principal's slots are in use, having read nothing of the body; the
-// caller then refuses r (see RefuseUpload). Otherwise the caller calls
-// release once r is served; a small body takes no slot.
-func (u *UploadSlots) Acquire(principal string, r *http.Request) (release func(), ok bool) {
+// of principal's slots, all of merchant's or all of the process's are in
+// use, having read nothing of the body; the caller then refuses r (see
+// RefuseUpload). Otherwise the caller calls release once r is served; a
+// small body takes no slot.
+func (u *UploadSlots) Acquire(principal, merchant string, r *http.Request) (release func(), ok bool) {
 	if r.ContentLength >= 0 && r.ContentLength <= largeUpload {
 		return func() {}, true
 	}
-	if !u.take(principal) {
+	if !u.take(principal, merchant) {
 		return nil, false
 	}
-	return func() { u.release(principal) }, true
+	var once sync.Once
+	return func() { once.Do(func() { u.release(principal, merchant) }) }, true
 }
 
-// take reserves a slot for key, or reports false when all of its slots are in use.
-func (u *UploadSlots) take(key string) bool {
+// take reserves a slot for key and merchant, or reports false when any of
+// the three limits is reached (then nothing is reserved).
+func (u *UploadSlots) take(key, merchant string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.busy[key] >= u.max {
+	if u.busy[key] >= u.max || u.merchants[merchant] >= u.maxMerchant || u.total >= u.maxTotal {
 		return false
 	}
 	u.busy[key]++
+	u.merchants[merchant]++
+	u.total++
 	return true
 }
 
-func (u *UploadSlots) release(key string) {
+func (u *UploadSlots) release(key, merchant string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.busy[key]--; u.busy[key] <= 0 {
 		delete(u.busy, key)
 	}
+	if u.merchants[merchant]--; u.merchants[merchant] <= 0 {
+		delete(u.merchants, merchant)
+	}
+	u.total--
 }
 
 // inFlight is the number of keys holding a slot (for tests).

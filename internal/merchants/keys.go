@@ -52,6 +52,21 @@ func insertKeyBy(ctx context.Context, tx *store.Tx, merchantID string, livemode 
 	return secret, id, err
 }
 
+// MaxActiveKeys is how many unrevoked API keys (secret and publishable
+// together) a merchant may hold in one mode; making another is refused with
+// 409 too_many_api_keys until one is revoked. Each key has its own upload and
+// rate budget, so an unbounded number of keys would multiply them.
+const MaxActiveKeys = 20
+
+// errTooManyKeys refuses a key past MaxActiveKeys.
+func errTooManyKeys(livemode bool) error {
+	mode := "test"
+	if livemode {
+		mode = "live"
+	}
+	return errs.Conflict("too_many_api_keys", "a merchant may have at most %d active %s-mode API keys; revoke one before making another", MaxActiveKeys, mode)
+}
+
 // CreateKey makes one more key. Live keys need approved KYC and at least one
 // connected live provider.
 func (s *Service) CreateKey(ctx context.Context, merchantID string, livemode bool, kind string) (NewKey, error) {
@@ -90,6 +105,13 @@ func (s *Service) createKey(ctx context.Context, merchantID string, livemode boo
 	}
 	var out NewKey
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		// The merchant's row is locked (PostgreSQL; SQLite's writers are
+		// already serialised) so two concurrent creations cannot both
+		// see room for one more key.
+		var locked string
+		if err := tx.QueryRow(ctx, "SELECT id FROM merchants WHERE id = ?"+s.db.Dialect().ForUpdate(), merchantID).Scan(&locked); err != nil {
+			return err
+		}
 		identity := ""
 		if rolls != "" {
 			err := tx.QueryRow(ctx, "SELECT identity FROM api_keys WHERE id = ? AND merchant_id = ? AND livemode = ? AND kind = ? AND revoked_at IS NULL",
@@ -104,6 +126,14 @@ func (s *Service) createKey(ctx context.Context, merchantID string, livemode boo
 				return err
 			}
 			tx.AfterCommit(func() { s.cache.purgeKeyID(rolls) })
+		}
+		var active int
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM api_keys WHERE merchant_id = ? AND livemode = ? AND revoked_at IS NULL",
+			merchantID, livemode).Scan(&active); err != nil {
+			return err
+		}
+		if active >= MaxActiveKeys {
+			return errTooManyKeys(livemode)
 		}
 		secret, id, err := insertKeyBy(ctx, tx, merchantID, livemode, kind, userID, identity)
 		if err != nil {

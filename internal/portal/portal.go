@@ -48,6 +48,9 @@ type Config struct {
 	Box       *secretbox.Box
 	Logger    *slog.Logger
 	PublicURL string
+	// Uploads bounds large uploads in flight per user, per merchant and in
+	// total; the app shares the API's. Nil: a fresh default one.
+	Uploads *httpx.UploadSlots
 }
 
 // Portal serves the merchant portal.
@@ -88,12 +91,15 @@ func New(cfg Config) (*Portal, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Uploads == nil {
+		cfg.Uploads = httpx.NewDefaultUploadSlots()
+	}
 	pages, err := loadPages()
 	if err != nil {
 		return nil, err
 	}
 	return &Portal{cfg: cfg, pages: pages, httpsPublic: strings.HasPrefix(cfg.PublicURL, "https://"),
-		hashing: make(chan struct{}, 4), uploads: httpx.NewUploadSlots(httpx.MaxUploadsPerKey)}, nil
+		hashing: make(chan struct{}, 4), uploads: cfg.Uploads}, nil
 }
 
 // Cleanup deletes expired sessions and old login failures; the app runs it
@@ -259,7 +265,7 @@ func (p *Portal) pageLimit(need role, limit int64, h pageHandler) http.Handler {
 		if r.Method == http.MethodPost {
 			// A large upload takes one of the user's slots before its body
 			// is read, so one user cannot make the process parse many at once.
-			release, ok := p.uploads.Acquire(sess.UserID, r)
+			release, ok := p.uploads.Acquire(sess.UserID, sess.MerchantID, r)
 			if !ok {
 				p.tooManyUploads(w, r, c)
 				return
@@ -361,12 +367,13 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, c *reqCtx, err err
 }
 
 // tooManyUploads refuses an upload while the user already has
-// httpx.MaxUploadsPerKey large ones in flight: 429 with Retry-After, the body
-// left unread.
+// httpx.MaxUploadsPerKey large ones in flight (or the merchant
+// httpx.MaxUploadsPerMerchant, or the process its total): 429 with
+// Retry-After, the body left unread.
 func (p *Portal) tooManyUploads(w http.ResponseWriter, r *http.Request, c *reqCtx) {
 	httpx.RefuseUpload(w)
 	w.Header().Set("Retry-After", "1")
-	msg := fmt.Sprintf("You already have %d large uploads in progress. Wait for one to finish, then upload this file again.", httpx.MaxUploadsPerKey)
+	msg := fmt.Sprintf("Too many large uploads in progress (at most %d per user and %d per merchant at once). Wait for one to finish, then upload this file again.", httpx.MaxUploadsPerKey, httpx.MaxUploadsPerMerchant)
 	p.render(w, r, c, http.StatusTooManyRequests, "error", &view{Title: "Too many uploads", Error: msg, ErrorCode: "too_many_uploads"})
 }
 
