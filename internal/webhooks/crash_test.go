@@ -55,7 +55,9 @@ func TestCrashBeforeDelivery(t *testing.T) {
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			dbURL := storetest.URL(t, eng)
-			env := []string{"PAYD_DATABASE_URL=" + dbURL, "PAYD_WEBHOOK_RETRY_SCHEDULE=" + strings.Repeat("300ms,", 30) + "300ms"}
+			// Every process shares one secrets key (serve refuses PostgreSQL without one).
+			env := []string{"PAYD_DATABASE_URL=" + dbURL, "PAYD_SECRETS_KEY=" + strings.Repeat("5c", 32),
+				"PAYD_WEBHOOK_RETRY_SCHEDULE=" + strings.Repeat("300ms,", 30) + "300ms"}
 			out := testutil.NewProcess(t, bin, env...).Run("merchant", "create", "--name", "Crash test", "--json")
 			var m struct {
 				SecretKeys []string `json:"secret_keys"`
