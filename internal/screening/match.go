@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // scoring holds the constants of the name score. A screened name and a listed
@@ -51,6 +52,7 @@ func (l *List) Screen(name string, opts Options) Result {
 // screen returns the entries scoring at least floor; ok is false when name
 // has nothing to screen.
 func (l *List) screen(name string, floor float64, sc scoring) (found []Match, ok bool) {
+	name = boundedName(name)
 	q := newQuery(name, false)
 	if len(q.words) == 0 {
 		return nil, false
@@ -78,6 +80,23 @@ func (l *List) screen(name string, floor float64, sc scoring) (found []Match, ok
 		}
 	}
 	return found, true
+}
+
+// boundedName returns the first MaxNameBytes of name, cut at a rune
+// boundary. No listed name is longer, payd's callers accept 140 characters,
+// and only the first maxQueryWords words are compared anyway; the bound makes
+// the work of one screening independent of what a caller let through (some
+// steps, such as finding the letters around a run of hyphens, cost more
+// than linear time in the name's length).
+func boundedName(name string) string {
+	if len(name) <= MaxNameBytes {
+		return name
+	}
+	cut := MaxNameBytes
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut]
 }
 
 // mergeMatches keeps the better match of each entry of a and b, best first,

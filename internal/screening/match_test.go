@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 func fixtureList(t *testing.T) *List {
@@ -251,5 +253,33 @@ func TestExplanations(t *testing.T) {
 		if r := l.Screen(n, Options{}); r.Status != StatusClear {
 			t.Errorf("Screen(%q) = %+v, want clear", n, r)
 		}
+	}
+}
+
+// TestScreenBoundsLongNames: Screen reads at most MaxNameBytes of a name,
+// whatever its caller accepted, so one name costs bounded work: a run of
+// 100,000 hyphens took seconds (each hyphen looked along the whole run for
+// the next letter) and now takes well under a second even on a busy
+// machine. A listed name at the start of an over-long name still hits.
+func TestScreenBoundsLongNames(t *testing.T) {
+	l := evalList(t)
+	for _, name := range []string{
+		"a" + strings.Repeat("-", 100_000) + "b",
+		strings.Repeat("\u0301", 100_000),
+		strings.Repeat("박영식 ", 30_000),
+	} {
+		start := time.Now()
+		l.Screen(name, Options{})
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("Screen(%.20q... of %d bytes) took %v", name, len(name), d)
+		}
+	}
+	long := "Nicolas Maduro Moros " + strings.Repeat("x", 2*MaxNameBytes)
+	if r := l.Screen(long, Options{}); r.Status != StatusHit || r.Matches[0].EntryID != 22790 {
+		t.Errorf("Screen(listed name + %d bytes) = %+v, want a hit on 22790", 2*MaxNameBytes, r)
+	}
+	// The cut falls on a rune boundary.
+	if got := boundedName(strings.Repeat("a", MaxNameBytes-1) + "é"); got != strings.Repeat("a", MaxNameBytes-1) {
+		t.Errorf("boundedName cut inside a rune: %q", got[len(got)-2:])
 	}
 }
