@@ -2,6 +2,7 @@ package screening
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,38 @@ func BenchmarkScreenVaried(b *testing.B) {
 		l.words.reset()
 		l.Screen(names[i%len(names)], Options{})
 		i++
+	}
+}
+
+// readingNames are names screened in more than one reading (Hangul, Hebrew
+// and kanji readings, letters spelled out, initials, a surname alone), and
+// the costliest names of 140 characters (the most payd's callers accept)
+// found for these readings: 140 Hangul syllables (four readings of 64
+// words), a run of 64 spelled-out letters (divided by the list's words) and
+// a mix of every script read more ways.
+var readingNames = []struct{ label, name string }{
+	{"hangul", "박영식"},
+	{"hebrew", "ניקולס מדורו"},
+	{"kanji", "高山清司"},
+	{"spelled", "U S A M A B I N L A D I N"},
+	{"initials", "N. Maduro Moros"},
+	{"surname", "maduro"},
+	{"worst-hangul140", string([]rune(strings.Repeat("박영식정경택", 24))[:140])},
+	{"worst-spelled64", strings.Join(strings.Split("USAMABINLADINNICOLASMADUROMOROSHASANDAHIRAWEYSABCDEFGHIJKLMNOPQR", ""), " ")},
+	{"worst-mix140", string([]rune(strings.Repeat("박영식 ניקולס 高山清司 ニコラス Us-ama La-din ", 6))[:140])},
+}
+
+// BenchmarkScreenReadings screens each of readingNames against the full
+// list with the word cache emptied before every name.
+func BenchmarkScreenReadings(b *testing.B) {
+	l := fullList(b)
+	for _, n := range readingNames {
+		b.Run(n.label, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				l.words.reset()
+				l.Screen(n.name, Options{})
+			}
+		})
 	}
 }
