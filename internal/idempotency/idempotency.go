@@ -60,6 +60,8 @@ import (
 	"fmt"
 	"hash"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/payd/payd/internal/errs"
@@ -243,6 +245,44 @@ type Claim struct {
 	// keeping, once a recovery point committed, stops the renewal of the
 	// key's lease (keepLease).
 	keeping chan struct{}
+	// leases are the latest locked_until values this run wrote to its key's
+	// row, or may have (a statement whose outcome is unknown, a transaction
+	// not committed yet): while the key is this run's, its row holds one of
+	// them. A run that took the key over writes its own, so a renewal or a
+	// release of this run (keepLease, releaseLater, a later transaction)
+	// that lands after a takeover changes nothing. leaseMu guards it (the
+	// renewals run on their own goroutine).
+	leaseMu sync.Mutex
+	leases  []int64
+}
+
+// maxLeases bounds Claim.leases: the row holds one of the latest values
+// written (at most two writers, the run and its renewals, overtake each
+// other); older ones belong to leases long run out.
+const maxLeases = 16
+
+// wrote records, before it is sent, a lease this run writes to its key.
+func (c *Claim) wrote(until int64) {
+	c.leaseMu.Lock()
+	defer c.leaseMu.Unlock()
+	if len(c.leases) == maxLeases {
+		c.leases = append(c.leases[:0], c.leases[1:]...)
+	}
+	c.leases = append(c.leases, until)
+}
+
+// ours is the condition that the key's row still holds a lease this run
+// wrote (and its arguments); ok is false when it wrote none.
+func (c *Claim) ours() (cond string, args []any, ok bool) {
+	c.leaseMu.Lock()
+	defer c.leaseMu.Unlock()
+	if len(c.leases) == 0 {
+		return "", nil, false
+	}
+	for _, l := range c.leases {
+		args = append(args, l)
+	}
+	return " AND locked_until IN (?" + strings.Repeat(", ?", len(args)-1) + ")", args, true
 }
 
 type claimKey struct{}
@@ -406,11 +446,13 @@ func (c *Claim) openEarly(ctx context.Context, tx *store.Tx, first bool) error {
 		// Ours already (after a recovery point) or taken over from a run
 		// that ended: renew the lease, on the lease we saw when resuming so
 		// that of two retries only one takes over.
-		var seen *int64
 		if first {
-			seen = &c.resume.lockedUntil
+			return c.renew(ctx, tx, lease, &c.resume.lockedUntil)
 		}
-		return c.renew(ctx, tx, lease, seen)
+		// A later transaction of this run renews the lease only if the
+		// key is still this run's: a run that took it over (this one's
+		// lease ran out while it was cut off) goes on alone.
+		return c.renew(ctx, tx, lease, nil)
 	}
 	inserted, err := c.insertInFlight(ctx, tx, nil, nil)
 	if err != nil || inserted {
@@ -444,6 +486,7 @@ func (c *Claim) openEarly(ctx context.Context, tx *store.Tx, first bool) error {
 		c.err = ErrInUse
 		return errClaimed
 	}
+	c.wrote(lease)
 	_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET method = ?, path = ?, request_hash = ?, state = 'in_flight', status_code = NULL,
 		content_type = NULL, body = NULL, recovery_point = NULL, recovery_ref = NULL, locked_until = ?, created_at = ?`+keyWhere,
 		r.keyArgs(r.Method, r.Path, r.Hash, lease, store.Micros(now))...)
@@ -471,27 +514,39 @@ const onConflictNothing = ` ON CONFLICT (merchant_id, livemode, principal_id, id
 // inFlightInsert is the INSERT of the key's row in flight at now.
 func (c *Claim) inFlightInsert(now time.Time, point, ref any) (string, []any) {
 	r := c.req
+	lease := store.Micros(now.Add(r.lease()))
+	c.wrote(lease)
 	return `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash,
 		state, recovery_point, recovery_ref, locked_until, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'in_flight', ?, ?, ?, ?)` + onConflictNothing,
 		[]any{r.MerchantID, r.Livemode, r.PrincipalID, r.Key, r.Method, r.Path, r.Hash, point, ref,
-			store.Micros(now.Add(r.lease())), store.Micros(now)}
+			lease, store.Micros(now)}
 }
 
 // errKeyTaken fails the SQLite transaction of an unread claim whose entry
 // (Tx.Enter) found the key's row there: the transaction changed nothing.
 var errKeyTaken = errors.New("idempotency: the key already has a row")
 
-// renew sets the lease of the key's in-flight row to lease; with seen, only
+// renew sets the lease of the key's in-flight row to lease: with seen, only
 // if the lease is still the one seen (so that of two runs taking the key
-// over, one wins). A row that is not there, not in flight or on another
-// lease refuses this run (409).
+// over, one wins); without, only if it is still one this run wrote. A row
+// that is not there, not in flight or on another lease refuses this run
+// (409).
 func (c *Claim) renew(ctx context.Context, tx *store.Tx, lease int64, seen *int64) error {
 	q := `UPDATE idempotency_keys SET locked_until = ?` + keyWhere + ` AND state = 'in_flight'`
 	args := c.req.keyArgs(lease)
 	if seen != nil {
 		q += ` AND locked_until = ?`
 		args = append(args, *seen)
+	} else {
+		cond, mine, ok := c.ours()
+		if !ok {
+			c.err = ErrInUse
+			return errClaimed
+		}
+		q += cond
+		args = append(args, mine...)
 	}
+	c.wrote(lease)
 	res, err := tx.Exec(ctx, q, args...)
 	if err != nil {
 		return err
@@ -607,12 +662,16 @@ func (c *Claim) Abort(ctx context.Context) error {
 	return err
 }
 
-// release ends the lease of this run's key, if it still holds it: a lease
-// that already ran out may belong to a run that took the key over since.
+// release ends the lease of this run's key, if it still holds it: once its
+// lease ran out, a run may have taken the key over (and written a lease of
+// its own, which this run leaves alone).
 func (c *Claim) release(ctx context.Context) error {
-	now := c.db.Now()
-	_, err := c.db.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight' AND locked_until > ?`,
-		append(c.req.keyArgs(store.Micros(now.Add(-ResumeGrace))), store.Micros(now))...)
+	cond, mine, ok := c.ours()
+	if !ok {
+		return nil
+	}
+	_, err := c.db.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight'`+cond,
+		append(c.req.keyArgs(store.Micros(c.db.Now().Add(-ResumeGrace))), mine...)...)
 	return err
 }
 
@@ -633,9 +692,9 @@ func (c *Claim) releaseLater(ctx context.Context) {
 
 // keepLease renews the lease of the key this run holds at a recovery point,
 // every third of the lease, until the run finishes or aborts (stopKeeping).
-// A renewal takes effect only while the lease is still running: one that
-// ran out (the database was away for a whole lease, or a test ended it) may
-// have been taken over by a retry, and this run then keeps nothing. A failed
+// A renewal takes effect only while the row holds a lease this run wrote:
+// once it ran out (the database was away for a whole lease), a retry may
+// have taken the key over, and this run then keeps nothing. A failed
 // renewal is tried again at the next tick.
 func (c *Claim) keepLease() {
 	if c.keeping != nil {
@@ -654,10 +713,15 @@ func (c *Claim) keepLease() {
 				return
 			case <-t.C:
 			}
+			cond, mine, ok := c.ours()
+			if !ok {
+				return
+			}
+			until := store.Micros(c.db.Now().Add(lease))
+			c.wrote(until)
 			ctx, cancel := context.WithTimeout(context.Background(), max(lease/3, 10*time.Millisecond))
-			now := c.db.Now()
-			res, err := c.db.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight' AND locked_until > ?`,
-				append(c.req.keyArgs(store.Micros(now.Add(lease))), store.Micros(now))...)
+			res, err := c.db.Exec(ctx, `UPDATE idempotency_keys SET locked_until = ?`+keyWhere+` AND state = 'in_flight'`+cond,
+				append(c.req.keyArgs(until), mine...)...)
 			cancel()
 			if err != nil {
 				continue
