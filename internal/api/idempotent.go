@@ -170,7 +170,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		rr := r.WithContext(ctx)
 		rr.Body = io.NopCloser(BodyReader(rr))
 		resp := newBufferedResponse()
-		herr := h(resp, rr)
+		herr := runClaimed(h, resp, rr, claim)
 		if herr != nil && store.IsConnLost(herr) && claim.Unit().Phases() == 0 && claim.Unit().Err() == nil {
 			// A read outside the unit met a dead connection: nothing of
 			// this run committed, so it simply runs again.
@@ -217,6 +217,22 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		}
 		return
 	}
+}
+
+// runClaimed runs h under claim. Should h panic, the claim is aborted
+// before the panic goes on to the outer middleware (which answers 500): the
+// run's open transaction rolls back and, past a recovery point, its key's
+// lease renewals stop and the lease is released, as for any run that ended
+// without an answer; otherwise the renewals would hold the key, every retry
+// answering 409, until they gave up.
+func runClaimed(h HandlerFunc, w http.ResponseWriter, r *http.Request, claim *idempotency.Claim) error {
+	defer func() {
+		if p := recover(); p != nil {
+			claim.Abort(context.WithoutCancel(r.Context()))
+			panic(p)
+		}
+	}()
+	return h(w, r)
 }
 
 // claim starts one run of an idempotent request. On PostgreSQL, for a route
