@@ -15,8 +15,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/payd/payd/internal/ids"
@@ -52,9 +52,14 @@ type Runner struct {
 	// Concurrency bounds how many jobs run at once in this process.
 	Concurrency int
 
-	wake    chan struct{}
-	wg      sync.WaitGroup
-	running atomic.Int32 // jobs this runner is executing, whose leases it renews
+	wake chan struct{}
+	wg   sync.WaitGroup
+	// held are the jobs this runner claimed and has not settled yet (run
+	// and recorded, or handed back), whose leases it renews. A job whose
+	// outcome could not be recorded leaves it too, so its lease runs out
+	// and it runs again.
+	heldMu sync.Mutex
+	held   map[string]struct{}
 }
 
 // DefaultLease is a claimed job's lease: how soon another process takes over
@@ -65,7 +70,7 @@ const DefaultLease = 10 * time.Second
 func NewRunner(db *store.DB, log *slog.Logger) *Runner {
 	host, _ := os.Hostname()
 	return &Runner{db: db, log: log, workerID: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), ids.Secret("", 4)),
-		handlers: map[string]Handler{}, periodic: map[string]time.Duration{},
+		handlers: map[string]Handler{}, periodic: map[string]time.Duration{}, held: map[string]struct{}{},
 		Poll: time.Second, Lease: DefaultLease, Concurrency: 8, wake: make(chan struct{}, 1)}
 }
 
@@ -223,12 +228,22 @@ func (r *Runner) claim(ctx context.Context, n int) ([]Job, error) {
 		}
 		return rows.Err()
 	})
+	if err == nil {
+		r.heldMu.Lock()
+		for _, j := range out {
+			r.held[j.ID] = struct{}{}
+		}
+		r.heldMu.Unlock()
+	}
 	return out, err
 }
 
 func (r *Runner) execute(ctx context.Context, j Job) {
-	r.running.Add(1)
-	defer r.running.Add(-1)
+	defer func() {
+		r.heldMu.Lock()
+		delete(r.held, j.ID)
+		r.heldMu.Unlock()
+	}()
 	h := r.handlers[j.Kind]
 	var err error
 	if h == nil {
@@ -260,7 +275,7 @@ func (r *Runner) execute(ctx context.Context, j Job) {
 	}
 }
 
-// keepLeases renews, every Lease/3 while any job of this runner runs, the
+// keepLeases renews, every Lease/3 while this runner holds any job, the
 // leases of all of them in one statement, until the returned stop is called
 // (it waits for the renewer to end). A renewal that fails (the database
 // away) is tried again at the next tick; a job whose lease ran out meanwhile
@@ -279,9 +294,6 @@ func (r *Runner) keepLeases(ctx context.Context) (stop func()) {
 				return
 			case <-t.C:
 			}
-			if r.running.Load() == 0 {
-				continue
-			}
 			if err := r.renew(ctx); err != nil && ctx.Err() == nil {
 				r.log.Warn("renew job leases", "err", err)
 			}
@@ -290,11 +302,21 @@ func (r *Runner) keepLeases(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// renew extends the lease of every job this runner holds.
+// renew extends the lease of every job this runner holds (none: nothing
+// to do).
 func (r *Runner) renew(ctx context.Context) error {
+	r.heldMu.Lock()
+	ids := make([]any, 0, len(r.held))
+	for id := range r.held {
+		ids = append(ids, id)
+	}
+	r.heldMu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
 	return r.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE jobs SET locked_until = ? WHERE locked_by = ? AND status = 'running'`,
-			store.Micros(tx.Now().Add(r.Lease)), r.workerID)
+		_, err := tx.Exec(ctx, `UPDATE jobs SET locked_until = ? WHERE locked_by = ? AND status = 'running' AND id IN (?`+
+			strings.Repeat(", ?", len(ids)-1)+`)`, append([]any{store.Micros(tx.Now().Add(r.Lease)), r.workerID}, ids...)...)
 		return err
 	})
 }

@@ -236,3 +236,42 @@ func TestDeadRunnersJobTakenOverWithinALease(t *testing.T) {
 		}
 	})
 }
+
+// TestUnsettledJobIsNotRenewedForever: a job whose outcome its runner could
+// not record (the database went away as it finished) stays running under
+// the runner's id; its lease must run out so that it runs again, even while
+// the runner keeps busy with other jobs: the renewals keep the leases of the
+// jobs the runner holds now, not of every row that bears its id.
+func TestUnsettledJobIsNotRenewedForever(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		r := jobs.NewRunner(db, quiet)
+		r.Lease, r.Poll = 300*time.Millisecond, 20*time.Millisecond
+		quickRan := make(chan struct{})
+		var once sync.Once
+		r.Handle("quick", func(context.Context, jobs.Job) error { once.Do(func() { close(quickRan) }); return nil })
+		slowWaited := make(chan bool, 1)
+		r.Handle("slow", func(context.Context, jobs.Job) error {
+			select {
+			case <-quickRan:
+				slowWaited <- true
+			case <-time.After(3 * time.Second):
+				slowWaited <- false
+			}
+			return nil
+		})
+		db.InTx(ctx, func(tx *store.Tx) error { return jobs.Enqueue(ctx, tx, "quick", nil, tx.Now(), "") })
+		// The quick job ran under this runner's id, whose finish never
+		// reached the database.
+		if _, err := db.Exec(ctx, "UPDATE jobs SET status = 'running', locked_by = ?, locked_until = ?, attempts = 1",
+			r.WorkerID(), store.Micros(db.Now().Add(r.Lease))); err != nil {
+			t.Fatal(err)
+		}
+		db.InTx(ctx, func(tx *store.Tx) error { return jobs.Enqueue(ctx, tx, "slow", nil, tx.Now(), "") })
+		go r.Run(ctx)
+		if !<-slowWaited {
+			t.Fatal("the unsettled job's lease was renewed while another job ran: it never ran again")
+		}
+	})
+}
