@@ -70,19 +70,27 @@ func giveUp(w http.ResponseWriter, r *http.Request, err error) {
 	WriteError(w, r, databaseUnavailable(w, err))
 }
 
-// databaseUnavailable turns a lost connection, or a commit whose outcome the
-// database never told, into 503 database_unavailable with Retry-After (set
-// on w): the request's work since its last recovery point did not commit, or
-// may not have, and a retry with the same Idempotency-Key settles it (it
-// replays the answer that committed, resumes from the recovery point, or
-// runs afresh). Any other error is returned as it is.
+// databaseUnavailable turns a database that could not take the request's
+// writes (a lost or refused connection, a server that takes no writes: a
+// standby during a failover; store.IsUnavailable), or a commit whose outcome
+// the database never told, into 503 database_unavailable with Retry-After
+// (set on w): the request's work since its last recovery point did not
+// commit, or may not have, and a retry with the same Idempotency-Key settles
+// it (it replays the answer that committed, resumes from the recovery point,
+// or runs afresh). Any other error is returned as it is.
 func databaseUnavailable(w http.ResponseWriter, err error) error {
-	if !store.IsConnLost(err) && !errors.Is(err, store.ErrCommitUnknown) {
+	if !unavailable(err) {
 		return err
 	}
 	w.Header().Set("Retry-After", "1")
 	return &errs.Error{Kind: errs.KindInternal, Status: http.StatusServiceUnavailable, Code: "database_unavailable",
 		Message: "payd could not reach its database; nothing more was done: retry the request (with the same Idempotency-Key, if it had one)", Err: err}
+}
+
+// unavailable reports whether err means the database could not take the
+// request's writes now (databaseUnavailable).
+func unavailable(err error) bool {
+	return store.IsUnavailable(err) || errors.Is(err, store.ErrCommitUnknown)
 }
 
 // idempotent runs h under an idempotency key as one unit of work: the key's
@@ -210,7 +218,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", uerr)
 			continue
 		}
-		if store.IsConnLost(uerr) || errors.Is(uerr, store.ErrCommitUnknown) {
+		if unavailable(uerr) {
 			giveUp(w, r, uerr)
 		} else {
 			WriteError(w, r, errs.Internal(uerr))

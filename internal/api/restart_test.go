@@ -122,3 +122,57 @@ func proxiedAPI(t *testing.T, name string) (*testutil.DBProxy, *store.DB, *merch
 	ms, key, newServer := apiOnDB(t, db, name)
 	return p, db, ms, key, newServer()
 }
+
+// TestWriteWhileNoDatabaseTakesWrites (PostgreSQL): while no database takes
+// writes, a write that changed nothing answers 503 database_unavailable with
+// Retry-After, never 500: a write without an Idempotency-Key whose database
+// is down, and a keyed or unkeyed write that reached a server taking no
+// writes (a standby, during a failover: SQLSTATE 25006, played here by a
+// read-only transaction).
+func TestWriteWhileNoDatabaseTakesWrites(t *testing.T) {
+	p, db, ms, key, s := proxiedAPI(t, "Write while down")
+	s.Handle("POST /v1/test/write", func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "written"}); err != nil {
+			return err
+		}
+		api.WriteJSON(w, http.StatusCreated, map[string]bool{"written": true})
+		return nil
+	})
+	s.Handle("POST /v1/test/standby", func(w http.ResponseWriter, r *http.Request) error {
+		return db.InTx(r.Context(), func(tx *store.Tx) error {
+			if _, err := tx.Exec(r.Context(), "SET TRANSACTION READ ONLY"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(r.Context(), "UPDATE merchants SET name = name WHERE id = 'none'")
+			return err
+		})
+	})
+	send := func(path, idem string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", path, strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		if idem != "" {
+			req.Header.Set("Idempotency-Key", idem)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		return w
+	}
+	unavailable := func(what string, w *httptest.ResponseRecorder) {
+		t.Helper()
+		if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), `"database_unavailable"`) || w.Header().Get("Retry-After") == "" {
+			t.Errorf("%s: %d %s (Retry-After %q), want 503 database_unavailable with Retry-After", what, w.Code, w.Body, w.Header().Get("Retry-After"))
+		}
+	}
+	unavailable("a keyed write reaching a standby", send("/v1/test/standby", "standby-1"))
+	unavailable("an unkeyed write reaching a standby", send("/v1/test/standby", ""))
+	if w := send("/v1/test/write", ""); w.Code != http.StatusCreated {
+		t.Fatalf("before: %d %s", w.Code, w.Body)
+	}
+	p.Down()
+	unavailable("an unkeyed write while down", send("/v1/test/write", ""))
+	p.Up()
+	if w := send("/v1/test/write", ""); w.Code != http.StatusCreated {
+		t.Errorf("once up again: %d %s", w.Code, w.Body)
+	}
+}

@@ -6,6 +6,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -332,9 +333,11 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 			}
 		}
 		if err := h(w, r); err != nil {
-			if r.Method == http.MethodGet || r.Method == http.MethodHead {
-				// A read changed nothing: one whose database connection
-				// was lost or refused is a 503 to retry, not a fault.
+			if !errors.Is(err, store.ErrCommitUnknown) {
+				// A read, or a write that did not commit, changed
+				// nothing: one whose database was lost, refused or took
+				// no writes is a 503 to retry, not a fault. (A write
+				// whose commit may have landed is not "nothing done".)
 				giveUp(w, r, err)
 				return
 			}
