@@ -144,6 +144,4 @@ func breaches(ctx context.Context, q store.Querier, r sourceRule) ([]SourceFault
 }
 
 // inList is "(?, ?, …)" with n placeholders.
-func inList(n int) string {
-	return "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
-}
+func inList(n int) string { return "(" + store.Placeholders(n) + ")" }
