@@ -60,7 +60,6 @@ import (
 	"fmt"
 	"hash"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -282,7 +281,7 @@ func (c *Claim) ours() (cond string, args []any, ok bool) {
 	for _, l := range c.leases {
 		args = append(args, l)
 	}
-	return " AND locked_until IN (?" + strings.Repeat(", ?", len(args)-1) + ")", args, true
+	return " AND locked_until IN (" + store.Placeholders(len(args)) + ")", args, true
 }
 
 type claimKey struct{}

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -315,8 +314,8 @@ func (r *Runner) renew(ctx context.Context) error {
 		return nil
 	}
 	return r.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE jobs SET locked_until = ? WHERE locked_by = ? AND status = 'running' AND id IN (?`+
-			strings.Repeat(", ?", len(ids)-1)+`)`, append([]any{store.Micros(tx.Now().Add(r.Lease)), r.workerID}, ids...)...)
+		_, err := tx.Exec(ctx, `UPDATE jobs SET locked_until = ? WHERE locked_by = ? AND status = 'running' AND id IN (`+
+			store.Placeholders(len(ids))+`)`, append([]any{store.Micros(tx.Now().Add(r.Lease)), r.workerID}, ids...)...)
 		return err
 	})
 }
