@@ -147,7 +147,22 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	}
 	defer s.running.Delete(running)
 	arrived := time.Now()
+	// held is a run past a recovery point whose answer did not commit, or
+	// may not have (the database went away): the key's lease is still this
+	// request's own. It is released before the next run reads the key, so
+	// that run resumes from the point (or replays the answer, had it
+	// committed) instead of meeting the lease (409 idempotency_key_in_use);
+	// while the database is still away the release fails as the read would.
+	var held *idempotency.Claim
+	defer func() {
+		if held != nil {
+			held.Abort(context.WithoutCancel(r.Context()))
+		}
+	}()
 	for run := 1; ; run++ {
+		if held != nil && held.ReleaseLease(context.WithoutCancel(r.Context())) == nil {
+			held = nil
+		}
 		// An upload's run is the work of a whole batch (parsing and
 		// screening every row): its key is read first, so a replay costs
 		// a read, not that work.
@@ -198,6 +213,9 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		}
 		if again := s.settle(w, r, claim, resp); !again {
 			return
+		}
+		if claim.Unit().Phases() > 0 {
+			held = claim
 		}
 		// A lost connection pauses and runs again however the run
 		// began (a run after the first reads its key first): while the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
@@ -174,5 +175,41 @@ func TestWriteWhileNoDatabaseTakesWrites(t *testing.T) {
 	p.Up()
 	if w := send("/v1/test/write", ""); w.Code != http.StatusCreated {
 		t.Errorf("once up again: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestAnswerLostPastRecoveryPointResumes (PostgreSQL): a request past a
+// recovery point whose answer's commit meets a lost database runs again
+// (once the database is back) as its retry would: it resumes from the
+// point. It does not find its own key still leased to itself and answer 409
+// idempotency_key_in_use until the lease runs out.
+func TestAnswerLostPastRecoveryPointResumes(t *testing.T) {
+	p, _, ms, key, s := proxiedAPI(t, "Answer lost")
+	s.SetPausing(64, 10*time.Second)
+	runs := 0
+	s.Handle("POST /v1/test/lost_answer", func(w http.ResponseWriter, r *http.Request) error {
+		runs++
+		if rec, ok := idempotency.Resuming(r.Context()); ok {
+			api.WriteJSON(w, http.StatusCreated, map[string]string{"resumed": rec.Ref})
+			return nil
+		}
+		if err := idempotency.RecoveryPoint(r.Context(), "test.call", "obj_lost"); err != nil {
+			return err
+		}
+		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "after the point"}); err != nil {
+			return err
+		}
+		if runs == 1 {
+			// The database goes away as the answer is about to commit,
+			// and comes back a moment later.
+			p.Down()
+			time.AfterFunc(300*time.Millisecond, p.Up)
+		}
+		api.WriteJSON(w, http.StatusCreated, map[string]string{"ran": "through"})
+		return nil
+	})
+	w := postKeyed(s, key, "/v1/test/lost_answer", "lost-1")
+	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), "obj_lost") {
+		t.Fatalf("answered %d %s; want 201, resumed from obj_lost", w.Code, w.Body)
 	}
 }

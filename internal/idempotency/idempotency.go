@@ -661,6 +661,21 @@ func (c *Claim) Abort(ctx context.Context) error {
 	return err
 }
 
+// ReleaseLease ends the lease this run holds on its key at a recovery
+// point, if it still holds it, and stops its renewal; without a recovery
+// point it does nothing. It is for a run whose answer's commit failed (the
+// database went away) and whose request runs again: the next run then takes
+// the key over from the point (or replays the answer, had the commit landed)
+// instead of meeting this run's lease. An error (the database still away)
+// leaves the lease as it was.
+func (c *Claim) ReleaseLease(ctx context.Context) error {
+	c.stopKeeping()
+	if c.unit.Phases() == 0 {
+		return nil
+	}
+	return c.release(ctx)
+}
+
 // release ends the lease of this run's key, if it still holds it: once its
 // lease ran out, a run may have taken the key over (and written a lease of
 // its own, which this run leaves alone).
