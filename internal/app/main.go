@@ -143,7 +143,7 @@ func (m *Main) Open(ctx context.Context) error {
 // missing database, a wrong secrets key) is returned at once.
 func (m *Main) Run(ctx context.Context) error {
 	if m.Logger == nil {
-		m.Logger = NewLogger(os.Stderr, m.Config.LogLevel)
+		m.Logger = m.Config.Logger(os.Stderr)
 	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
