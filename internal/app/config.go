@@ -6,6 +6,7 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,7 +105,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.DBMaxConns, err = strconv.Atoi(or(getenv("PAYD_DB_MAX_CONNS"), "0")); err != nil || c.DBMaxConns < 0 {
 		return c, fmt.Errorf("PAYD_DB_MAX_CONNS: %q is not a non-negative integer", getenv("PAYD_DB_MAX_CONNS"))
 	}
-	if c.LogFormat != "json" && c.LogFormat != "text" {
+	if !slices.Contains(LogFormats, c.LogFormat) {
 		return c, fmt.Errorf("PAYD_LOG_FORMAT: %q is not json or text", c.LogFormat)
 	}
 	if c.PublicURL == "" {
