@@ -114,11 +114,17 @@ func (d Dialect) LeftPad(expr string, width int) string {
 // without statistics unless asked, and payd never asks: there it does
 // nothing.
 func (db *DB) Analyze(ctx context.Context, tables ...string) error {
+	return db.eachTableOnPostgres(ctx, "ANALYZE ", tables)
+}
+
+// eachTableOnPostgres runs statement+table for each of tables, one after
+// another, on PostgreSQL; on SQLite it does nothing.
+func (db *DB) eachTableOnPostgres(ctx context.Context, statement string, tables []string) error {
 	if db.dialect != Postgres {
 		return nil
 	}
 	for _, t := range tables {
-		if _, err := db.Exec(ctx, "ANALYZE "+t); err != nil {
+		if _, err := db.Exec(ctx, statement+t); err != nil {
 			return err
 		}
 	}
@@ -207,15 +213,7 @@ func (t *lateTx) TakeWriter(ctx context.Context) error { return t.take(ctx) }
 // sets the visibility map that index-only scans rely on after a bulk load.
 // It cannot run inside a transaction. On SQLite it does nothing.
 func (db *DB) VacuumAnalyze(ctx context.Context, tables ...string) error {
-	if db.dialect != Postgres {
-		return nil
-	}
-	for _, t := range tables {
-		if _, err := db.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return db.eachTableOnPostgres(ctx, "VACUUM ANALYZE ", tables)
 }
 
 // CheapRandomReads tells the planner, for the rest of tx, that a random
