@@ -46,8 +46,14 @@ func runBackup(ctx context.Context, e *env, args []string) error {
 	if *dbURL != "" {
 		cfg.DatabaseURL = *dbURL
 	}
-	if store.SQLitePath(cfg.DatabaseURL) == "" {
+	path := store.SQLitePath(cfg.DatabaseURL)
+	if path == "" {
 		return store.ErrBackupUnsupported
+	}
+	// Opening a path where no database is would make an empty one there
+	// (a mistyped URL), and its copy would pass for a backup.
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("backup: no database to copy: %w", err)
 	}
 	// The database is opened as it is: no migration runs, so a backup taken
 	// by a newer binary is still the running release's schema.

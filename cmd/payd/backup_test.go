@@ -129,3 +129,24 @@ func TestBackupRefusesPostgreSQL(t *testing.T) {
 		t.Fatalf("backup without --to: exit %d", code)
 	}
 }
+
+// TestBackupOfNoDatabase: `payd backup` of a SQLite path where no database
+// is (a mistyped PAYD_DATABASE_URL) fails, naming the path, and neither
+// creates an empty database there nor writes a copy of one.
+func TestBackupOfNoDatabase(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo.db")
+	to := filepath.Join(dir, "copy.db")
+	var out, errOut bytes.Buffer
+	vars := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + missing}
+	code := run(context.Background(), &env{stdout: &out, stderr: &errOut, getenv: func(k string) string { return vars[k] }},
+		[]string{"backup", "--to", to})
+	if code == 0 || !strings.Contains(errOut.String(), missing) {
+		t.Errorf("exit %d, %s%s; want a failure naming %s", code, out.String(), errOut.String(), missing)
+	}
+	for _, p := range []string{missing, to} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written", p)
+		}
+	}
+}
