@@ -47,8 +47,9 @@ var floors = [][]string{
 	{"internal/api", "internal/portal"},
 	// 9: wiring.
 	{"internal/app"},
-	// 10: payd started whole, for tests and load scenarios.
-	{"internal/app/apptest"},
+	// 10: payd started whole, for tests and load scenarios, and the keyed
+	// load that drives its processes and checks their database.
+	{"internal/app/apptest", "internal/testutil/keyedload"},
 	// 11: what starts payd and drives it from outside.
 	{"cmd", "bench", "examples", "test", "tools"},
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/payd/payd/internal/terminals"
 	"github.com/payd/payd/internal/terminals/dukpt"
 	"github.com/payd/payd/internal/terminals/simulator"
+	"github.com/payd/payd/internal/testutil/keyedload"
 )
 
 // crashBDK is the live TDES base derivation key of the card crash test.
@@ -59,24 +60,24 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 		t.Fatal(err)
 	}
 	prov := startProvider(t, sim.Config{})
-	f := &fleet{}
+	f := &keyedload.Fleet{}
 	callbacks, _ := front(t, f)
 	cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
 		"PAYD_P2PE_KEYS="+keys, "PAYD_RECONCILE_INTERVAL="+map[string]string{"reconciliation": "1s", "retry": "1m"}[settler])
 	goLive(t, cl, prov, "wallet_a")
 
-	a, ok := cl.c.post("term-register", "/v1/terminals", map[string]any{"serial_number": "CRASH-1", "model": "countertop"})
-	if !ok || a.status != 201 {
-		t.Fatalf("register: %d %s", a.status, a.body)
+	a, ok := cl.c.Post("term-register", "/v1/terminals", map[string]any{"serial_number": "CRASH-1", "model": "countertop"})
+	if !ok || a.Status != 201 {
+		t.Fatalf("register: %d %s", a.Status, a.Body)
 	}
 	var term struct{ ID string }
-	json.Unmarshal(a.body, &term)
+	json.Unmarshal(a.Body, &term)
 	initial, err := simulator.InitialKSN(terminals.Countertop, term.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, ok := cl.c.post("term-activate", "/v1/terminals/"+term.ID+"/activate", map[string]any{"ksn": initial.String()}); !ok || a.status != 200 {
-		t.Fatalf("activate: %d %s", a.status, a.body)
+	if a, ok := cl.c.Post("term-activate", "/v1/terminals/"+term.ID+"/activate", map[string]any{"ksn": initial.String()}); !ok || a.Status != 200 {
+		t.Fatalf("activate: %d %s", a.Status, a.Body)
 	}
 	bdk, err := dukpt.ParseKey(crashBDK)
 	if err != nil {
@@ -113,12 +114,12 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 			t.Fatal(err)
 		}
 		key := fmt.Sprintf("card-%d", i)
-		a, ok := cl.c.post(key, "/v1/terminals/"+term.ID+"/payments",
+		a, ok := cl.c.Post(key, "/v1/terminals/"+term.ID+"/payments",
 			map[string]any{"amount_minor": amount, "currency": "DJF", "ksn": ksn, "encrypted_payload": payload})
 		var in struct{ ID, Status string }
-		json.Unmarshal(a.body, &in)
-		if !ok || a.status != 201 || in.Status != "succeeded" {
-			t.Fatalf("payment %d: %d %s", i, a.status, a.body)
+		json.Unmarshal(a.Body, &in)
+		if !ok || a.Status != 201 || in.Status != "succeeded" {
+			t.Fatalf("payment %d: %d %s", i, a.Status, a.Body)
 		}
 		intents[key] = in.ID
 		total += amount
@@ -132,7 +133,7 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 	k := prov.kinds["cards"]
 	k.onceEach(t, "card authorisations", payments)
 	t.Logf("%d live card payments in %v: %d crashes after the gateway authorised, %d keys asked again (replayed), %d references asked, %d sends, %d 409 while a dead run held its key",
-		payments, elapsed.Round(time.Millisecond), prov.crashes, len(k.replayed), len(k.asked), cl.c.tries.Load(), cl.c.inUse.Load())
+		payments, elapsed.Round(time.Millisecond), prov.crashes, len(k.replayed), len(k.asked), cl.c.Tries.Load(), cl.c.InUse.Load())
 	if prov.crashes != crashes {
 		t.Errorf("%d crashes, want %d", prov.crashes, crashes)
 	}
@@ -142,12 +143,12 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 	if settler == "reconciliation" && len(k.asked) == 0 {
 		t.Error("reconciliation asked the gateway about no payment")
 	}
-	if strings.Contains(sumLogs(cl.f), "4242424242424242") {
+	if strings.Contains(cl.f.Logs(), "4242424242424242") {
 		t.Error("the card number is in a payd log")
 	}
 	db := cl.db(t)
-	checkAnswers(t, db, cl.c)
-	checkEffects(t, db, workload{intents: payments}, result{intents: intents, payouts: map[string]string{}})
+	keyedload.CheckAnswers(t, db, cl.c)
+	keyedload.CheckEffects(t, db, keyedload.Workload{Intents: payments}, &keyedload.Result{Intents: intents, Payouts: map[string]string{}})
 	var settled, sum int64
 	if err := db.QueryRow(t.Context(), `SELECT COUNT(*), COALESCE(SUM(amount_minor), 0) FROM terminal_payments
 				WHERE status = 'succeeded' AND payment_intent_id IS NOT NULL`).Scan(&settled, &sum); err != nil {

@@ -17,15 +17,18 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 	"github.com/payd/payd/internal/testutil"
+	"github.com/payd/payd/internal/testutil/keyedload"
 )
 
 // full asks for the full-size runs.
@@ -33,11 +36,11 @@ var full = flag.Bool("crash.full", false, "run the crash tests at full size (1,0
 
 // size is the workload of a run: 1,000 keyed requests (350 intents created
 // and confirmed, 300 payouts) with -crash.full, else 150.
-func size() workload {
+func size() keyedload.Workload {
 	if !*full {
-		return workload{intents: 50, payouts: 50}
+		return keyedload.Workload{Intents: 50, Payouts: 50}
 	}
-	return workload{intents: 350, payouts: 300}
+	return keyedload.Workload{Intents: 350, Payouts: 300}
 }
 
 const secretsKey = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
@@ -46,19 +49,19 @@ const secretsKey = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a
 // funded sandbox balance.
 type cluster struct {
 	dbURL string
-	f     *fleet
-	c     *client
+	f     *keyedload.Fleet
+	c     *keyedload.Client
 	mid   string
 	keys  []string
 }
 
 func startCluster(t *testing.T, engine storetest.Engine, n int, extraEnv ...string) *cluster {
 	t.Helper()
-	return startClusterOn(t, engine, n, &fleet{}, extraEnv...)
+	return startClusterOn(t, engine, n, &keyedload.Fleet{}, extraEnv...)
 }
 
 // startClusterOn is startCluster filling the fleet f.
-func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *fleet, extraEnv ...string) *cluster {
+func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *keyedload.Fleet, extraEnv ...string) *cluster {
 	t.Helper()
 	bin := testutil.SharedPayd(t)
 	dbURL := storetest.URL(t, engine)
@@ -71,19 +74,19 @@ func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *fleet, extr
 		"PAYD_PUBLIC_RATE_LIMIT=0", "PAYD_DB_MAX_CONNS=12", "PAYD_LOG_LEVEL=warn", "PAYD_SANCTIONS_LIST=", "PAYD_DEMO=false", "PAYD_SANDBOX_TIMEOUT_DELAY=50ms"}, extraEnv...)
 	cl := &cluster{dbURL: dbURL, f: f}
 	for i := range n {
-		cl.f.procs = append(cl.f.procs, newProc(t, bin, "payd"+string(rune('a'+i)), env))
+		cl.f.Procs = append(cl.f.Procs, keyedload.NewProc(t, bin, "payd"+string(rune('a'+i)), env))
 	}
 	var m struct {
 		MerchantID string   `json:"merchant_id"`
 		SecretKeys []string `json:"secret_keys"`
 	}
-	if err := json.Unmarshal(cl.f.procs[0].Run("merchant", "create", "--name", "Crash test", "--json"), &m); err != nil || len(m.SecretKeys) == 0 {
+	if err := json.Unmarshal(cl.f.Procs[0].Run("merchant", "create", "--name", "Crash test", "--json"), &m); err != nil || len(m.SecretKeys) == 0 {
 		t.Fatalf("merchant create: %v", err)
 	}
 	cl.mid, cl.keys = m.MerchantID, m.SecretKeys
 	errc := make(chan error, n)
-	for _, p := range cl.f.procs {
-		go func() { errc <- p.start() }()
+	for _, p := range cl.f.Procs {
+		go func() { errc <- p.Start() }()
 	}
 	for range n {
 		if err := <-errc; err != nil {
@@ -91,21 +94,21 @@ func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *fleet, extr
 		}
 	}
 	t.Cleanup(func() {
-		for _, p := range cl.f.procs {
-			p.kill()
+		for _, p := range cl.f.Procs {
+			p.Kill()
 		}
 		if t.Failed() {
-			t.Logf("logs:\n%s", sumLogs(cl.f))
+			t.Logf("logs:\n%s", cl.f.Logs())
 		}
 	})
-	cl.c = newClient(t, cl.f, m.SecretKeys[0])
+	cl.c = keyedload.NewClient(t, cl.f, m.SecretKeys[0])
 	return cl
 }
 
 func (cl *cluster) fund(t *testing.T) {
 	t.Helper()
-	if a, ok := cl.c.post("topup", "/v1/sandbox/topups", map[string]any{"currency": "DJF", "amount_minor": 10_000_000}); !ok || a.status != 201 {
-		t.Fatalf("top-up: %d %s", a.status, a.body)
+	if a, ok := cl.c.Post("topup", "/v1/sandbox/topups", map[string]any{"currency": "DJF", "amount_minor": 10_000_000}); !ok || a.Status != 201 {
+		t.Fatalf("top-up: %d %s", a.Status, a.Body)
 	}
 }
 
@@ -142,35 +145,35 @@ func TestKillDuringKeyedRequests(t *testing.T) {
 				kills = 3
 			}
 			ctx, stop := context.WithCancel(context.Background())
-			killed, killing := chaos(ctx, t, cl.f, cl.c, w.requests(), kills)
+			killed, killing := chaos(ctx, t, cl.f, cl.c, w.Requests(), kills)
 			start := time.Now()
-			res := drive(t, cl.c, w, 12, killing)
+			res := keyedload.Drive(t, cl.c, w, 12, killing, 6)
 			elapsed := time.Since(start)
 			stop()
 			k := killed()
-			for _, p := range cl.f.procs {
-				if !p.up.Load() {
-					if err := p.start(); err != nil {
+			for _, p := range cl.f.Procs {
+				if !p.Up() {
+					if err := p.Start(); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
 			t.Logf("%d keyed requests in %v: %d kills, %d sends, %d lost to a kill, %d answered 5xx, %d 409 in use, %d replayed",
-				w.requests(), elapsed.Round(time.Millisecond), k, cl.c.tries.Load(), cl.c.dropped.Load(), cl.c.fives.Load(),
-				cl.c.inUse.Load(), cl.c.replays.Load())
+				w.Requests(), elapsed.Round(time.Millisecond), k, cl.c.Tries.Load(), cl.c.Dropped.Load(), cl.c.Fives.Load(),
+				cl.c.InUse.Load(), cl.c.Replays.Load())
 			// A killed process drops its connections; it never answers 5xx.
 			// A 5xx came from a surviving process, where a retry inside
 			// payd (or a replay) should have answered.
-			if n := cl.c.fives.Load(); n > 0 {
-				t.Errorf("%d answers were 5xx:%s", n, cl.c.fiveAnswers())
+			if n := cl.c.Fives.Load(); n > 0 {
+				t.Errorf("%d answers were 5xx:%s", n, cl.c.FiveAnswers())
 			}
 			if k != kills {
 				t.Errorf("%d kills during the run, want %d", k, kills)
 			}
 			db := cl.db(t)
-			waitSettled(t, db, 30*time.Second)
-			checkAnswers(t, db, cl.c)
-			checkEffects(t, db, w, res)
+			keyedload.WaitSettled(t, db, 30*time.Second)
+			keyedload.CheckAnswers(t, db, cl.c)
+			keyedload.CheckEffects(t, db, w, res)
 		})
 	}
 }
@@ -228,16 +231,16 @@ func TestBackendsTerminated(t *testing.T) {
 // driveWhile drives w's keyed requests on cl (12 clients) while disturb runs
 // beside them; disturb's context ends once every request is answered, and
 // what it returns describes what it did, for the log.
-func (cl *cluster) driveWhile(t *testing.T, w workload, disturb func(ctx context.Context) string) result {
+func (cl *cluster) driveWhile(t *testing.T, w keyedload.Workload, disturb func(ctx context.Context) string) *keyedload.Result {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	did := make(chan string)
 	go func() { did <- disturb(ctx) }()
 	start := time.Now()
-	res := drive(t, cl.c, w, 12, nil)
+	res := keyedload.Drive(t, cl.c, w, 12, nil, 6)
 	stop()
-	t.Logf("%d keyed requests in %v: %s, %d sends, %d answered 5xx, %d 409 in use", w.requests(),
-		time.Since(start).Round(time.Millisecond), <-did, cl.c.tries.Load(), cl.c.fives.Load(), cl.c.inUse.Load())
+	t.Logf("%d keyed requests in %v: %s, %d sends, %d answered 5xx, %d 409 in use", w.Requests(),
+		time.Since(start).Round(time.Millisecond), <-did, cl.c.Tries.Load(), cl.c.Fives.Load(), cl.c.InUse.Load())
 	return res
 }
 
@@ -246,21 +249,21 @@ func (cl *cluster) driveWhile(t *testing.T, w workload, disturb func(ctx context
 // request answered 5xx, no key stayed locked (409), every request was
 // answered, and then every answer is the stored one and every key has one
 // effect.
-func (cl *cluster) checkRodeOut(t *testing.T, w workload, res result) {
+func (cl *cluster) checkRodeOut(t *testing.T, w keyedload.Workload, res *keyedload.Result) {
 	t.Helper()
-	if n := cl.c.fives.Load(); n > 0 {
-		t.Errorf("%d answers were 5xx:%s", n, cl.c.fiveAnswers())
+	if n := cl.c.Fives.Load(); n > 0 {
+		t.Errorf("%d answers were 5xx:%s", n, cl.c.FiveAnswers())
 	}
-	if n := cl.c.inUse.Load(); n > 0 {
+	if n := cl.c.InUse.Load(); n > 0 {
 		t.Errorf("%d answers were 409 idempotency_key_in_use", n)
 	}
-	if n := cl.c.dropped.Load(); n > 0 {
+	if n := cl.c.Dropped.Load(); n > 0 {
 		t.Errorf("%d requests got no answer at all", n)
 	}
 	db := cl.db(t)
-	waitSettled(t, db, 30*time.Second)
-	checkAnswers(t, db, cl.c)
-	checkEffects(t, db, w, res)
+	keyedload.WaitSettled(t, db, 30*time.Second)
+	keyedload.CheckAnswers(t, db, cl.c)
+	keyedload.CheckEffects(t, db, w, res)
 }
 
 // killInterval is the spacing of TestBackendsTerminated's rounds: 250 ms, or
@@ -287,22 +290,39 @@ func killInterval(t *testing.T, admin *sql.DB) time.Duration {
 	return every
 }
 
-// logLines returns the processes' log lines about the request whose answer
-// is body (by its request id), for a failure message.
-func logLines(f *fleet, body string) string {
-	var e struct {
-		Error struct {
-			RequestID string `json:"request_id"`
-		} `json:"error"`
+// chaos SIGKILLs a random process that is up each time the client's
+// answered requests pass one of kills random points of the run (between 5%
+// and 75% of total), and starts it again at once; it returns a function
+// that stops it (when ctx ends) and reports the kills made, and a channel
+// closed once it has made them all (Drive holds the end of the run until
+// then: every point lies before the part it holds).
+func chaos(ctx context.Context, t *testing.T, f *keyedload.Fleet, c *keyedload.Client, total, kills int) (func() int, <-chan struct{}) {
+	points := make([]int64, kills)
+	for i := range points {
+		points[i] = int64(total/20 + rand.IntN(max(total*7/10, 1)))
 	}
-	if i := strings.Index(body, "{"); i < 0 || json.Unmarshal([]byte(body[i:]), &e) != nil || e.Error.RequestID == "" {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range f.procs {
-		for _, line := range p.LogLines(e.Error.RequestID) {
-			b.WriteString("\n  " + p.name + ": " + line)
+	slices.Sort(points)
+	var made atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, at := range points {
+			for c.Answered.Load() < at {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+			up := f.Up()
+			p := up[rand.IntN(len(up))]
+			p.Kill()
+			made.Add(1)
+			if err := p.Start(); err != nil {
+				t.Error(err)
+				return
+			}
 		}
-	}
-	return b.String()
+	}()
+	return func() int { <-done; return int(made.Load()) }, done
 }

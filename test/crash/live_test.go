@@ -18,6 +18,7 @@ import (
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 	"github.com/payd/payd/internal/testutil"
+	"github.com/payd/payd/internal/testutil/keyedload"
 )
 
 // provider is the simulator behind a recorder that counts, per provider
@@ -131,20 +132,20 @@ func movement(path string) string {
 // handler, which must not be held); restarts run one at a time, and each
 // starts only the processes that are down, so two crashes close together
 // never start one process twice.
-func killAll(t *testing.T, f *fleet, restarting *sync.WaitGroup) {
-	for _, p := range f.procs {
-		p.kill()
+func killAll(t *testing.T, f *keyedload.Fleet, restarting *sync.WaitGroup) {
+	for _, p := range f.Procs {
+		p.Kill()
 	}
 	restarting.Add(1)
 	go func() {
 		defer restarting.Done()
-		f.restart.Lock()
-		defer f.restart.Unlock()
-		for _, p := range f.procs {
+		f.Restart.Lock()
+		defer f.Restart.Unlock()
+		for _, p := range f.Procs {
 			if p.Running() {
 				continue // an earlier restart started it after this kill
 			}
-			if err := p.start(); err != nil {
+			if err := p.Start(); err != nil {
 				t.Error(err)
 			}
 		}
@@ -155,10 +156,10 @@ func killAll(t *testing.T, f *fleet, restarting *sync.WaitGroup) {
 // process at crashes first requests of kind spread evenly over the run (and
 // the processes start again); it returns what the run created and how long
 // it took, once every intent and payout in db has settled.
-func crashRun(t *testing.T, cl *cluster, db *store.DB, prov *provider, kind string, w workload, crashes int) (result, time.Duration) {
-	total := w.intents
+func crashRun(t *testing.T, cl *cluster, db *store.DB, prov *provider, kind string, w keyedload.Workload, crashes int) (*keyedload.Result, time.Duration) {
+	total := w.Intents
 	if kind == "payouts" {
-		total = w.payouts
+		total = w.Payouts
 	}
 	every := max(total/(crashes+1), 1)
 	var restarting sync.WaitGroup
@@ -168,20 +169,20 @@ func crashRun(t *testing.T, cl *cluster, db *store.DB, prov *provider, kind stri
 	prov.crash = func() { killAll(t, cl.f, &restarting) }
 	prov.mu.Unlock()
 	start := time.Now()
-	res := drive(t, cl.c, w, 8, nil)
+	res := keyedload.Drive(t, cl.c, w, 8, nil, 6)
 	restarting.Wait()
 	elapsed := time.Since(start)
-	waitSettled(t, db, 60*time.Second)
+	keyedload.WaitSettled(t, db, 60*time.Second)
 	return res, elapsed
 }
 
 // logFives logs the client's sends lost to a kill and fails the test on
 // any 5xx answer (a killed process drops its connections and answers
 // nothing; a 5xx came from a surviving process), each with its log lines.
-func logFives(t *testing.T, c *client) {
-	t.Logf("%d sends lost to a kill, %d answered 5xx", c.dropped.Load(), c.fives.Load())
-	if n := c.fives.Load(); n > 0 {
-		t.Errorf("%d answers were 5xx:%s", n, c.fiveAnswers())
+func logFives(t *testing.T, c *keyedload.Client) {
+	t.Logf("%d sends lost to a kill, %d answered 5xx", c.Dropped.Load(), c.Fives.Load())
+	if n := c.Fives.Load(); n > 0 {
+		t.Errorf("%d answers were 5xx:%s", n, c.FiveAnswers())
 	}
 }
 
@@ -207,7 +208,7 @@ func (k *tally) onceEach(t *testing.T, what string, want int) {
 // live key.
 func goLive(t *testing.T, cl *cluster, prov *provider, rails ...string) {
 	t.Helper()
-	p0 := cl.f.procs[0]
+	p0 := cl.f.Procs[0]
 	p0.Run("merchant", "kyc", "--merchant", cl.mid, "--status", "approved")
 	for _, rail := range rails {
 		cfg, _ := json.Marshal(map[string]string{"base_url": prov.url + "/" + rail, "api_key": "sk_sim_crash",
@@ -222,23 +223,23 @@ func goLive(t *testing.T, cl *cluster, prov *provider, rails ...string) {
 	if err := json.Unmarshal(p0.Run("key", "create", "--merchant", cl.mid, "--mode", "live", "--json"), &key); err != nil || key.Secret == "" {
 		t.Fatalf("live key: %v", err)
 	}
-	cl.c.apiKey = key.Secret
+	cl.c.APIKey = key.Secret
 }
 
 // front forwards the provider's callbacks to whichever payd process is up,
 // waiting while none is (as a load balancer in front of payd would); it
 // returns its URL and the count of callbacks payd acknowledged (2xx).
-func front(t *testing.T, f *fleet) (string, *atomic.Int64) {
+func front(t *testing.T, f *keyedload.Fleet) (string, *atomic.Int64) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	acked := &atomic.Int64{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			p := f.pick(nil)
+			p := f.Pick(nil)
 			if p == nil {
 				continue
 			}
-			req, _ := http.NewRequest(r.Method, p.url+r.URL.RequestURI(), bytes.NewReader(body))
+			req, _ := http.NewRequest(r.Method, p.URL+r.URL.RequestURI(), bytes.NewReader(body))
 			req.Header = r.Header.Clone()
 			resp, err := client.Do(req)
 			if err != nil {
@@ -276,20 +277,20 @@ func TestKillBetweenProviderCallAndOutcome(t *testing.T) {
 			if engine == storetest.SQLite {
 				n = 1
 			}
-			w, crashes := workload{intents: 200, live: true, provider: "wallet_c"}, 5
+			w, crashes := keyedload.Workload{Intents: 200, Live: true, Provider: "wallet_c"}, 5
 			if !*full {
-				w.intents, crashes = 30, 2
+				w.Intents, crashes = 30, 2
 			}
 			// Push approvals come after the dead run's lease has run out,
 			// so the retry that resumes it asks the provider before any
 			// callback tells.
 			prov := startProvider(t, sim.Config{PushDelay: 4 * time.Second})
-			f := &fleet{}
+			f := &keyedload.Fleet{}
 			callbacks, _ := front(t, f)
 			// A short lease, so a retry takes over a dead run's key
 			// within seconds (above the provider timeout of 2 s).
 			cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks)
-			goLive(t, cl, prov, w.provider)
+			goLive(t, cl, prov, w.Provider)
 
 			db := cl.db(t)
 			res, elapsed := crashRun(t, cl, db, prov, "payments", w, crashes)
@@ -297,18 +298,18 @@ func TestKillBetweenProviderCallAndOutcome(t *testing.T) {
 			prov.mu.Lock()
 			defer prov.mu.Unlock()
 			k := prov.kinds["payments"]
-			k.onceEach(t, "payments", w.intents)
+			k.onceEach(t, "payments", w.Intents)
 			resumed := len(k.replayed)
 			t.Logf("%d live intents in %v: %d crashes after the provider acted, %d provider keys asked again (replayed), %d refused, %d sends, %d 409 while a dead run held its key",
-				w.intents, elapsed.Round(time.Millisecond), prov.crashes, resumed, k.refused, cl.c.tries.Load(), cl.c.inUse.Load())
+				w.Intents, elapsed.Round(time.Millisecond), prov.crashes, resumed, k.refused, cl.c.Tries.Load(), cl.c.InUse.Load())
 			if prov.crashes != crashes {
 				t.Errorf("%d crashes, want %d", prov.crashes, crashes)
 			}
 			if resumed == 0 {
 				t.Error("no retry resumed a crashed run by asking the provider again under its key")
 			}
-			checkAnswers(t, db, cl.c)
-			checkEffects(t, db, workload{intents: w.intents}, result{intents: res.intents, payouts: map[string]string{}})
+			keyedload.CheckAnswers(t, db, cl.c)
+			keyedload.CheckEffects(t, db, keyedload.Workload{Intents: w.Intents}, &keyedload.Result{Intents: res.Intents, Payouts: map[string]string{}})
 		})
 	}
 }
@@ -331,14 +332,14 @@ func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
 			if engine == storetest.SQLite {
 				n = 1
 			}
-			w, crashes := workload{payouts: 200}, 5
+			w, crashes := keyedload.Workload{Payouts: 200}, 5
 			if !*full {
-				w.payouts, crashes = 30, 2
+				w.Payouts, crashes = 30, 2
 			}
 			// Callbacks come 8 s late: about when a dead claim's lease (the
 			// rail's timeout of 2 s and 5 s) runs out and a dispatcher asks.
 			prov := startProvider(t, sim.Config{PushDelay: 100 * time.Millisecond, LateCallbacks: true, LateDelay: 8 * time.Second})
-			f := &fleet{}
+			f := &keyedload.Fleet{}
 			callbacks, acked := front(t, f)
 			cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
 				"PAYD_RECONCILE_INTERVAL=500ms", "PAYD_SANCTIONS_LIST="+testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv"))
@@ -346,14 +347,14 @@ func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
 
 			// Live money comes from a live payment (a wallet_c push); the
 			// payouts go out on wallet_b.
-			a, ok := cl.c.post("fund", "/v1/payment_intents", map[string]any{"amount": 100_000, "currency": "DJF",
+			a, ok := cl.c.Post("fund", "/v1/payment_intents", map[string]any{"amount": 100_000, "currency": "DJF",
 				"provider": "wallet_c", "customer_msisdn": "+25377123123", "description": "funding"})
 			var pi struct{ ID, Status string }
-			if json.Unmarshal(a.body, &pi); !ok || a.status != 201 || pi.ID == "" {
-				t.Fatalf("funding payment: %d %s", a.status, a.body)
+			if json.Unmarshal(a.Body, &pi); !ok || a.Status != 201 || pi.ID == "" {
+				t.Fatalf("funding payment: %d %s", a.Status, a.Body)
 			}
 			for deadline := time.Now().Add(30 * time.Second); pi.Status != "succeeded"; time.Sleep(50 * time.Millisecond) {
-				if err := cl.c.get("/v1/payment_intents/"+pi.ID, &pi); err != nil {
+				if err := cl.c.Get("/v1/payment_intents/"+pi.ID, &pi); err != nil {
 					t.Fatal(err)
 				}
 				if time.Now().After(deadline) {
@@ -366,16 +367,16 @@ func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
 			logFives(t, cl.c)
 			// Every callback (the payment's and each payout's) acknowledged:
 			// the late ones for the payouts recorded before them included.
-			for deadline := time.Now().Add(60 * time.Second); acked.Load() < int64(1+w.payouts); time.Sleep(50 * time.Millisecond) {
+			for deadline := time.Now().Add(60 * time.Second); acked.Load() < int64(1+w.Payouts); time.Sleep(50 * time.Millisecond) {
 				if time.Now().After(deadline) {
-					t.Fatalf("%d callbacks acknowledged, want %d", acked.Load(), 1+w.payouts)
+					t.Fatalf("%d callbacks acknowledged, want %d", acked.Load(), 1+w.Payouts)
 				}
 			}
 
 			prov.mu.Lock()
 			defer prov.mu.Unlock()
 			k := prov.kinds["payouts"]
-			k.onceEach(t, "payouts", w.payouts)
+			k.onceEach(t, "payouts", w.Payouts)
 			asked, resumed := 0, 0
 			for _, n := range k.asked {
 				asked += n
@@ -386,8 +387,8 @@ func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
 				}
 			}
 			t.Logf("%d live payouts in %v: %d crashes after the rail paid (%d of those payouts asked about after), %d status questions about %d payouts, %d sends replayed, %d refused, %d sends, %d 409 while a dead run held its key, %d callbacks acknowledged",
-				w.payouts, elapsed.Round(time.Millisecond), prov.crashes, resumed, asked, len(k.asked), len(k.replayed), k.refused, cl.c.tries.Load(),
-				cl.c.inUse.Load(), acked.Load())
+				w.Payouts, elapsed.Round(time.Millisecond), prov.crashes, resumed, asked, len(k.asked), len(k.replayed), k.refused, cl.c.Tries.Load(),
+				cl.c.InUse.Load(), acked.Load())
 			if prov.crashes != crashes {
 				t.Errorf("%d crashes, want %d", prov.crashes, crashes)
 			}
@@ -395,8 +396,8 @@ func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
 			if resumed == 0 {
 				t.Errorf("no dispatcher asked the rail about the %d payouts whose send payd died waiting for", len(prov.crashed))
 			}
-			checkAnswers(t, db, cl.c)
-			checkEffects(t, db, workload{intents: 1, payouts: w.payouts}, result{intents: map[string]string{"fund": pi.ID}, payouts: res.payouts})
+			keyedload.CheckAnswers(t, db, cl.c)
+			keyedload.CheckEffects(t, db, keyedload.Workload{Intents: 1, Payouts: w.Payouts}, &keyedload.Result{Intents: map[string]string{"fund": pi.ID}, Payouts: res.Payouts})
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil/keyedload"
 )
 
 // TestDatabaseRestarted: three processes on PostgreSQL while the database
@@ -32,7 +33,7 @@ func TestDatabaseRestarted(t *testing.T) {
 	cl.fund(t)
 	// 3,400 keyed requests: about 3 s of work here, so that both restarts
 	// (2.5 s each here) fall in the middle of it.
-	w := workload{intents: 1200, payouts: 1000}
+	w := keyedload.Workload{Intents: 1200, Payouts: 1000}
 	var took []time.Duration
 	res := cl.driveWhile(t, w, func(ctx context.Context) string {
 		for range 2 {

@@ -10,6 +10,7 @@ import (
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil/keyedload"
 )
 
 // TestGracefulShutdown sends SIGTERM to payd in the middle of a batch's
@@ -22,7 +23,7 @@ func TestGracefulShutdown(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			cl := startCluster(t, engine, 1)
-			p := cl.f.procs[0]
+			p := cl.f.Procs[0]
 			cl.fund(t)
 			n := 4000
 			if !*full {
@@ -33,9 +34,9 @@ func TestGracefulShutdown(t *testing.T) {
 				rows[i] = map[string]any{"amount": 100 + i%50, "reference": fmt.Sprintf("row-%05d", i),
 					"provider": "wallet_b", "recipient_msisdn": fmt.Sprintf("+25377%06d", i)}
 			}
-			a, ok := cl.c.post("batch", "/v1/payouts/bulk", map[string]any{"currency": "DJF", "rows": rows})
-			if !ok || a.status != 201 {
-				t.Fatalf("batch: %d %.300s", a.status, a.body)
+			a, ok := cl.c.Post("batch", "/v1/payouts/bulk", map[string]any{"currency": "DJF", "rows": rows})
+			if !ok || a.Status != 201 {
+				t.Fatalf("batch: %d %.300s", a.Status, a.Body)
 			}
 			var b struct {
 				ID            string
@@ -43,22 +44,22 @@ func TestGracefulShutdown(t *testing.T) {
 				RowsSucceeded int `json:"rows_succeeded"`
 				RowsFailed    int `json:"rows_failed"`
 			}
-			if err := json.Unmarshal(a.body, &b); err != nil {
+			if err := json.Unmarshal(a.Body, &b); err != nil {
 				t.Fatal(err)
 			}
-			approver := newClient(t, cl.f, cl.keys[1])
-			if a, ok := approver.post("approve", "/v1/payouts/bulk/"+b.ID+"/approve", nil); !ok || a.status != 200 {
-				t.Fatalf("approve: %d %s", a.status, a.body)
+			approver := keyedload.NewClient(t, cl.f, cl.keys[1])
+			if a, ok := approver.Post("approve", "/v1/payouts/bulk/"+b.ID+"/approve", nil); !ok || a.Status != 200 {
+				t.Fatalf("approve: %d %s", a.Status, a.Body)
 			}
 			for deadline := time.Now().Add(60 * time.Second); b.RowsSucceeded+b.RowsFailed < n/10; time.Sleep(2 * time.Millisecond) {
-				if err := cl.c.get("/v1/payouts/bulk/"+b.ID, &b); err != nil {
+				if err := cl.c.Get("/v1/payouts/bulk/"+b.ID, &b); err != nil {
 					t.Fatal(err)
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("the fan-out did not start: %+v", b)
 				}
 			}
-			if err := p.terminate(30 * time.Second); err != nil {
+			if err := p.Terminate(30 * time.Second); err != nil {
 				t.Fatal(err)
 			}
 			stopped := time.Now()
@@ -90,11 +91,11 @@ func TestGracefulShutdown(t *testing.T) {
 			if pendingJobs != 0 {
 				t.Errorf("%d jobs left running by the stopped process", pendingJobs)
 			}
-			if err := p.start(); err != nil {
+			if err := p.Start(); err != nil {
 				t.Fatal(err)
 			}
 			for deadline := time.Now().Add(90 * time.Second); b.Status != "completed"; time.Sleep(50 * time.Millisecond) {
-				if err := cl.c.get("/v1/payouts/bulk/"+b.ID, &b); err != nil {
+				if err := cl.c.Get("/v1/payouts/bulk/"+b.ID, &b); err != nil {
 					t.Fatal(err)
 				}
 				if time.Now().After(deadline) {

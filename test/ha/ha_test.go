@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/testutil"
+	"github.com/payd/payd/internal/testutil/keyedload"
 )
 
 // TestTopology builds the topology once and runs on it, in order: a
@@ -52,11 +53,11 @@ func summary(t *testing.T, format string, args ...any) {
 // disturb runs do once the client has had a quarter of w's requests
 // answered, in the background; the returned channel is closed once it ran
 // (drive holds the last third of its requests until then).
-func disturb(t *testing.T, f *fleet, w workload, do func()) <-chan struct{} {
+func disturb(t *testing.T, f *fleet, w keyedload.Workload, do func()) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for deadline := time.Now().Add(60 * time.Second); f.c.answered.Load() < int64(w.requests()/4); time.Sleep(2 * time.Millisecond) {
+		for deadline := time.Now().Add(60 * time.Second); f.c.Answered.Load() < int64(w.Requests()/4); time.Sleep(2 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Errorf("a quarter of the requests not answered within 60 s")
 				return
@@ -93,13 +94,13 @@ func failover(t *testing.T, tp *topology) {
 		}
 		return nil
 	})
-	first, ok := f.c.firstWriteAfter(killedAt)
+	first, ok := f.c.FirstWriteAfter(killedAt)
 	if !ok {
 		t.Fatal("no request sent after the kill was answered 2xx")
 	}
-	n503, other, samples := f.c.fiveCounts()
+	n503, other, samples := f.c.FiveCounts()
 	summary(t, "%d keyed requests in %v, %d acknowledged; %s's postmaster killed, %s promoted; first write %v after the kill; %d answers 503, %d other 5xx",
-		w.requests(), elapsed.Round(time.Millisecond), res.acked, old.name, promoted.name, first.Round(time.Millisecond), n503, other)
+		w.Requests(), elapsed.Round(time.Millisecond), res.Acked, old.name, promoted.name, first.Round(time.Millisecond), n503, other)
 	if other > 0 {
 		t.Errorf("%d answers were 5xx other than 503 (nothing answers 500 while no database accepts writes):\n%s", other, samples)
 	}
@@ -147,10 +148,10 @@ func switchover(t *testing.T, tp *topology) {
 	res := f.drive("", w, 12, switched)
 	elapsed := time.Since(start)
 	<-switched
-	first, _ := f.c.firstWriteAfter(at.Add(took))
-	n503, other, samples := f.c.fiveCounts()
+	first, _ := f.c.FirstWriteAfter(at.Add(took))
+	n503, other, samples := f.c.FiveCounts()
 	summary(t, "%d keyed requests in %v, %d acknowledged; switchover %s → %s took %v (first write %v after); %d answers 503, %d other 5xx",
-		w.requests(), elapsed.Round(time.Millisecond), res.acked, leader.name, standby.name, took.Round(time.Millisecond),
+		w.Requests(), elapsed.Round(time.Millisecond), res.Acked, leader.name, standby.name, took.Round(time.Millisecond),
 		first.Round(time.Millisecond), n503, other)
 	if n503+other > 0 {
 		t.Errorf("a planned switchover answered %d 503 and %d other 5xx; want none:\n%s", n503, other, samples)
@@ -167,7 +168,7 @@ func switchover(t *testing.T, tp *topology) {
 func pointInTimeRestore(t *testing.T, tp *topology) {
 	f := startFleet(t, tp, "payd_pitr")
 	w := size()
-	w = workload{intents: max(w.intents/2, 10), payouts: max(w.payouts/2, 10)}
+	w = keyedload.Workload{Intents: max(w.Intents/2, 10), Payouts: max(w.Payouts/2, 10)}
 	before := f.drive("a-", w, 8, nil)
 	tp.backrest("--type=incr", "backup")
 	before2 := f.drive("b-", w, 8, nil)
@@ -228,22 +229,22 @@ func pointInTimeRestore(t *testing.T, tp *topology) {
 	}
 	for _, r := range []struct {
 		what string
-		res  *result
+		res  *keyedload.Result
 		want bool
 	}{{"answered before the incremental backup", before, true}, {"answered after it, before T", before2, true},
 		{"answered after T", after, false}} {
-		pi, po := present(r.res.intents, "payment_intents"), present(r.res.payouts, "payouts")
+		pi, po := present(r.res.Intents, "payment_intents"), present(r.res.Payouts, "payouts")
 		want := 0
 		if r.want {
-			want = len(r.res.intents) + len(r.res.payouts)
+			want = len(r.res.Intents) + len(r.res.Payouts)
 		}
 		if pi+po != want {
-			t.Errorf("payments %s: %d of %d in the restored cluster, want %d", r.what, pi+po, len(r.res.intents)+len(r.res.payouts), want)
+			t.Errorf("payments %s: %d of %d in the restored cluster, want %d", r.what, pi+po, len(r.res.Intents)+len(r.res.Payouts), want)
 		}
 	}
 	summary(t, "restored to %s (between two answered payments) in %v: %d payments before T all there, %d after T none there; ledger verify passed",
-		targetArg, restored.Round(time.Millisecond), len(before.intents)+len(before.payouts)+len(before2.intents)+len(before2.payouts),
-		len(after.intents)+len(after.payouts))
+		targetArg, restored.Round(time.Millisecond), len(before.Intents)+len(before.Payouts)+len(before2.Intents)+len(before2.Payouts),
+		len(after.Intents)+len(after.Payouts))
 	if _, err := os.Stat(dataDir); err != nil {
 		t.Fatal(err)
 	}
