@@ -270,6 +270,9 @@ func rollingUpgrade(t *testing.T, dbURL, oldBin, newBin string, n int) {
 			t.Errorf("%s (the previous release) on the new schema: %v", p.Name, err)
 		}
 	}
+	// The previous release's commands too (payd ledger verify, run from
+	// cron or a probe, may be upgraded last).
+	old.Run("ledger", "verify")
 	after(c.Answered.Load(), "the previous release on the new schema")
 	log("the previous release served on the new schema")
 	// 2. Each process replaced in turn.
