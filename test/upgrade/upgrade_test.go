@@ -243,6 +243,13 @@ func rollingUpgrade(t *testing.T, dbURL, oldBin, newBin string, n int) {
 				stop()
 				t.FailNow()
 			}
+			select {
+			case <-loadDone: // a request of the load failed the test
+				t.Errorf("%s: the load ended early", what)
+				stop()
+				t.FailNow()
+			default:
+			}
 			if time.Now().After(deadline) {
 				t.Errorf("%s: %d answers in 60 s, want %d", what, c.Answered.Load()-at, step)
 				stop()
