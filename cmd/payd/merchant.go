@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register(command{name: "user", summary: "manage portal users (reset a forgotten password)", run: runUser, subs: []string{"reset-password"}})
+	register(command{name: "user", summary: "create and list portal users, reset a forgotten password", run: runUser, subs: []string{"create", "list", "reset-password"}})
 	describe("merchant create", usage{
 		synopsis: "--name N [--bic BIC [--deferred-settlement]] [--json]",
 		about: "Creates a merchant with two sandbox secret keys (two principals, for four-eyes approvals), a sandbox\n" +
@@ -160,6 +160,12 @@ func runProvider(ctx context.Context, e *env, args []string) error {
 }
 
 func runUser(ctx context.Context, e *env, args []string) error {
+	switch args[0] {
+	case "create":
+		return runUserCreate(ctx, e, args)
+	case "list":
+		return runUserList(ctx, e, args)
+	}
 	fs := newFlags("user reset-password")
 	email := fs.String("email", "", "the portal user's email")
 	if err := parseFlags(e, fs, args[1:]); err != nil {

@@ -65,3 +65,40 @@ func (s *Service) ResetPassword(ctx context.Context, email string) (string, erro
 	})
 	return password, err
 }
+
+// CreateUserByOperator is CreateUser for `payd user create`: the user gets a
+// random one-time invitation password, returned once (only its hash is
+// stored), which the portal makes them replace at their first sign-in
+// (must_set_password, as for a user an admin makes). The user and the audit
+// row naming the operator (user.create, recorded in test mode: a user belongs
+// to no mode) commit together. An unknown merchant is errs.NotFound.
+func (s *Service) CreateUserByOperator(ctx context.Context, merchantID, email, role string) (User, string, error) {
+	email, err := checkNewUser(email, role)
+	if err != nil {
+		return User{}, "", err
+	}
+	password := ids.Secret("", 12)
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return User{}, "", err
+	}
+	u := User{ID: ids.New("usr_"), MerchantID: merchantID, Email: email, Role: role}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := Get(ctx, tx, merchantID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, must_set_password, created_at) VALUES (?, ?, ?, ?, ?, TRUE, ?)`,
+			u.ID, merchantID, email, hash, role, store.Micros(tx.Now()))
+		if store.IsConflict(err) {
+			return errs.Conflict("email_taken", "a user with that email exists")
+		}
+		if err != nil {
+			return err
+		}
+		return auditSettings(ctx, tx, merchantID, false, OperatorPrincipal, "user.create", u.ID, email+" as "+role)
+	})
+	if err != nil {
+		return User{}, "", err
+	}
+	return u, password, nil
+}

@@ -14,11 +14,14 @@ type UserRecord struct {
 	User
 	CreatedAt  time.Time
 	DisabledAt *time.Time
+	// MustSetPassword is set while the user still has an invitation
+	// password (made by an admin or an operator, or reset by an operator).
+	MustSetPassword bool
 }
 
 // ListUsers lists a merchant's portal users, oldest first.
 func (s *Service) ListUsers(ctx context.Context, merchantID string) ([]UserRecord, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, merchant_id, email, role, created_at, disabled_at FROM users WHERE merchant_id = ? ORDER BY created_at, id`, merchantID)
+	rows, err := s.db.Query(ctx, `SELECT id, merchant_id, email, role, created_at, disabled_at, must_set_password FROM users WHERE merchant_id = ? ORDER BY created_at, id`, merchantID)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +31,7 @@ func (s *Service) ListUsers(ctx context.Context, merchantID string) ([]UserRecor
 		var u UserRecord
 		var created int64
 		var disabled sql.NullInt64
-		if err := rows.Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &created, &disabled); err != nil {
+		if err := rows.Scan(&u.ID, &u.MerchantID, &u.Email, &u.Role, &created, &disabled, &u.MustSetPassword); err != nil {
 			return nil, err
 		}
 		u.CreatedAt = store.FromMicros(created)

@@ -28,18 +28,12 @@ func (s *Service) CreateUser(ctx context.Context, merchantID, email, password, r
 // portal user's id), which four-eyes remembers: such a user made after a
 // request by its requester's person cannot approve it (SamePerson).
 func (s *Service) CreateUserBy(ctx context.Context, merchantID, createdBy, email, password, role string) (User, error) {
-	email, err := NormalizeEmail(email)
+	email, err := checkNewUser(email, role)
 	if err != nil {
 		return User{}, err
 	}
-	if !strings.Contains(email, "@") {
-		return User{}, errs.Invalid("email", "parameter_invalid", "email is not an address")
-	}
 	if len(password) < 10 {
 		return User{}, errs.Invalid("password", "parameter_invalid", "password must be at least 10 characters")
-	}
-	if role != "admin" && role != "approver" && role != "viewer" {
-		return User{}, errs.Invalid("role", "parameter_invalid", "role must be admin, approver or viewer")
 	}
 	hash, err := auth.HashPassword(password)
 	if err != nil {
@@ -58,6 +52,21 @@ func (s *Service) CreateUserBy(ctx context.Context, merchantID, createdBy, email
 		return User{}, errs.Conflict("email_taken", "a user with that email exists")
 	}
 	return u, err
+}
+
+// checkNewUser normalises a new user's email and checks it and the role.
+func checkNewUser(email, role string) (string, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(email, "@") {
+		return "", errs.Invalid("email", "parameter_invalid", "email is not an address")
+	}
+	if role != "admin" && role != "approver" && role != "viewer" {
+		return "", errs.Invalid("role", "parameter_invalid", "role must be admin, approver or viewer")
+	}
+	return email, nil
 }
 
 // Login checks a portal user's email and password. A wrong email and a wrong
