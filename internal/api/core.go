@@ -32,6 +32,7 @@ func (s *Server) registerCore() {
 	s.Handle("POST /v1/settings", s.updateSettings)
 	s.Handle("GET /v1/settings/changes/{id}", s.getSettingsChange)
 	s.Handle("POST /v1/settings/changes/{id}/approve", s.approveSettingsChange)
+	s.Handle("GET /v1/audit_events", s.listAuditEvents)
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
