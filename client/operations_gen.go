@@ -27,6 +27,7 @@ var Operations = map[string]string{
 	"GET /banking/v1/transfers/{uetr}":                       "GetTransfer",
 	"GET /healthz":                                           "GetHealth",
 	"GET /readyz":                                            "GetReadiness",
+	"GET /v1/audit_events":                                   "ListAuditEvents",
 	"GET /v1/balance":                                        "GetBalance",
 	"GET /v1/balance_transactions":                           "ListBalanceTransactions",
 	"GET /v1/balance_transactions/{id}":                      "GetBalanceTransaction",
@@ -118,6 +119,7 @@ var answerTypes = map[string]func(status int) any{
 	"GET /banking/v1/transfers/{uetr}":                       func(int) any { return new(Transfer) },
 	"GET /healthz":                                           func(int) any { return new(HealthResult) },
 	"GET /readyz":                                            func(int) any { return new(ReadinessResult) },
+	"GET /v1/audit_events":                                   func(int) any { return new(List[AuditEvent]) },
 	"GET /v1/balance":                                        func(int) any { return new(Balance) },
 	"GET /v1/balance_transactions":                           func(int) any { return new(List[BalanceTransaction]) },
 	"GET /v1/balance_transactions/{id}":                      func(int) any { return new(BalanceTransaction) },
@@ -379,6 +381,91 @@ func (c *Client) GetReadiness(ctx context.Context, opts ...RequestOption) (*Read
 		return nil, err
 	}
 	return out, nil
+}
+
+// ListAuditEventsParams are the query parameters of ListAuditEvents; zero values are not sent.
+type ListAuditEventsParams struct {
+	Limit         int
+	StartingAfter string
+	EndingBefore  string
+	// One action (api_key.create) or, ending in .*, a family of actions (settings.*).
+	Action string
+	// Only the events of this actor (usr_..., key_... or operator).
+	Actor string
+	// Only the events about this object (a key, user, payout, settings change, ... id).
+	ObjectID string
+	// RFC 3339 time or unix seconds; compared at second precision.
+	CreatedGte string
+	CreatedGt  string
+	CreatedLte string
+	CreatedLt  string
+}
+
+func (p *ListAuditEventsParams) values() url.Values {
+	v := url.Values{}
+	if p == nil {
+		return v
+	}
+	if p.Limit != 0 {
+		v.Set("limit", strconv.FormatInt(int64(p.Limit), 10))
+	}
+	if p.StartingAfter != "" {
+		v.Set("starting_after", p.StartingAfter)
+	}
+	if p.EndingBefore != "" {
+		v.Set("ending_before", p.EndingBefore)
+	}
+	if p.Action != "" {
+		v.Set("action", p.Action)
+	}
+	if p.Actor != "" {
+		v.Set("actor", p.Actor)
+	}
+	if p.ObjectID != "" {
+		v.Set("object_id", p.ObjectID)
+	}
+	if p.CreatedGte != "" {
+		v.Set("created[gte]", p.CreatedGte)
+	}
+	if p.CreatedGt != "" {
+		v.Set("created[gt]", p.CreatedGt)
+	}
+	if p.CreatedLte != "" {
+		v.Set("created[lte]", p.CreatedLte)
+	}
+	if p.CreatedLt != "" {
+		v.Set("created[lt]", p.CreatedLt)
+	}
+	return v
+}
+
+// ListAuditEvents sends GET /v1/audit_events.
+// List the audit log of the key's merchant in the key's mode, newest first (what the portal's audit log shows).
+func (c *Client) ListAuditEvents(ctx context.Context, query *ListAuditEventsParams, opts ...RequestOption) (*List[AuditEvent], error) {
+	out := new(List[AuditEvent])
+	if err := c.call(ctx, "GET", "/v1/audit_events", query.values(), nil, out, nil, opts); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AllAuditEvents iterates over every AuditEvent ListAuditEvents would page through, fetching pages as the
+// loop needs them (newest first; backwards from EndingBefore when that is set).
+// The loop stops at the first error, which it yields.
+func (c *Client) AllAuditEvents(ctx context.Context, query *ListAuditEventsParams, opts ...RequestOption) iter.Seq2[*AuditEvent, error] {
+	var p ListAuditEventsParams
+	if query != nil {
+		p = *query
+	}
+	return paginate(p.EndingBefore != "", func(after, before string) (*List[AuditEvent], error) {
+		if after != "" {
+			p.StartingAfter = after
+		}
+		if before != "" {
+			p.EndingBefore = before
+		}
+		return c.ListAuditEvents(ctx, &p, opts...)
+	}, func(v *AuditEvent) string { return v.ID })
 }
 
 // GetBalance sends GET /v1/balance.

@@ -22,6 +22,33 @@ type AdvanceTestClockRequest struct {
 	FrozenTime int `json:"frozen_time"`
 }
 
+// AuditEvent is one row of a merchant's audit log.
+type AuditEvent struct {
+	Action    string          `json:"action"`
+	Actor     AuditEventActor `json:"actor"`
+	CreatedAt time.Time       `json:"created_at"`
+	// What changed, in words (never a secret).
+	Detail string `json:"detail"`
+	ID     string `json:"id"`
+	// The portal user's address; null for API keys and the operator.
+	Ip       *string `json:"ip"`
+	Livemode bool    `json:"livemode"`
+	Object   string  `json:"object"`
+	// The id of the object acted on, when there is one.
+	ObjectID *string `json:"object_id"`
+	// ok, or the error code that refused the action.
+	Outcome string `json:"outcome"`
+}
+
+// AuditEventActor is an object of the API.
+type AuditEventActor struct {
+	// The portal user's email; null for other actors.
+	Email *string `json:"email"`
+	// The portal user's id (usr_...), the key's id (key_...) or operator.
+	ID   string `json:"id"`
+	Type string `json:"type"`
+}
+
 // Balance is an object of the API.
 type Balance struct {
 	Balances []BalanceBalance `json:"balances"`

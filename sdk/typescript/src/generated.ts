@@ -14,6 +14,32 @@ export interface AdvanceTestClockRequest {
   frozen_time: number;
 }
 
+/** One row of a merchant's audit log. */
+export interface AuditEvent {
+  action: string;
+  actor: AuditEventActor;
+  created_at: string;
+  /** What changed, in words (never a secret). */
+  detail: string;
+  id: string;
+  /** The portal user's address; null for API keys and the operator. */
+  ip: string | null;
+  livemode: boolean;
+  object: "audit_event";
+  /** The id of the object acted on, when there is one. */
+  object_id: string | null;
+  /** `ok`, or the error code that refused the action. */
+  outcome: string;
+}
+
+export interface AuditEventActor {
+  /** The portal user's email; null for other actors. */
+  email: string | null;
+  /** The portal user's id (`usr_...`), the key's id (`key_...`) or `operator`. */
+  id: string;
+  type: "user" | "api_key" | "operator" | "system";
+}
+
 export interface Balance {
   balances: BalanceBalance[];
   livemode: boolean;
@@ -988,6 +1014,24 @@ export interface ReceiveProviderCallbackParams {
   merchant: string;
 }
 
+/** The query parameters of listAuditEvents. */
+export interface ListAuditEventsParams {
+  limit?: number;
+  starting_after?: string;
+  ending_before?: string;
+  /** One action (`api_key.create`) or, ending in `.*`, a family of actions (`settings.*`). */
+  action?: string;
+  /** Only the events of this actor (`usr_...`, `key_...` or `operator`). */
+  actor?: string;
+  /** Only the events about this object (a key, user, payout, settings change, ... id). */
+  object_id?: string;
+  /** RFC 3339 time or unix seconds; compared at second precision. */
+  "created[gte]"?: string;
+  "created[gt]"?: string;
+  "created[lte]"?: string;
+  "created[lt]"?: string;
+}
+
 /** The query parameters of listBalanceTransactions. */
 export interface ListBalanceTransactionsParams {
   limit?: number;
@@ -1166,6 +1210,7 @@ export const operations = {
   getHealth: { name: "getHealth", method: "GET", path: "/healthz", pathParams: [], idempotencyRequired: false, public: true, alsoDecode: [] },
   receiveProviderCallback: { name: "receiveProviderCallback", method: "POST", path: "/providers/{provider}/callbacks", pathParams: ["provider"], idempotencyRequired: false, public: true, alsoDecode: [] },
   getReadiness: { name: "getReadiness", method: "GET", path: "/readyz", pathParams: [], idempotencyRequired: false, public: true, alsoDecode: [] },
+  listAuditEvents: { name: "listAuditEvents", method: "GET", path: "/v1/audit_events", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   getBalance: { name: "getBalance", method: "GET", path: "/v1/balance", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   listBalanceTransactions: { name: "listBalanceTransactions", method: "GET", path: "/v1/balance_transactions", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   getBalanceTransaction: { name: "getBalanceTransaction", method: "GET", path: "/v1/balance_transactions/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
@@ -1295,6 +1340,16 @@ export abstract class GeneratedClient extends BaseClient {
   /** This process can write now (the database is reachable, takes writes, and migrations are applied). `GET /readyz` */
   getReadiness(options: RequestOptions = {}): Promise<ReadinessResult> {
     return this.request(operations.getReadiness, { path: {} }, options);
+  }
+
+  /** List the audit log of the key's merchant in the key's mode, newest first (what the portal's audit log shows). `GET /v1/audit_events` */
+  listAuditEvents(query: ListAuditEventsParams = {}, options: RequestOptions = {}): Promise<List<AuditEvent>> {
+    return this.request(operations.listAuditEvents, { path: {}, query }, options);
+  }
+
+  /** Every item listAuditEvents pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set). */
+  allAuditEvents(query: ListAuditEventsParams = {}, options: RequestOptions = {}): AsyncGenerator<AuditEvent> {
+    return this.paginate<AuditEvent>(operations.listAuditEvents, { path: {}, query }, "id", options);
   }
 
   /** The merchant's balances per currency in the key's mode. `GET /v1/balance` */
