@@ -81,35 +81,69 @@ func (h *Horizons) Run(ctx context.Context) (Removed, error) {
 	if d := h.Policy.RequestLogs; d > 0 {
 		cutoff := store.Micros(now.Add(-d))
 		n, err := h.repeat(ctx, func(tx *store.Tx, limit int) (int64, error) {
-			res, err := tx.Exec(ctx, `DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at < ?
-				ORDER BY created_at LIMIT ?`+tx.Dialect().ForUpdateSkipLocked()+`)`, cutoff, limit)
+			got, err := store.Strings(ctx, tx, `SELECT id FROM request_logs WHERE created_at < ?
+				ORDER BY created_at LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(), cutoff, limit)
 			if err != nil {
 				return 0, err
 			}
-			return res.RowsAffected()
+			return deleteIn(ctx, tx, "DELETE FROM request_logs WHERE id IN (%s)", got)
 		})
 		r.RequestLogs = n
 		if err != nil {
 			return r, err
 		}
 	}
-	// A key goes once both its claim and its answer are older than the
-	// horizon: locked_until is when the answer was stored (a request's last
-	// lease, for one that called a provider) or when an unfinished claim
-	// lapsed, so a key still held, or answered late, stays its full time.
-	cutoff := store.Micros(now.Add(-max(h.Policy.IdempotencyKeys, MinIdempotencyKeys)))
 	n, err := h.repeat(ctx, func(tx *store.Tx, limit int) (int64, error) {
-		res, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE (merchant_id, livemode, principal_id, idem_key) IN (
-			SELECT merchant_id, livemode, principal_id, idem_key FROM idempotency_keys WHERE created_at < ? AND locked_until < ?
-			ORDER BY created_at LIMIT ?`+tx.Dialect().ForUpdateSkipLocked()+`) AND created_at < ? AND locked_until < ?`,
-			cutoff, cutoff, limit, cutoff, cutoff)
-		if err != nil {
-			return 0, err
-		}
-		return res.RowsAffected()
+		return h.keys(ctx, tx, now, limit)
 	})
 	r.IdempotencyKeys = n
 	return r, err
+}
+
+// keys deletes one batch of idempotency keys past the horizon. A key goes
+// once both its claim and its answer are older than the horizon:
+// locked_until is when the answer was stored (a request's last lease, for
+// one that called a provider) or when an unfinished claim lapsed, so a key
+// still held, or answered late, stays its full time.
+func (h *Horizons) keys(ctx context.Context, tx *store.Tx, now time.Time, limit int) (int64, error) {
+	cutoff := store.Micros(now.Add(-max(h.Policy.IdempotencyKeys, MinIdempotencyKeys)))
+	rows, err := tx.Query(ctx, `SELECT merchant_id, livemode, principal_id, idem_key FROM idempotency_keys
+		WHERE created_at < ? AND locked_until < ? ORDER BY created_at LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(), cutoff, cutoff, limit)
+	if err != nil {
+		return 0, err
+	}
+	var found [][4]any
+	for rows.Next() {
+		var merchant, principal, key string
+		var live bool
+		if err := rows.Scan(&merchant, &live, &principal, &key); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		found = append(found, [4]any{merchant, live, principal, key})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	// Deleted by their primary key, a hundred keys a statement.
+	var total int64
+	for start := 0; start < len(found); start += 100 {
+		chunk := found[start:min(start+100, len(found))]
+		args := make([]any, 0, 4*len(chunk))
+		for _, k := range chunk {
+			args = append(args, k[:]...)
+		}
+		row := "(?, CAST(? AS BOOLEAN), ?, ?)"
+		res, err := tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE (merchant_id, livemode, principal_id, idem_key) IN (VALUES "+
+			strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ")+")", args...)
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
 }
 
 func (h *Horizons) batch() int {
