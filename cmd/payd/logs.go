@@ -18,7 +18,7 @@ func init() {
 			"time, method, status, path, latency, request id and the key that made it (from GET /v1/request_logs;\n" +
 			"never a body or a query string). With --follow it keeps printing new requests as they arrive (they\n" +
 			"appear within about a second of their answer) until interrupted. payd keeps the newest 1,000\n" +
-			"requests per merchant and mode, for at most 7 days.",
+			"requests per merchant and mode, for at most 30 days (PAYD_RETENTION_REQUEST_LOGS on the server).",
 		vars: clientVars,
 	})
 }

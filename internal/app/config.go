@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/billing"
+	"github.com/payd/payd/internal/retention"
 )
 
 // Config is payd's configuration; every field has an
@@ -47,6 +48,10 @@ type Config struct {
 	BillingRetrySchedule   []time.Duration // PAYD_BILLING_RETRY_SCHEDULE: waits after each failed invoice attempt
 	IntentExpiry           time.Duration   // PAYD_INTENT_EXPIRY: a requires_action intent this old is canceled (abandoned); 0 never
 	CaptureWindow          time.Duration   // PAYD_CAPTURE_WINDOW: an authorisation not captured this long after it is released; 0 never
+	// Retention is how long events, webhook deliveries, request logs and
+	// spent idempotency keys are kept (PAYD_RETENTION_*; the zero Policy
+	// means retention.DefaultPolicy).
+	Retention retention.Policy
 }
 
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in main).
@@ -104,6 +109,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.DBMaxConns, err = strconv.Atoi(or(getenv("PAYD_DB_MAX_CONNS"), "0")); err != nil || c.DBMaxConns < 0 {
 		return c, fmt.Errorf("PAYD_DB_MAX_CONNS: %q is not a non-negative integer", getenv("PAYD_DB_MAX_CONNS"))
+	}
+	if c.Retention, err = retention.PolicyFromEnv(getenv); err != nil {
+		return c, err
 	}
 	if !slices.Contains(LogFormats, c.LogFormat) {
 		return c, fmt.Errorf("PAYD_LOG_FORMAT: %q is not json or text", c.LogFormat)

@@ -28,9 +28,22 @@ var wiring = []func(ctx context.Context, m *Main) error{
 	wirePortal,     // last: it shows every capability's objects
 }
 
+// RetentionInterval is how often the retention job deletes what the
+// retention policy no longer keeps: often enough that each run removes
+// about ten minutes' worth of records.
+const RetentionInterval = 10 * time.Minute
+
 // wire loads the sanctions list, runs every step of wiring in order, then
-// registers the sandbox purge over the tables the capabilities declared.
+// registers the sandbox purge over the tables the capabilities declared and
+// the retention job.
 func (m *Main) wire(ctx context.Context) error {
+	policy := m.Config.Retention
+	if policy == (retention.Policy{}) {
+		policy = retention.DefaultPolicy
+	}
+	if err := policy.Validate(); err != nil {
+		return err
+	}
 	if err := m.loadSanctions(ctx); err != nil {
 		return err
 	}
@@ -44,7 +57,15 @@ func (m *Main) wire(ctx context.Context) error {
 	m.Jobs.Every("sandbox_purge", time.Hour, func(ctx context.Context, _ jobs.Job) error {
 		res, err := purger.Run(ctx)
 		if err == nil {
-			m.Logger.Info("sandbox purge", "rows", res.Rows, "ledger_transactions", res.LedgerTransactions, "idempotency_keys", res.IdempotencyKeys)
+			m.Logger.Info("sandbox purge", "rows", res.Rows, "ledger_transactions", res.LedgerTransactions)
+		}
+		return err
+	})
+	horizons := &retention.Horizons{DB: m.DB, Policy: policy}
+	m.Jobs.Every("retention", RetentionInterval, func(ctx context.Context, _ jobs.Job) error {
+		r, err := horizons.Run(ctx)
+		if err == nil && r != (retention.Removed{}) {
+			m.Logger.Info("retention", "removed", r)
 		}
 		return err
 	})

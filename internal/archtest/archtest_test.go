@@ -71,7 +71,6 @@ var idempotencyAllowed = map[string]bool{
 	"internal/payments":          true,
 	"internal/payouts":           true,
 	"internal/refunds":           true,
-	"internal/retention":         true,
 	"internal/terminals":         true,
 	"internal/providers/sandbox": true,
 }

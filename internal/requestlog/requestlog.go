@@ -6,8 +6,10 @@
 // bounded in-memory buffer: it never touches the database, so a request's own
 // transaction and commit are exactly what they would be without the log. A
 // background flusher (Run) writes what has arrived in one transaction per
-// batch and prunes each merchant's and mode's rows to the newest Keep and to
-// MaxAge. When the buffer is full (the database cannot keep up) new entries
+// batch and prunes each merchant's and mode's rows to the newest Keep; rows
+// past their age go by the retention job (internal/retention, the
+// PAYD_RETENTION_REQUEST_LOGS horizon), in bounded batches shared by every
+// process, not by each flusher. When the buffer is full (the database cannot keep up) new entries
 // are dropped and counted, never waited for. Bodies, query strings, headers
 // and keys are never kept.
 package requestlog
@@ -31,8 +33,6 @@ import (
 const (
 	// DefaultKeep is how many requests are kept per merchant and mode.
 	DefaultKeep = 1000
-	// DefaultMaxAge is how long a request is kept at most.
-	DefaultMaxAge = 7 * 24 * time.Hour
 	// DefaultBuffer bounds the entries waiting for the flusher.
 	DefaultBuffer = 8192
 	// DefaultInterval is how often the flusher writes what has arrived.
@@ -75,7 +75,6 @@ type Request struct {
 // Config tunes a Log; zero fields take the defaults.
 type Config struct {
 	Keep     int
-	MaxAge   time.Duration
 	Buffer   int
 	Interval time.Duration
 	Registry *prometheus.Registry
@@ -85,15 +84,13 @@ type Config struct {
 type Log struct {
 	db       *store.DB
 	keep     int
-	maxAge   time.Duration
 	interval time.Duration
 	in       chan Entry
 
-	flushMu   sync.Mutex // one flush at a time (Run's, or a test's Flush)
-	lastPrune time.Time
-	dropped   atomic.Int64
-	droppedC  prometheus.Counter
-	written   prometheus.Counter
+	flushMu  sync.Mutex // one flush at a time (Run's, or a test's Flush)
+	dropped  atomic.Int64
+	droppedC prometheus.Counter
+	written  prometheus.Counter
 }
 
 // New makes a Log over db.
@@ -101,16 +98,13 @@ func New(db *store.DB, cfg Config) *Log {
 	if cfg.Keep <= 0 {
 		cfg.Keep = DefaultKeep
 	}
-	if cfg.MaxAge <= 0 {
-		cfg.MaxAge = DefaultMaxAge
-	}
 	if cfg.Buffer <= 0 {
 		cfg.Buffer = DefaultBuffer
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
-	l := &Log{db: db, keep: cfg.Keep, maxAge: cfg.MaxAge, interval: cfg.Interval, in: make(chan Entry, cfg.Buffer),
+	l := &Log{db: db, keep: cfg.Keep, interval: cfg.Interval, in: make(chan Entry, cfg.Buffer),
 		droppedC: prometheus.NewCounter(prometheus.CounterOpts{Name: "payd_request_logs_dropped_total",
 			Help: "API requests not kept in the request log because its buffer was full."}),
 		written: prometheus.NewCounter(prometheus.CounterOpts{Name: "payd_request_logs_written_total",
@@ -175,9 +169,7 @@ func (l *Log) Flush(ctx context.Context) error {
 		}
 		break
 	}
-	now := l.db.Now()
-	pruneAge := now.Sub(l.lastPrune) > time.Minute
-	if len(batch) == 0 && !pruneAge {
+	if len(batch) == 0 {
 		return nil
 	}
 	type scope struct {
@@ -213,20 +205,12 @@ func (l *Log) Flush(ctx context.Context) error {
 				return err
 			}
 		}
-		if pruneAge {
-			if _, err := tx.Exec(ctx, "DELETE FROM request_logs WHERE created_at < ?", store.Micros(now.Add(-l.maxAge))); err != nil {
-				return err
-			}
-		}
 		return nil
 	})
 	if err != nil {
 		// The batch is lost rather than retried forever: the log is a
 		// convenience, and the next batches must not queue behind it.
 		return err
-	}
-	if pruneAge {
-		l.lastPrune = now
 	}
 	l.written.Add(float64(len(batch)))
 	return nil

@@ -1,13 +1,15 @@
 // Package retention purges what payd does not keep: test-mode data older
-// than 30 days and expired idempotency keys.
-// Live data is never purged.
+// than 30 days (Purger), and the operational records that only grow —
+// events, webhook deliveries, request logs and spent idempotency keys — past
+// the horizons of the operator's Policy (Horizons). A merchant's money and
+// objects (ledger entries, payment intents, payouts, refunds, transfers,
+// invoices) in live mode are never purged.
 package retention
 
 import (
 	"context"
 	"time"
 
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/store"
 )
@@ -38,12 +40,10 @@ type Purger struct {
 type Result struct {
 	Rows               map[string]int64
 	LedgerTransactions int
-	IdempotencyKeys    int64
 }
 
-// Run purges test-mode rows created before now - SandboxRetention, folds old
-// test-mode ledger transactions into a carry-forward entry, and drops expired
-// idempotency keys. Each table is purged in its own transaction so a large
+// Run purges test-mode rows created before now - SandboxRetention and folds
+// old test-mode ledger transactions into a carry-forward entry. Each table is purged in its own transaction so a large
 // purge does not hold the write lock for long.
 func (p *Purger) Run(ctx context.Context) (Result, error) {
 	res := Result{Rows: map[string]int64{}}
@@ -74,10 +74,6 @@ func (p *Purger) Run(ctx context.Context) (Result, error) {
 		res.LedgerTransactions = n
 		return err
 	})
-	if err != nil {
-		return res, err
-	}
-	res.IdempotencyKeys, err = idempotency.Purge(ctx, p.DB)
 	return res, err
 }
 

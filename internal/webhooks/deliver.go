@@ -294,7 +294,7 @@ func (s *Service) attempt(ctx context.Context, c claimed) (outcome, bool) {
 	var o outcome
 	switch {
 	case c.event == nil:
-		o = outcome{at: time.Now(), err: "the event no longer exists (test-mode data is purged after 30 days); not sent", final: true}
+		o = outcome{at: time.Now(), err: "the event no longer exists (purged: test-mode data after 30 days, any event past its retention); not sent", final: true}
 	case c.epGone:
 		o = outcome{at: time.Now(), err: "the webhook endpoint was deleted; not sent", final: true}
 	case c.epStatus != EndpointEnabled:
