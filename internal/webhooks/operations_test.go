@@ -13,6 +13,8 @@ import (
 
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/webhooks"
 	"github.com/payd/payd/webhook"
 )
 
@@ -254,4 +256,202 @@ func eventIDsOf(ds []sigDelivery) map[string]int {
 	return out
 }
 
-var _ = fmt.Sprintf
+// TestRecoverFailedDeliveries: deliveries that ended failed while the
+// receiver was down are sent again by one recover call, as new deliveries of
+// the same events (same ids); a second call sends nothing more; a failed
+// delivery older than since is left alone; bad since values are 400s naming
+// it; another merchant sees 404 and a disabled endpoint 409.
+func TestRecoverFailedDeliveries(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		rcv := newSigServer(t)
+		var mu sync.Mutex
+		up := false
+		rcv.status = func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			if up {
+				return 200
+			}
+			return 503
+		}
+		ep := createEndpoint(t, e, e.SK, rcv.srv.URL+"/hooks", "payout.failed")
+		path := "/v1/webhook_endpoints/" + ep.ID + "/recover"
+		var evs []string
+		for i := 0; i < 6; i++ {
+			evs = append(evs, trigger(t, e, e.SK, map[string]any{"event_type": "payout.failed"}).ID)
+		}
+		for _, id := range evs {
+			waitDelivered(t, e, e.SK, id, 30*time.Second)
+		}
+		// One failed delivery predates since: it stays failed.
+		ctx := context.Background()
+		old := time.Now().Add(-2 * time.Hour)
+		if _, err := e.Main.DB.Exec(ctx, "UPDATE webhook_deliveries SET created_at = ? WHERE event_id = ?", old.UnixMicro(), evs[0]); err != nil {
+			t.Fatal(err)
+		}
+		since := time.Now().Add(-time.Hour).Unix()
+
+		for _, c := range []struct {
+			name string
+			body any
+			code string
+		}{
+			{"missing", map[string]any{}, "parameter_missing"},
+			{"future", map[string]any{"since": time.Now().Add(time.Hour).Unix()}, "parameter_invalid"},
+			{"too old", map[string]any{"since": time.Now().Add(-31 * 24 * time.Hour).Unix()}, "parameter_invalid"},
+			{"not a number", map[string]any{"since": "yesterday"}, "parameter_invalid"},
+			{"fraction", map[string]any{"since": 1.5}, "parameter_invalid"},
+		} {
+			r := e.Post(path, c.body)
+			if r.Status != 400 || r.ErrorCode() != c.code || !strings.Contains(string(r.Body), `"param":"since"`) {
+				t.Fatalf("%s: %d %s", c.name, r.Status, r.Body)
+			}
+		}
+		other, err := e.Main.Merchants.Create(ctx, merchants.CreateParams{Name: "Other"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.Do(apptest.Request{Method: "POST", Path: path, Key: other.SecretKeys[0], Body: map[string]any{"since": since}}); r.Status != 404 {
+			t.Fatalf("another merchant: %d %s", r.Status, r.Body)
+		}
+		if n := countRows(t, e.Main.DB, "SELECT COUNT(*) FROM webhook_deliveries WHERE recovered_at IS NOT NULL"); n != 0 {
+			t.Fatalf("refused calls recovered %d deliveries", n)
+		}
+
+		mu.Lock()
+		up = true
+		mu.Unlock()
+		before := len(rcv.deliveries())
+		r := e.Do(apptest.Request{Method: "POST", Path: path, Key: e.SK, Body: map[string]any{"since": since},
+			Headers: map[string]string{"Idempotency-Key": "recover-1"}})
+		var rec struct {
+			Object     string `json:"object"`
+			EndpointID string `json:"endpoint_id"`
+			Queued     int    `json:"queued"`
+			HasMore    bool   `json:"has_more"`
+		}
+		r.JSON(t, &rec)
+		if r.Status != 202 || rec.Object != "webhook_recovery" || rec.EndpointID != ep.ID || rec.Queued != 5 || rec.HasMore {
+			t.Fatalf("recover: %d %s", r.Status, r.Body)
+		}
+		waitFor(t, 30*time.Second, "the recovered deliveries", func() bool {
+			n := 0
+			for _, d := range rcv.deliveries()[before:] {
+				if verifies(d, ep.Secret) {
+					n++
+				}
+			}
+			return n >= 5
+		})
+		got := eventIDsOf(rcv.deliveries()[before:])
+		for _, id := range evs[1:] {
+			if got[id] != 1 {
+				t.Fatalf("event %s recovered %d times, want once (same event id): %v", id, got[id], got)
+			}
+		}
+		if got[evs[0]] != 0 {
+			t.Fatalf("a failed delivery older than since was recovered")
+		}
+		// The same key replays; a new call finds nothing left.
+		if again := e.Do(apptest.Request{Method: "POST", Path: path, Key: e.SK, Body: map[string]any{"since": since},
+			Headers: map[string]string{"Idempotency-Key": "recover-1"}}); again.Status != 202 || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %s", again.Status, again.Body)
+		}
+		r = e.Post(path, map[string]any{"since": since})
+		r.JSON(t, &rec)
+		if r.Status != 202 || rec.Queued != 0 || rec.HasMore {
+			t.Fatalf("second recover: %d %s", r.Status, r.Body)
+		}
+		// Recovered deliveries do not count against redelivery's caps.
+		if n := countRows(t, e.Main.DB, "SELECT COUNT(*) FROM webhook_deliveries WHERE recovery = TRUE AND redelivery = TRUE"); n != 5 {
+			t.Fatalf("%d recovery deliveries, want 5", n)
+		}
+		if r := e.Post("/v1/webhook_endpoints/"+ep.ID, map[string]any{"disabled": true}); r.Status != 200 {
+			t.Fatal(r.Status)
+		}
+		if r := e.Post(path, map[string]any{"since": since}); r.Status != 409 {
+			t.Fatalf("disabled endpoint: %d %s", r.Status, r.Body)
+		}
+	}, withSchedule([]time.Duration{}))
+}
+
+// TestRecoverIsBounded: a call makes at most MaxRecoverPerCall deliveries
+// and says more remain; the next call takes the rest.
+func TestRecoverIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 rows: skipped with -short")
+	}
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		ctx := context.Background()
+		// A receiver that never answers: the recovered deliveries hold
+		// their endpoint's few slots and stay pending, not attempted by the
+		// thousand.
+		hold := make(chan struct{})
+		stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+			}
+		}))
+		t.Cleanup(stall.Close)
+		t.Cleanup(func() { close(hold) })
+		ep := createEndpoint(t, e, e.SK, stall.URL+"/hooks", "payout.failed")
+		// Failed deliveries written directly: 10,003 of them.
+		const total = webhooks.MaxRecoverPerCall + 3
+		now := time.Now().Add(-time.Minute).UnixMicro()
+		for i := 0; i < total; i += 500 {
+			err := e.Main.DB.InTx(ctx, func(tx *store.Tx) error {
+				for j := i; j < min(total, i+500); j += 100 {
+					var sb strings.Builder
+					var args []any
+					for k := j; k < min(total, j+100); k++ {
+						if k > j {
+							sb.WriteString(", ")
+						}
+						sb.WriteString("(?, ?, FALSE, ?, ?, 'failed', 1, NULL, ?, ?)")
+						args = append(args, fmt.Sprintf("whdel_b%05d", k), e.Merchant.MerchantID, fmt.Sprintf("evt_b%05d", k), ep.ID, now, now)
+					}
+					if _, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, merchant_id, livemode, event_id, endpoint_id, status, attempt_count,
+						next_attempt_at, created_at, updated_at) VALUES `+sb.String(), args...); err != nil {
+						return err
+					}
+					sb.Reset()
+					args = args[:0]
+					for k := j; k < min(total, j+100); k++ {
+						if k > j {
+							sb.WriteString(", ")
+						}
+						sb.WriteString("(?, ?, FALSE, 'payout.failed', 'payout', ?, '{}', ?, ?)")
+						args = append(args, fmt.Sprintf("evt_b%05d", k), e.Merchant.MerchantID, fmt.Sprintf("po_b%05d", k), now, now)
+					}
+					if _, err := tx.Exec(ctx, `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at, dispatched_at)
+						VALUES `+sb.String(), args...); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		path := "/v1/webhook_endpoints/" + ep.ID + "/recover"
+		since := time.Now().Add(-time.Hour).Unix()
+		var rec struct {
+			Queued  int  `json:"queued"`
+			HasMore bool `json:"has_more"`
+		}
+		r := e.Post(path, map[string]any{"since": since})
+		r.JSON(t, &rec)
+		if r.Status != 202 || rec.Queued != webhooks.MaxRecoverPerCall || !rec.HasMore {
+			t.Fatalf("first call: %d %s", r.Status, r.Body)
+		}
+		// The endpoint's queue is full now: the next call adds nothing until
+		// it drains, and still says more remain.
+		r = e.Post(path, map[string]any{"since": since})
+		r.JSON(t, &rec)
+		if r.Status != 202 || rec.HasMore != true || rec.Queued > 3 {
+			t.Fatalf("second call: %d %s", r.Status, r.Body)
+		}
+	})
+}

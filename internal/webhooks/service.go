@@ -98,7 +98,7 @@ type Service struct {
 	// rateWake is when an endpoint's max_rate next allows an attempt it
 	// held back at the last claim (micros; 0: none held back).
 	rateWake atomic.Int64
-	streams      *streamHub
+	streams  *streamHub
 }
 
 // New makes the service.
