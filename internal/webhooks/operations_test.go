@@ -382,7 +382,6 @@ func TestRecoverIsBounded(t *testing.T) {
 		t.Skip("10,000 rows: skipped with -short")
 	}
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
-		ctx := context.Background()
 		// A receiver that never answers: the recovered deliveries hold
 		// their endpoint's few slots and stay pending, not attempted by the
 		// thousand.
@@ -398,43 +397,7 @@ func TestRecoverIsBounded(t *testing.T) {
 		ep := createEndpoint(t, e, e.SK, stall.URL+"/hooks", "payout.failed")
 		// Failed deliveries written directly: 10,003 of them.
 		const total = webhooks.MaxRecoverPerCall + 3
-		now := time.Now().Add(-time.Minute).UnixMicro()
-		for i := 0; i < total; i += 500 {
-			err := e.Main.DB.InTx(ctx, func(tx *store.Tx) error {
-				for j := i; j < min(total, i+500); j += 100 {
-					var sb strings.Builder
-					var args []any
-					for k := j; k < min(total, j+100); k++ {
-						if k > j {
-							sb.WriteString(", ")
-						}
-						sb.WriteString("(?, ?, FALSE, ?, ?, 'failed', 1, NULL, ?, ?)")
-						args = append(args, fmt.Sprintf("whdel_b%05d", k), e.Merchant.MerchantID, fmt.Sprintf("evt_b%05d", k), ep.ID, now, now)
-					}
-					if _, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, merchant_id, livemode, event_id, endpoint_id, status, attempt_count,
-						next_attempt_at, created_at, updated_at) VALUES `+sb.String(), args...); err != nil {
-						return err
-					}
-					sb.Reset()
-					args = args[:0]
-					for k := j; k < min(total, j+100); k++ {
-						if k > j {
-							sb.WriteString(", ")
-						}
-						sb.WriteString("(?, ?, FALSE, 'payout.failed', 'payout', ?, '{}', ?, ?)")
-						args = append(args, fmt.Sprintf("evt_b%05d", k), e.Merchant.MerchantID, fmt.Sprintf("po_b%05d", k), now, now)
-					}
-					if _, err := tx.Exec(ctx, `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at, dispatched_at)
-						VALUES `+sb.String(), args...); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		insertFailed(t, e, e.Merchant.MerchantID, ep.ID, total)
 		path := "/v1/webhook_endpoints/" + ep.ID + "/recover"
 		since := time.Now().Add(-time.Hour).Unix()
 		var rec struct {
@@ -452,6 +415,90 @@ func TestRecoverIsBounded(t *testing.T) {
 		r.JSON(t, &rec)
 		if r.Status != 202 || rec.HasMore != true || rec.Queued > 3 {
 			t.Fatalf("second call: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// insertFailed writes n failed deliveries to an endpoint, and their events,
+// made a minute ago.
+func insertFailed(t *testing.T, e *apptest.Env, merchantID, endpointID string, total int) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().Add(-time.Minute).UnixMicro()
+	tag := endpointID[len(endpointID)-8:]
+	for i := 0; i < total; i += 500 {
+		err := e.Main.DB.InTx(ctx, func(tx *store.Tx) error {
+			for j := i; j < min(total, i+500); j += 100 {
+				var sb strings.Builder
+				var args []any
+				for k := j; k < min(total, j+100); k++ {
+					if k > j {
+						sb.WriteString(", ")
+					}
+					sb.WriteString("(?, ?, FALSE, ?, ?, 'failed', 1, NULL, ?, ?)")
+					args = append(args, fmt.Sprintf("whdel_%s%05d", tag, k), merchantID, fmt.Sprintf("evt_%s%05d", tag, k), endpointID, now, now)
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, merchant_id, livemode, event_id, endpoint_id, status, attempt_count,
+					next_attempt_at, created_at, updated_at) VALUES `+sb.String(), args...); err != nil {
+					return err
+				}
+				sb.Reset()
+				args = args[:0]
+				for k := j; k < min(total, j+100); k++ {
+					if k > j {
+						sb.WriteString(", ")
+					}
+					sb.WriteString("(?, ?, FALSE, 'payout.failed', 'payout', ?, '{}', ?, ?)")
+					args = append(args, fmt.Sprintf("evt_%s%05d", tag, k), merchantID, fmt.Sprintf("po_%s%05d", tag, k), now, now)
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at, dispatched_at)
+					VALUES `+sb.String(), args...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRecoverIsFair: a merchant recovering 500 failed deliveries to a
+// receiver that never answers holds no more than the endpoint's cap of
+// attempts at once, and another merchant's events are delivered meanwhile:
+// recovered deliveries go through the same fair claim as every delivery.
+func TestRecoverIsFair(t *testing.T) {
+	t.Parallel() // mostly waiting on attempts that time out
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		ctx := context.Background()
+		stall := newStallServer(t)
+		bad, err := e.Main.Merchants.Create(ctx, merchants.CreateParams{Name: "Recovering merchant"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		badEP := createEndpoint(t, e, bad.SecretKeys[0], stall.srv.URL+"/recovering", "payout.failed")
+		insertFailed(t, e, bad.MerchantID, badEP.ID, 500)
+		r := e.Do(apptest.Request{Method: "POST", Path: "/v1/webhook_endpoints/" + badEP.ID + "/recover", Key: bad.SecretKeys[0],
+			Body: map[string]any{"since": time.Now().Add(-time.Hour).Unix()}})
+		if r.Status != 202 || !strings.Contains(string(r.Body), `"queued":500`) {
+			t.Fatalf("recover: %d %s", r.Status, r.Body)
+		}
+		waitFor(t, 30*time.Second, "the recovered deliveries' first attempts", func() bool {
+			started, _, _ := stall.counts()
+			return started > 0
+		})
+		rc := newReceiver(t)
+		ep := createEndpoint(t, e, e.SK, rc.URL(), "payout.failed")
+		rc.setSecret(ep.Secret)
+		good := emitEvents(t, e, e.Merchant.MerchantID, "payout.failed", 10)
+		waitFor(t, time.Minute, "the other merchant's events", func() bool { return len(rc.acked()) == len(good) })
+		started, _, maxPath := stall.counts()
+		if n := maxPath["/recovering"]; n > webhooks.DefaultEndpointConcurrency {
+			t.Fatalf("the recovering endpoint held %d attempts at once; the cap is %d", n, webhooks.DefaultEndpointConcurrency)
+		}
+		if pending := countRows(t, e.Main.DB, "SELECT COUNT(*) FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending'", badEP.ID); pending < 500-started {
+			t.Fatalf("%d recovered deliveries pending after %d attempts", pending, started)
 		}
 	})
 }
