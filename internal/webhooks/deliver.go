@@ -397,7 +397,10 @@ func (s *Service) signingSecrets(ctx context.Context, c claimed, at time.Time) (
 	}
 	prev, err := s.openSecret(ctx, c.prevSealed, c.endpointID)
 	if err != nil {
-		return nil, err
+		// The current secret still signs: send with it alone rather than
+		// not at all.
+		s.log.Error("open webhook endpoint's previous secret", "endpoint_id", c.endpointID, "err", err)
+		return []string{secret}, nil
 	}
 	return []string{secret, prev}, nil
 }
