@@ -107,6 +107,8 @@ var Operations = map[string]string{
 	"POST /v1/test_helpers/test_clocks/{id}/advance":         "AdvanceTestClock",
 	"POST /v1/webhook_endpoints":                             "CreateWebhookEndpoint",
 	"POST /v1/webhook_endpoints/{id}":                        "UpdateWebhookEndpoint",
+	"POST /v1/webhook_endpoints/{id}/recover":                "RecoverWebhookEndpoint",
+	"POST /v1/webhook_endpoints/{id}/rotate_secret":          "RotateWebhookEndpointSecret",
 }
 
 // answerTypes makes, per "METHOD /path" and success status, a value of the
@@ -206,6 +208,8 @@ var answerTypes = map[string]func(status int) any{
 	"POST /v1/test_helpers/test_clocks/{id}/advance": func(int) any { return new(TestClock) },
 	"POST /v1/webhook_endpoints":                     func(int) any { return new(WebhookEndpointWithSecret) },
 	"POST /v1/webhook_endpoints/{id}":                func(int) any { return new(WebhookEndpoint) },
+	"POST /v1/webhook_endpoints/{id}/recover":        func(int) any { return new(WebhookRecovery) },
+	"POST /v1/webhook_endpoints/{id}/rotate_secret":  func(int) any { return new(WebhookEndpointWithSecret) },
 }
 
 // ListTransfersParams are the query parameters of ListTransfers; zero values are not sent.
@@ -2169,6 +2173,28 @@ func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id string, params *W
 func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id string, opts ...RequestOption) (*WebhookEndpointResult, error) {
 	out := new(WebhookEndpointResult)
 	err := c.call(ctx, "DELETE", "/v1/webhook_endpoints/"+url.PathEscape(id), nil, nil, out, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RecoverWebhookEndpoint sends POST /v1/webhook_endpoints/{id}/recover.
+// Send again every delivery to the endpoint that ended failed since a time.
+func (c *Client) RecoverWebhookEndpoint(ctx context.Context, id string, params *RecoverWebhookEndpointRequest, opts ...RequestOption) (*WebhookRecovery, error) {
+	out := new(WebhookRecovery)
+	err := c.call(ctx, "POST", "/v1/webhook_endpoints/"+url.PathEscape(id)+"/recover", nil, params, out, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RotateWebhookEndpointSecret sends POST /v1/webhook_endpoints/{id}/rotate_secret.
+// Give an endpoint a new signing secret; the old one keeps signing beside it for a grace period.
+func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, id string, params *RotateWebhookEndpointSecretRequest, opts ...RequestOption) (*WebhookEndpointWithSecret, error) {
+	out := new(WebhookEndpointWithSecret)
+	err := c.call(ctx, "POST", "/v1/webhook_endpoints/"+url.PathEscape(id)+"/rotate_secret", nil, params, out, nil, opts)
 	if err != nil {
 		return nil, err
 	}

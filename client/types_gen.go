@@ -741,6 +741,12 @@ type ReadinessResult struct {
 	Status string `json:"status"`
 }
 
+// RecoverWebhookEndpointRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
+type RecoverWebhookEndpointRequest struct {
+	// A unix time in seconds, not in the future and at most 30 days ago.
+	Since int `json:"since"`
+}
+
 // RedeliverEventRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type RedeliverEventRequest struct {
 	EndpointID *string `json:"endpoint_id,omitempty"`
@@ -815,6 +821,12 @@ type ReviewPayoutRequest struct {
 type ReviewTransferRequest struct {
 	Decision string  `json:"decision"`
 	Note     *string `json:"note,omitempty"`
+}
+
+// RotateWebhookEndpointSecretRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
+type RotateWebhookEndpointSecretRequest struct {
+	// How long the old secret keeps signing beside the new one; 0 ends it at once.
+	ExpiresInSeconds *int `json:"expires_in_seconds,omitempty"`
 }
 
 // SandboxDisputeCreate is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
@@ -1191,9 +1203,13 @@ type WebhookEndpoint struct {
 	EnabledEvents []string  `json:"enabled_events"`
 	ID            string    `json:"id"`
 	Livemode      bool      `json:"livemode"`
-	Object        string    `json:"object"`
-	Status        string    `json:"status"`
-	URL           string    `json:"url"`
+	// At most this many deliveries per second start to the endpoint, across every payd process (null: no limit).
+	MaxRate *int   `json:"max_rate"`
+	Object  string `json:"object"`
+	// When the secret replaced by the last rotation stops signing (null: none kept); until then both sign.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	Status                  string     `json:"status"`
+	URL                     string     `json:"url"`
 }
 
 // WebhookEndpointCreate is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
@@ -1201,7 +1217,9 @@ type WebhookEndpointCreate struct {
 	Description   Nullable[string] `json:"description,omitzero"`
 	Disabled      *bool            `json:"disabled,omitempty"`
 	EnabledEvents []string         `json:"enabled_events,omitempty"`
-	URL           string           `json:"url"`
+	// At most this many deliveries per second start to the endpoint, across every payd process (null: no limit).
+	MaxRate Nullable[int] `json:"max_rate,omitzero"`
+	URL     string        `json:"url"`
 }
 
 // WebhookEndpointResult is an object of the API.
@@ -1217,7 +1235,9 @@ type WebhookEndpointUpdate struct {
 	// true stops deliveries to the endpoint; false resumes them.
 	Disabled      *bool    `json:"disabled,omitempty"`
 	EnabledEvents []string `json:"enabled_events,omitempty"`
-	URL           *string  `json:"url,omitempty"`
+	// At most this many deliveries per second start to the endpoint, across every payd process (null: no limit).
+	MaxRate Nullable[int] `json:"max_rate,omitzero"`
+	URL     *string       `json:"url,omitempty"`
 }
 
 // WebhookEndpointWithSecret is an object of the API.
@@ -1227,9 +1247,24 @@ type WebhookEndpointWithSecret struct {
 	EnabledEvents []string  `json:"enabled_events"`
 	ID            string    `json:"id"`
 	Livemode      bool      `json:"livemode"`
-	Object        string    `json:"object"`
-	// The signing secret: the HMAC-SHA256 key is this whole string as bytes. Shown only in the answer to creation.
+	// At most this many deliveries per second start to the endpoint, across every payd process (null: no limit).
+	MaxRate *int   `json:"max_rate"`
+	Object  string `json:"object"`
+	// When the secret replaced by the last rotation stops signing (null: none kept); until then both sign.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	// The signing secret: the HMAC-SHA256 key is this whole string as bytes. Shown only in the answer to creation and to a rotation.
 	Secret string `json:"secret"`
 	Status string `json:"status"`
 	URL    string `json:"url"`
+}
+
+// WebhookRecovery is an object of the API.
+type WebhookRecovery struct {
+	EndpointID string `json:"endpoint_id"`
+	// true when failed deliveries since then remain (the call's cap of 10,000, or the endpoint's waiting queue of 10,000, stopped it): call again later.
+	HasMore bool   `json:"has_more"`
+	Object  string `json:"object"`
+	// Failed deliveries this call sent again (new deliveries of the same events).
+	Queued int       `json:"queued"`
+	Since  time.Time `json:"since"`
 }

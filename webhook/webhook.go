@@ -136,7 +136,22 @@ func mac(secret string, unix int64, eventID string, body []byte) []byte {
 // SignatureHeader returns the Service-Signature value for a delivery sent at
 // t: "t=<unix>,v1=<hex>". payd signs with it; receivers' tests can too.
 func SignatureHeader(secret string, t time.Time, eventID string, body []byte) string {
-	return "t=" + strconv.FormatInt(t.Unix(), 10) + ",v1=" + ComputeSignature(secret, t, eventID, body)
+	return SignatureHeaderSecrets([]string{secret}, t, eventID, body)
+}
+
+// SignatureHeaderSecrets is SignatureHeader with one v1 value per secret, in
+// order: "t=<unix>,v1=<hex>,v1=<hex>". payd signs with the new and the old
+// secret while a rotated endpoint's old secret has not expired, so a
+// receiver holding either verifies.
+func SignatureHeaderSecrets(secrets []string, t time.Time, eventID string, body []byte) string {
+	var b strings.Builder
+	b.WriteString("t=")
+	b.WriteString(strconv.FormatInt(t.Unix(), 10))
+	for _, secret := range secrets {
+		b.WriteString(",v1=")
+		b.WriteString(ComputeSignature(secret, t, eventID, body))
+	}
+	return b.String()
 }
 
 // Event is a delivered event: the envelope payd sends. Data.ID is the id of

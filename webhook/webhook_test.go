@@ -149,3 +149,38 @@ func BenchmarkSignatureHeader(b *testing.B) {
 		SignatureHeader(testSecret, now, "evt_A", testBody)
 	}
 }
+
+// TestVerifyDuringRotation: while an endpoint's old secret has not expired,
+// payd signs with both; a receiver holding only the old secret, only the new
+// one, or both verifies, and one holding neither does not.
+func TestVerifyDuringRotation(t *testing.T) {
+	now := time.Unix(1800000000, 0)
+	const oldSecret, newSecret = "whsec_old_0123456789abcdefghjkmnpq", "whsec_new_0123456789abcdefghjkmnpq"
+	h := headers(SignatureHeaderSecrets([]string{newSecret, oldSecret}, now, "evt_A", testBody))
+	if got := strings.Count(h.Get(HeaderSignature), "v1="); got != 2 {
+		t.Fatalf("header %q has %d v1 values, want 2", h.Get(HeaderSignature), got)
+	}
+	for _, c := range []struct {
+		name    string
+		secrets []string
+		want    error
+	}{
+		{"old only", []string{oldSecret}, nil},
+		{"new only", []string{newSecret}, nil},
+		{"both", []string{newSecret, oldSecret}, nil},
+		{"neither", []string{"whsec_unrelated"}, ErrNoValidSignature},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := &Verifier{Secrets: c.secrets, Now: func() time.Time { return now }}
+			if _, err := v.Verify(h, testBody); !errors.Is(err, c.want) {
+				t.Fatalf("got %v, want %v", err, c.want)
+			}
+		})
+	}
+	// After expiry payd signs with the new secret alone: the old one fails.
+	after := headers(SignatureHeaderSecrets([]string{newSecret}, now, "evt_A", testBody))
+	v := &Verifier{Secrets: []string{oldSecret}, Now: func() time.Time { return now }}
+	if _, err := v.Verify(after, testBody); !errors.Is(err, ErrNoValidSignature) {
+		t.Fatalf("old secret after expiry: %v", err)
+	}
+}

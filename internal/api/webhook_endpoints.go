@@ -2,8 +2,10 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/idempotency"
@@ -23,6 +25,10 @@ func RegisterWebhooks(s *Server, svc *webhooks.Service) {
 	s.Handle("GET /v1/webhook_endpoints/{id}", h.getEndpoint)
 	s.Handle("POST /v1/webhook_endpoints/{id}", h.updateEndpoint)
 	s.Handle("DELETE /v1/webhook_endpoints/{id}", h.deleteEndpoint)
+	// Rotation answers the new secret, so like creation it keeps its
+	// Idempotency-Key itself rather than in the shared store.
+	s.Handle("POST /v1/webhook_endpoints/{id}/rotate_secret", h.rotateSecret, NoIdempotency())
+	s.Handle("POST /v1/webhook_endpoints/{id}/recover", h.recoverEndpoint)
 	registerEvents(s, h)
 }
 
@@ -39,10 +45,38 @@ type endpointRequest struct {
 	EnabledEvents []string `json:"enabled_events"`
 	Description   *string  `json:"description"`
 	Disabled      *bool    `json:"disabled"`
+	// MaxRate is raw so that null (no limit) and absent (unchanged) differ.
+	MaxRate json.RawMessage `json:"max_rate"`
 }
 
-func (b endpointRequest) params() webhooks.EndpointParams {
-	return webhooks.EndpointParams{URL: b.URL, EnabledEvents: b.EnabledEvents, Description: b.Description, Disabled: b.Disabled}
+func (b endpointRequest) params() (webhooks.EndpointParams, error) {
+	p := webhooks.EndpointParams{URL: b.URL, EnabledEvents: b.EnabledEvents, Description: b.Description, Disabled: b.Disabled}
+	if b.MaxRate != nil {
+		p.MaxRate = &webhooks.MaxRate{}
+		if string(bytes.TrimSpace(b.MaxRate)) != "null" {
+			var v int
+			if err := json.Unmarshal(b.MaxRate, &v); err != nil {
+				return p, errs.Invalid("max_rate", "parameter_invalid", "max_rate must be a whole number of deliveries per second from %d to %d, or null for no limit",
+					webhooks.MinMaxRate, webhooks.MaxMaxRate)
+			}
+			p.MaxRate.Value = &v
+		}
+	}
+	return p, nil
+}
+
+// endpointIdempotency reads a request's Idempotency-Key for the routes that
+// keep it beside the endpoint (their answers hold a secret); nil without one.
+func endpointIdempotency(r *http.Request, body []byte) (*webhooks.Idempotency, error) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		return nil, nil
+	}
+	if len(key) > 255 {
+		return nil, errs.Invalid("Idempotency-Key", "idempotency_key_invalid", "Idempotency-Key must be at most 255 characters")
+	}
+	p := auth.Must(r.Context())
+	return &webhooks.Idempotency{PrincipalID: p.ID, Key: key, RequestHash: idempotency.RequestHash(r.Method, r.URL.Path, body)}, nil
 }
 
 // createEndpoint answers 201 with the endpoint and its secret. The shared
@@ -56,19 +90,19 @@ func (h webhookHandlers) createEndpoint(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var idem *webhooks.Idempotency
-	if key := r.Header.Get("Idempotency-Key"); key != "" {
-		if len(key) > 255 {
-			return errs.Invalid("Idempotency-Key", "idempotency_key_invalid", "Idempotency-Key must be at most 255 characters")
-		}
-		p := auth.Must(r.Context())
-		idem = &webhooks.Idempotency{PrincipalID: p.ID, Key: key, RequestHash: idempotency.RequestHash(r.Method, r.URL.Path, body)}
+	idem, err := endpointIdempotency(r, body)
+	if err != nil {
+		return err
 	}
 	var req endpointRequest
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	ep, replayed, err := h.svc.CreateEndpoint(r.Context(), owner(r), req.params(), idem)
+	p, err := req.params()
+	if err != nil {
+		return err
+	}
+	ep, replayed, err := h.svc.CreateEndpoint(r.Context(), owner(r), p, idem)
 	if err != nil {
 		return err
 	}
@@ -102,8 +136,67 @@ func (h webhookHandlers) updateEndpoint(w http.ResponseWriter, r *http.Request) 
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	ep, err := h.svc.UpdateEndpoint(r.Context(), owner(r), r.PathValue("id"), req.params())
+	p, err := req.params()
+	if err != nil {
+		return err
+	}
+	ep, err := h.svc.UpdateEndpoint(r.Context(), owner(r), r.PathValue("id"), p)
 	return answer(w, http.StatusOK, ep, err)
+}
+
+// rotateSecret answers 200 with the endpoint and its new secret (shown only
+// here). The body is optional: {"expires_in_seconds": n} says how long the
+// old secret keeps signing beside the new one (default 24 h, 0 to 7 days).
+func (h webhookHandlers) rotateSecret(w http.ResponseWriter, r *http.Request) error {
+	body, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	idem, err := endpointIdempotency(r, body)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		ExpiresInSeconds *int64 `json:"expires_in_seconds"`
+	}
+	if err := DecodeOptionalJSON(r, &req); err != nil {
+		return err
+	}
+	grace := webhooks.DefaultSecretGrace
+	if req.ExpiresInSeconds != nil {
+		n := *req.ExpiresInSeconds
+		if n < 0 || n > int64(webhooks.MaxSecretGrace/time.Second) {
+			return errs.Invalid("expires_in_seconds", "parameter_invalid",
+				"expires_in_seconds must be from 0 (the old secret stops signing at once) to %d (7 days)", int64(webhooks.MaxSecretGrace/time.Second))
+		}
+		grace = time.Duration(n) * time.Second
+	}
+	ep, replayed, err := h.svc.RotateSecret(r.Context(), owner(r), r.PathValue("id"), grace, idem)
+	if err != nil {
+		return err
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	WriteJSON(w, http.StatusOK, ep)
+	return nil
+}
+
+// recoverEndpoint answers 202 with how many failed deliveries since the
+// given unix time were queued again and whether more remain.
+func (h webhookHandlers) recoverEndpoint(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Since *int64 `json:"since"`
+	}
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Since == nil {
+		return errs.Missing("since")
+	}
+	rec, err := h.svc.Recover(r.Context(), owner(r), r.PathValue("id"), time.Unix(*req.Since, 0))
+	return answer(w, http.StatusAccepted, rec, err)
 }
 
 func (h webhookHandlers) deleteEndpoint(w http.ResponseWriter, r *http.Request) error {

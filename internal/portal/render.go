@@ -205,6 +205,9 @@ var notices = map[string]string{
 	"endpoint_deleted":         "The webhook endpoint was deleted.",
 	"redelivered":              "The event was queued for delivery again.",
 	"endpoint_enabled":         "The webhook endpoint is enabled: its waiting deliveries are being sent.",
+	"max_rate_set":             "The endpoint's delivery rate limit was saved.",
+	"recovered":                "The endpoint's failed deliveries were queued for delivery again.",
+	"recovered_more":           "Failed deliveries were queued for delivery again; more remain: recover again once these are sent.",
 	"threshold_saved":          "The approval threshold was saved.",
 	"settings_change_approved": "The change was approved and applies now.",
 }

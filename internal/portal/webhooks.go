@@ -1,8 +1,11 @@
 package portal
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/pagination"
@@ -24,6 +27,9 @@ func (p *Portal) WithWebhooks(get func() *webhooks.Service) {
 			m.Handle("POST /portal/{mode}/webhook_endpoints/{id}/disable", p.page(roleAdmin, p.setEndpointDisabled(true)))
 			m.Handle("POST /portal/{mode}/webhook_endpoints/{id}/enable", p.page(roleAdmin, p.setEndpointDisabled(false)))
 			m.Handle("POST /portal/{mode}/webhook_endpoints/{id}/delete", p.page(roleAdmin, p.deleteEndpoint))
+			m.Handle("POST /portal/{mode}/webhook_endpoints/{id}/rotate_secret", p.page(roleAdmin, p.rotateEndpointSecret))
+			m.Handle("POST /portal/{mode}/webhook_endpoints/{id}/max_rate", p.page(roleAdmin, p.setEndpointMaxRate))
+			m.Handle("POST /portal/{mode}/webhook_endpoints/{id}/recover", p.page(roleApprover, p.recoverEndpoint))
 			m.Handle("GET /portal/{mode}/events/{id}", p.page(roleViewer, p.eventPage))
 			m.Handle("POST /portal/{mode}/events/{id}/redeliver", p.page(roleApprover, p.redeliverEvent))
 		},
@@ -86,7 +92,8 @@ func (p *Portal) createEndpoint(w http.ResponseWriter, r *http.Request, c *reqCt
 
 type endpointData struct {
 	E          webhooks.Endpoint
-	Secret     string // only in the answer to its creation
+	Secret     string // only in the answer to its creation or a rotation
+	Rotated    bool   // Secret is a rotation's
 	Deliveries listData[webhooks.Delivery]
 	Waiting    int // pending deliveries (counted up to webhooks.MaxPendingPerEndpoint) when payd disabled it
 }
@@ -99,6 +106,15 @@ func (p *Portal) endpointPage(w http.ResponseWriter, r *http.Request, c *reqCtx)
 // with its attempts (time, HTTP status, latency, error) and a redeliver
 // button.
 func (p *Portal) renderEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx, status int, v *view, id, secret string) error {
+	if err := p.renderEndpointInto(r, c, v, id, secret); err != nil {
+		return err
+	}
+	p.render(w, r, c, status, "webhook_endpoint", v)
+	return nil
+}
+
+// renderEndpointInto fills v with the endpoint page's data.
+func (p *Portal) renderEndpointInto(r *http.Request, c *reqCtx, v *view, id, secret string) error {
 	ctx := r.Context()
 	ep, err := p.webhooks().GetEndpoint(ctx, owner(c), id)
 	if err != nil {
@@ -123,7 +139,20 @@ func (p *Portal) renderEndpoint(w http.ResponseWriter, r *http.Request, c *reqCt
 	}
 	v.Title, v.Section = "Webhook endpoint "+ep.ID, "webhook_endpoints"
 	v.Data = endpointData{E: ep, Secret: secret, Waiting: waiting, Deliveries: newList(ds, more, page, func(d webhooks.Delivery) string { return d.ID })}
-	p.render(w, r, c, status, "webhook_endpoint", v)
+	return nil
+}
+
+// renderEndpointRotated is the endpoint page showing a rotation's new
+// secret once.
+func (p *Portal) renderEndpointRotated(w http.ResponseWriter, r *http.Request, c *reqCtx, id, secret string) error {
+	v := &view{}
+	if err := p.renderEndpointInto(r, c, v, id, secret); err != nil {
+		return err
+	}
+	d := v.Data.(endpointData)
+	d.Rotated = true
+	v.Data = d
+	p.render(w, r, c, http.StatusOK, "webhook_endpoint", v)
 	return nil
 }
 
@@ -165,6 +194,65 @@ func (p *Portal) setEndpointDisabled(disabled bool) pageHandler {
 		}
 		return redirect(w, r, c.path("webhook_endpoints", id), notice)
 	}
+}
+
+// rotateEndpointSecret gives the endpoint a new signing secret, shown once;
+// the old one signs beside it for the grace chosen (grace_seconds).
+func (p *Portal) rotateEndpointSecret(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	id := r.PathValue("id")
+	grace := webhooks.DefaultSecretGrace
+	if v := r.PostFormValue("grace_seconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			n = -1 // refused by RotateSecret, naming the field
+		}
+		grace = time.Duration(n) * time.Second
+	}
+	ep, _, err := p.webhooks().RotateSecret(r.Context(), owner(c), id, grace, nil)
+	p.audit(r.Context(), c, "webhook_endpoint.rotate_secret", id, err, "old secret signs for "+grace.String())
+	if err != nil {
+		return p.actionError(w, r, c, err, func(v *view) error { return p.renderEndpoint(w, r, c, statusOf(err), v, id, "") })
+	}
+	return p.renderEndpointRotated(w, r, c, id, ep.Secret)
+}
+
+// setEndpointMaxRate sets the endpoint's max_rate (empty: no limit).
+func (p *Portal) setEndpointMaxRate(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	id := r.PathValue("id")
+	rate := &webhooks.MaxRate{}
+	if v := strings.TrimSpace(r.PostFormValue("max_rate")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			n = -1 // refused by UpdateEndpoint, naming the field
+		}
+		rate.Value = &n
+	}
+	_, err := p.webhooks().UpdateEndpoint(r.Context(), owner(c), id, webhooks.EndpointParams{MaxRate: rate})
+	p.audit(r.Context(), c, "webhook_endpoint.max_rate", id, err, r.PostFormValue("max_rate"))
+	if err != nil {
+		return p.actionError(w, r, c, err, func(v *view) error { return p.renderEndpoint(w, r, c, statusOf(err), v, id, "") })
+	}
+	return redirect(w, r, c.path("webhook_endpoints", id), "max_rate_set")
+}
+
+// recoverEndpoint sends again the endpoint's deliveries that failed in the
+// last since_hours hours.
+func (p *Portal) recoverEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	id := r.PathValue("id")
+	hours, err := strconv.Atoi(r.PostFormValue("since_hours"))
+	if err != nil || hours < 1 {
+		hours = 24
+	}
+	rec, err := p.webhooks().Recover(r.Context(), owner(c), id, time.Now().Add(-time.Duration(hours)*time.Hour))
+	p.audit(r.Context(), c, "webhook_endpoint.recover", id, err, fmt.Sprintf("last %d h: %d queued", hours, rec.Queued))
+	if err != nil {
+		return p.actionError(w, r, c, err, func(v *view) error { return p.renderEndpoint(w, r, c, statusOf(err), v, id, "") })
+	}
+	notice := "recovered"
+	if rec.HasMore {
+		notice = "recovered_more"
+	}
+	return redirect(w, r, c.path("webhook_endpoints", id), notice)
 }
 
 func (p *Portal) deleteEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx) error {

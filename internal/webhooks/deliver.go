@@ -45,6 +45,10 @@ type claimed struct {
 	sealed   string
 	epStatus string
 	epGone   bool
+	// The secret a rotation replaced and until when it signs too (micros;
+	// 0 when none).
+	prevSealed  string
+	prevExpires int64
 }
 
 // runDeliverer claims due deliveries and sends them, at most conc at once.
@@ -126,6 +130,13 @@ func (s *Service) runDeliverer(ctx context.Context) {
 					wait = max(d, time.Millisecond)
 				}
 			}
+			// An endpoint's max_rate held deliveries back: claim again
+			// when it allows the next one.
+			if at := s.rateWake.Load(); at != 0 {
+				if d := time.Until(store.FromMicros(at)); d < wait {
+					wait = max(d, time.Millisecond)
+				}
+			}
 		}
 		if !t.Stop() {
 			select {
@@ -169,7 +180,12 @@ func (s *Service) claim(ctx context.Context, n int) (out []claimed, left bool, e
 		for _, w := range work {
 			w.fast = s.fast.fast(w.endpointID)
 		}
-		left = allocate(work, merchantInflight, n, s.epConc, s.merchantConc)
+		rateNext, rateWake, err := limitRates(ctx, tx, work, now)
+		if err != nil {
+			return err
+		}
+		s.rateWake.Store(rateWake)
+		left = allocate(work, merchantInflight, n, s.epConc, s.merchantConc) || rateWake != 0
 		paused, err := pausedNow(ctx, tx, work)
 		if err != nil {
 			return err
@@ -187,7 +203,9 @@ func (s *Service) claim(ctx context.Context, n int) (out []claimed, left bool, e
 			if err != nil {
 				return err
 			}
+			leased := 0
 			for rows.Next() {
+				leased++
 				var c claimed
 				var eventID string
 				if err := rows.Scan(&c.id, &c.attempts, &c.failFirst, &c.livemode, &c.endpointID, &eventID); err != nil {
@@ -201,6 +219,11 @@ func (s *Service) claim(ctx context.Context, n int) (out []claimed, left bool, e
 			rows.Close()
 			if err := rows.Err(); err != nil {
 				return err
+			}
+			if w.maxRate > 0 && leased > 0 {
+				if err := spendRate(ctx, tx, w, rateNext[w.endpointID], leased, now); err != nil {
+					return err
+				}
 			}
 		}
 		return s.load(ctx, tx, out, eventIDs)
@@ -246,7 +269,8 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, out []claimed, eventID
 		args = append(args, id)
 	}
 	ph, in = store.PaddedIn(args)
-	erows, err := tx.Query(ctx, "SELECT id, url, secret_sealed, status, deleted_at FROM webhook_endpoints WHERE id IN ("+ph+")", in...)
+	erows, err := tx.Query(ctx, `SELECT id, url, secret_sealed, status, deleted_at, previous_secret_sealed, previous_secret_expires_at
+		FROM webhook_endpoints WHERE id IN (`+ph+")", in...)
 	if err != nil {
 		return err
 	}
@@ -254,13 +278,15 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, out []claimed, eventID
 	found := map[string]bool{}
 	for erows.Next() {
 		var id, url, sealed, status string
-		var deleted sql.NullInt64
-		if err := erows.Scan(&id, &url, &sealed, &status, &deleted); err != nil {
+		var deleted, prevExpires sql.NullInt64
+		var prevSealed sql.NullString
+		if err := erows.Scan(&id, &url, &sealed, &status, &deleted, &prevSealed, &prevExpires); err != nil {
 			return err
 		}
 		found[id] = true
 		for _, i := range epIdx[id] {
 			out[i].url, out[i].sealed, out[i].epStatus, out[i].epGone = url, sealed, status, deleted.Valid
+			out[i].prevSealed, out[i].prevExpires = prevSealed.String, prevExpires.Int64
 		}
 	}
 	for id, idx := range epIdx {
@@ -316,7 +342,7 @@ func (s *Service) attempt(ctx context.Context, c claimed) (outcome, bool) {
 
 // send posts the event to the endpoint, signed.
 func (s *Service) send(ctx context.Context, c claimed) outcome {
-	secret, err := s.openSecret(ctx, c.sealed, c.endpointID)
+	secrets, err := s.signingSecrets(ctx, c, time.Now())
 	if err != nil {
 		s.log.Error("open webhook endpoint secret", "endpoint_id", c.endpointID, "err", err)
 		return outcome{at: time.Now(), err: "payd could not read the endpoint's signing secret; not sent"}
@@ -336,7 +362,7 @@ func (s *Service) send(ctx context.Context, c claimed) outcome {
 	req.Header.Set("User-Agent", "payd-webhooks/1")
 	req.Header.Set(webhook.HeaderEventID, c.event.ID)
 	req.Header.Set(webhook.HeaderEventType, c.event.Type)
-	req.Header.Set(webhook.HeaderSignature, webhook.SignatureHeader(secret, start, c.event.ID, body))
+	req.Header.Set(webhook.HeaderSignature, webhook.SignatureHeaderSecrets(secrets, start, c.event.ID, body))
 	resp, err := s.client(c.livemode).Do(req)
 	if err != nil {
 		o := outcome{at: start, latency: time.Since(start), err: describeSendError(err, s.timeout), sent: true}
@@ -356,6 +382,27 @@ func (s *Service) send(ctx context.Context, c claimed) outcome {
 	}
 	s.metrics.latency.Observe(o.latency.Seconds())
 	return o
+}
+
+// signingSecrets are the secrets that sign an attempt made at: the
+// endpoint's secret, and the one its last rotation replaced while that has
+// not expired.
+func (s *Service) signingSecrets(ctx context.Context, c claimed, at time.Time) ([]string, error) {
+	secret, err := s.openSecret(ctx, c.sealed, c.endpointID)
+	if err != nil {
+		return nil, err
+	}
+	if c.prevSealed == "" || store.Micros(at) >= c.prevExpires {
+		return []string{secret}, nil
+	}
+	prev, err := s.openSecret(ctx, c.prevSealed, c.endpointID)
+	if err != nil {
+		// The current secret still signs: send with it alone rather than
+		// not at all.
+		s.log.Error("open webhook endpoint's previous secret", "endpoint_id", c.endpointID, "err", err)
+		return []string{secret}, nil
+	}
+	return []string{secret, prev}, nil
 }
 
 // describeSendError says why no answer came, without internals.

@@ -310,6 +310,7 @@ type newDelivery struct {
 	ev         *events.Event
 	endpointID string
 	failFirst  bool
+	recovery   bool // made by recover (left out of the redelivery caps)
 }
 
 // insertDeliveries makes pending deliveries due now, many rows per statement.
@@ -322,16 +323,16 @@ func insertDeliveries(ctx context.Context, tx *store.Tx, rows []newDelivery, red
 		rows = rows[len(chunk):]
 		var sb strings.Builder
 		sb.WriteString(`INSERT INTO webhook_deliveries (id, merchant_id, livemode, event_id, endpoint_id, status, attempt_count,
-			next_attempt_at, fail_first, redelivery, created_at, updated_at) VALUES `)
-		args := make([]any, 0, len(chunk)*10)
+			next_attempt_at, fail_first, redelivery, recovery, created_at, updated_at) VALUES `)
+		args := make([]any, 0, len(chunk)*11)
 		for i, r := range chunk {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			sb.WriteString("(?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)")
+			sb.WriteString("(?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?)")
 			d := Delivery{ID: ids.New("whdel_"), Object: "webhook_delivery", EventID: r.ev.ID, EndpointID: r.endpointID,
 				Status: DeliveryPending, Attempts: []Attempt{}, NextAttemptAt: &Time{now}}
-			args = append(args, d.ID, r.ev.MerchantID, r.ev.Livemode, r.ev.ID, r.endpointID, store.Micros(now), r.failFirst, redelivery,
+			args = append(args, d.ID, r.ev.MerchantID, r.ev.Livemode, r.ev.ID, r.endpointID, store.Micros(now), r.failFirst, redelivery, r.recovery,
 				store.Micros(now), store.Micros(now))
 			out = append(out, d)
 		}

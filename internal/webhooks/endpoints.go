@@ -35,7 +35,14 @@ type Endpoint struct {
 	Status        string   `json:"status"` // enabled or disabled
 	Livemode      bool     `json:"livemode"`
 	CreatedAt     Time     `json:"created_at"`
-	Secret        string   `json:"secret,omitempty"`
+	// MaxRate is the most deliveries per second payd starts to this
+	// endpoint, across every process; nil: no limit.
+	MaxRate *int `json:"max_rate"`
+	// PreviousSecretExpiresAt is when the secret replaced by the last
+	// rotation stops signing deliveries (until then each carries both
+	// signatures); nil when no previous secret was kept.
+	PreviousSecretExpiresAt *Time  `json:"previous_secret_expires_at"`
+	Secret                  string `json:"secret,omitempty"`
 
 	// DisabledReason is DisabledRepeatedFailure when payd's circuit breaker
 	// disabled the endpoint (empty otherwise); the portal shows it with
@@ -46,8 +53,9 @@ type Endpoint struct {
 	ConsecutiveFailures int        `json:"-"`
 	FailingSince        *time.Time `json:"-"`
 
-	merchantID string
-	sealed     string
+	merchantID    string
+	sealed        string
+	secretVersion int
 }
 
 // DisabledRepeatedFailure is the disabled_reason of an endpoint payd
@@ -70,6 +78,10 @@ const (
 	MaxURLLength         = 2048
 	MaxDescriptionLength = 500
 	MaxEndpoints         = 100 // per merchant and mode
+	// MinMaxRate and MaxMaxRate bound an endpoint's max_rate (deliveries
+	// per second).
+	MinMaxRate = 1
+	MaxMaxRate = 1000
 )
 
 // EndpointParams creates or updates an endpoint; nil fields are left alone
@@ -79,6 +91,31 @@ type EndpointParams struct {
 	EnabledEvents []string // nil: unchanged (update) or ["*"] (create)
 	Description   *string
 	Disabled      *bool
+	// MaxRate is set when the request names max_rate; its Value nil
+	// clears the limit.
+	MaxRate *MaxRate
+}
+
+// MaxRate is a max_rate given in a request: Value nil means no limit.
+type MaxRate struct{ Value *int }
+
+func validateMaxRate(r *MaxRate) error {
+	if r == nil || r.Value == nil {
+		return nil
+	}
+	if v := *r.Value; v < MinMaxRate || v > MaxMaxRate {
+		return errs.Invalid("max_rate", "parameter_invalid", "max_rate must be a whole number of deliveries per second from %d to %d, or null for no limit; got %d",
+			MinMaxRate, MaxMaxRate, v)
+	}
+	return nil
+}
+
+// rateArg is a max_rate as a column value (NULL: no limit).
+func rateArg(r *int) any {
+	if r == nil {
+		return nil
+	}
+	return *r
 }
 
 // DeletedEndpoint is the answer to DELETE.
@@ -258,12 +295,18 @@ func (s *Service) CreateEndpoint(ctx context.Context, o Owner, p EndpointParams,
 			return Endpoint{}, false, err
 		}
 	}
+	if err := validateMaxRate(p.MaxRate); err != nil {
+		return Endpoint{}, false, err
+	}
 	status := EndpointEnabled
 	if p.Disabled != nil && *p.Disabled {
 		status = EndpointDisabled
 	}
 	ep = Endpoint{ID: ids.New("we_"), Object: "webhook_endpoint", URL: *p.URL, EnabledEvents: events, Description: desc,
-		Status: status, Livemode: o.Livemode, Secret: newSecret()}
+		Status: status, Livemode: o.Livemode, Secret: newSecret(), secretVersion: 1}
+	if p.MaxRate != nil {
+		ep.MaxRate = p.MaxRate.Value
+	}
 	sealed, err := s.sealSecret(ctx, ep.Secret, ep.ID, o.Livemode)
 	if err != nil {
 		return Endpoint{}, false, err
@@ -284,8 +327,8 @@ func (s *Service) CreateEndpoint(ctx context.Context, o Owner, p EndpointParams,
 		}
 		ep.CreatedAt = Time{tx.Now()}
 		_, err := tx.Exec(ctx, `INSERT INTO webhook_endpoints (id, merchant_id, livemode, url, enabled_events, description, status, secret_sealed,
-			idem_principal, idem_key, idem_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ep.ID, o.MerchantID, o.Livemode, ep.URL, string(evJSON), desc, status, sealed, idemPrincipal, idemKey, idemHash,
+			idem_principal, idem_key, idem_hash, max_rate, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ep.ID, o.MerchantID, o.Livemode, ep.URL, string(evJSON), desc, status, sealed, idemPrincipal, idemKey, idemHash, rateArg(ep.MaxRate),
 			store.Micros(ep.CreatedAt.Time), store.Micros(ep.CreatedAt.Time))
 		return err
 	})
@@ -325,16 +368,16 @@ func (s *Service) replayCreate(ctx context.Context, o Owner, idem *Idempotency) 
 }
 
 const endpointColumns = "id, merchant_id, livemode, url, enabled_events, description, status, secret_sealed, created_at, " +
-	"disabled_reason, disabled_at, consecutive_failures, failing_since"
+	"disabled_reason, disabled_at, consecutive_failures, failing_since, max_rate, previous_secret_expires_at, secret_version"
 
 func scanEndpoint(row interface{ Scan(...any) error }, extra ...any) (Endpoint, error) {
 	var ep Endpoint
 	var events string
 	var created int64
 	var reason sql.NullString
-	var disabledAt, failingSince sql.NullInt64
+	var disabledAt, failingSince, maxRate, prevExpires sql.NullInt64
 	dst := append([]any{&ep.ID, &ep.merchantID, &ep.Livemode, &ep.URL, &events, &ep.Description, &ep.Status, &ep.sealed, &created,
-		&reason, &disabledAt, &ep.ConsecutiveFailures, &failingSince}, extra...)
+		&reason, &disabledAt, &ep.ConsecutiveFailures, &failingSince, &maxRate, &prevExpires, &ep.secretVersion}, extra...)
 	if err := row.Scan(dst...); err != nil {
 		return ep, err
 	}
@@ -342,6 +385,11 @@ func scanEndpoint(row interface{ Scan(...any) error }, extra ...any) (Endpoint, 
 	ep.CreatedAt = Time{store.FromMicros(created)}
 	ep.DisabledReason = reason.String
 	ep.DisabledAt, ep.FailingSince = store.NullMicros(disabledAt), store.NullMicros(failingSince)
+	if maxRate.Valid {
+		v := int(maxRate.Int64)
+		ep.MaxRate = &v
+	}
+	ep.PreviousSecretExpiresAt = timePtr(store.NullMicros(prevExpires))
 	if err := json.Unmarshal([]byte(events), &ep.EnabledEvents); err != nil {
 		return ep, fmt.Errorf("endpoint %s: enabled_events: %w", ep.ID, err)
 	}
@@ -412,6 +460,9 @@ func (s *Service) UpdateEndpoint(ctx context.Context, o Owner, id string, p Endp
 			return Endpoint{}, err
 		}
 	}
+	if err := validateMaxRate(p.MaxRate); err != nil {
+		return Endpoint{}, err
+	}
 	var ep Endpoint
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		// Locked, and the status written only over the one read: the
@@ -431,6 +482,9 @@ func (s *Service) UpdateEndpoint(ctx context.Context, o Owner, id string, p Endp
 		if p.Description != nil {
 			ep.Description = *p.Description
 		}
+		if p.MaxRate != nil {
+			ep.MaxRate = p.MaxRate.Value
+		}
 		wasDisabled, wasPaused := ep.Status == EndpointDisabled, ep.Paused()
 		if p.Disabled != nil {
 			ep.Status = EndpointEnabled
@@ -440,9 +494,9 @@ func (s *Service) UpdateEndpoint(ctx context.Context, o Owner, id string, p Endp
 		}
 		now := store.Micros(tx.Now())
 		evJSON, _ := json.Marshal(ep.EnabledEvents)
-		res, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET url = ?, enabled_events = ?, description = ?, status = ?, updated_at = ?
+		res, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET url = ?, enabled_events = ?, description = ?, status = ?, max_rate = ?, updated_at = ?
 			WHERE id = ? AND merchant_id = ? AND livemode = ? AND deleted_at IS NULL AND status = ?`,
-			ep.URL, string(evJSON), ep.Description, ep.Status, now, id, o.MerchantID, o.Livemode, readStatus)
+			ep.URL, string(evJSON), ep.Description, ep.Status, rateArg(ep.MaxRate), now, id, o.MerchantID, o.Livemode, readStatus)
 		if err != nil {
 			return err
 		}

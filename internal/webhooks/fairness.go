@@ -42,6 +42,7 @@ type dueWork struct {
 	inflight   int   // attempts in flight (every process)
 	fast       bool  // its recent attempts all ended quickly: it may borrow idle slots
 	take       int   // allotted by allocate
+	maxRate    int   // the endpoint's max_rate (0: no limit)
 }
 
 // allocate shares n free slots among endpoints with due deliveries, filling
@@ -238,7 +239,8 @@ func dueWorkAt(ctx context.Context, tx *store.Tx, now int64, limit int) ([]*dueW
 			due.oldest,
 			CASE WHEN due.enough IS NOT NULL THEN ? ELSE (SELECT COUNT(*) FROM webhook_deliveries d WHERE d.endpoint_id = due.id
 				AND d.status = 'pending' AND d.next_attempt_at <= ?) END,
-			CASE WHEN e.id IS NOT NULL AND e.status = 'disabled' AND e.disabled_reason IS NOT NULL AND e.deleted_at IS NULL THEN 1 ELSE 0 END
+			CASE WHEN e.id IS NOT NULL AND e.status = 'disabled' AND e.disabled_reason IS NOT NULL AND e.deleted_at IS NULL THEN 1 ELSE 0 END,
+			COALESCE(e.max_rate, 0)
 		FROM due LEFT JOIN webhook_endpoints e ON e.id = due.id
 		WHERE due.oldest IS NOT NULL ORDER BY due.id`, now, now, limit-1, limit, now)
 	if err != nil {
@@ -249,7 +251,7 @@ func dueWorkAt(ctx context.Context, tx *store.Tx, now int64, limit int) ([]*dueW
 	for rows.Next() {
 		w := &dueWork{}
 		var paused int
-		if err := rows.Scan(&w.endpointID, &w.merchantID, &w.oldest, &w.due, &paused); err != nil {
+		if err := rows.Scan(&w.endpointID, &w.merchantID, &w.oldest, &w.due, &paused, &w.maxRate); err != nil {
 			return nil, nil, err
 		}
 		if paused != 0 || w.due == 0 {

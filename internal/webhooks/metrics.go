@@ -10,6 +10,7 @@ type metrics struct {
 	latency    prometheus.Histogram
 	disabled   prometheus.Counter
 	refused    *prometheus.CounterVec
+	recovered  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -28,9 +29,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Endpoints payd disabled after repeated failed attempts."}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "payd_webhook_redeliveries_refused_total",
 			Help: "Redeliver requests refused by a cap, by code."}, []string{"code"}),
+		recovered: prometheus.NewCounter(prometheus.CounterOpts{Name: "payd_webhook_deliveries_recovered_total",
+			Help: "Failed deliveries sent again by recover."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.dispatched, m.created, m.attempts, m.finished, m.latency, m.disabled, m.refused)
+		reg.MustRegister(m.dispatched, m.created, m.attempts, m.finished, m.latency, m.disabled, m.refused, m.recovered)
 	}
 	return m
 }

@@ -52,7 +52,7 @@ func (s *Service) checkRedeliveryCaps(ctx context.Context, tx *store.Tx, o Owner
 	since := store.Micros(now.Add(-RedeliveryWindow))
 	// Per event and endpoint.
 	rows, err := tx.Query(ctx, `SELECT endpoint_id, COUNT(*), MIN(created_at) FROM webhook_deliveries
-		WHERE event_id = ? AND redelivery = TRUE AND created_at > ? GROUP BY endpoint_id`, eventID, since)
+		WHERE event_id = ? AND redelivery = TRUE AND recovery = FALSE AND created_at > ? GROUP BY endpoint_id`, eventID, since)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (s *Service) checkRedeliveryCaps(ctx context.Context, tx *store.Tx, o Owner
 	var n int
 	var oldest sql.NullInt64
 	if err := tx.QueryRow(ctx, `SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries
-		WHERE merchant_id = ? AND livemode = ? AND redelivery = TRUE AND created_at > ?`, o.MerchantID, o.Livemode, since).Scan(&n, &oldest); err != nil {
+		WHERE merchant_id = ? AND livemode = ? AND redelivery = TRUE AND recovery = FALSE AND created_at > ?`, o.MerchantID, o.Livemode, since).Scan(&n, &oldest); err != nil {
 		return err
 	}
 	if n+len(targets) > MaxRedeliveriesPerMerchant {

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,7 +95,10 @@ type Service struct {
 	wakeDispatch chan struct{}
 	wakeDeliver  chan struct{}
 	recorded     chan struct{} // attempts were recorded (their leases ended)
-	streams      *streamHub
+	// rateWake is when an endpoint's max_rate next allows an attempt it
+	// held back at the last claim (micros; 0: none held back).
+	rateWake atomic.Int64
+	streams  *streamHub
 }
 
 // New makes the service.

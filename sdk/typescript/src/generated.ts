@@ -580,6 +580,11 @@ export interface ReadinessResult {
   status: string;
 }
 
+export interface RecoverWebhookEndpointRequest {
+  /** A unix time in seconds, not in the future and at most 30 days ago. */
+  since: number;
+}
+
 export interface RedeliverEventRequest {
   endpoint_id?: string;
 }
@@ -639,6 +644,11 @@ export interface ReviewPayoutRequest {
 export interface ReviewTransferRequest {
   decision: "release" | "reject";
   note?: string;
+}
+
+export interface RotateWebhookEndpointSecretRequest {
+  /** How long the old secret keeps signing beside the new one; 0 ends it at once. */
+  expires_in_seconds?: number;
 }
 
 export interface SandboxDisputeCreate {
@@ -958,7 +968,11 @@ export interface WebhookEndpoint {
   enabled_events: string[];
   id: string;
   livemode: boolean;
+  /** At most this many deliveries per second start to the endpoint, across every payd process (null: no limit). */
+  max_rate: number | null;
   object: "webhook_endpoint";
+  /** When the secret replaced by the last rotation stops signing (null: none kept); until then both sign. */
+  previous_secret_expires_at: string | null;
   status: "enabled" | "disabled";
   url: string;
 }
@@ -967,6 +981,8 @@ export interface WebhookEndpointCreate {
   description?: string | null;
   disabled?: boolean;
   enabled_events?: string[];
+  /** At most this many deliveries per second start to the endpoint, across every payd process (null: no limit). */
+  max_rate?: number | null;
   url: string;
 }
 
@@ -981,6 +997,8 @@ export interface WebhookEndpointUpdate {
   /** true stops deliveries to the endpoint; false resumes them. */
   disabled?: boolean;
   enabled_events?: string[];
+  /** At most this many deliveries per second start to the endpoint, across every payd process (null: no limit). */
+  max_rate?: number | null;
   url?: string;
 }
 
@@ -990,11 +1008,25 @@ export interface WebhookEndpointWithSecret {
   enabled_events: string[];
   id: string;
   livemode: boolean;
+  /** At most this many deliveries per second start to the endpoint, across every payd process (null: no limit). */
+  max_rate: number | null;
   object: "webhook_endpoint";
-  /** The signing secret: the HMAC-SHA256 key is this whole string as bytes. Shown only in the answer to creation. */
+  /** When the secret replaced by the last rotation stops signing (null: none kept); until then both sign. */
+  previous_secret_expires_at: string | null;
+  /** The signing secret: the HMAC-SHA256 key is this whole string as bytes. Shown only in the answer to creation and to a rotation. */
   secret: string;
   status: "enabled" | "disabled";
   url: string;
+}
+
+export interface WebhookRecovery {
+  endpoint_id: string;
+  /** true when failed deliveries since then remain (the call's cap of 10,000, or the endpoint's waiting queue of 10,000, stopped it): call again later. */
+  has_more: boolean;
+  object: "webhook_recovery";
+  /** Failed deliveries this call sent again (new deliveries of the same events). */
+  queued: number;
+  since: string;
 }
 
 /** The query parameters of listTransfers. */
@@ -1288,6 +1320,8 @@ export const operations = {
   getWebhookEndpoint: { name: "getWebhookEndpoint", method: "GET", path: "/v1/webhook_endpoints/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
   updateWebhookEndpoint: { name: "updateWebhookEndpoint", method: "POST", path: "/v1/webhook_endpoints/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
   deleteWebhookEndpoint: { name: "deleteWebhookEndpoint", method: "DELETE", path: "/v1/webhook_endpoints/{id}", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
+  recoverWebhookEndpoint: { name: "recoverWebhookEndpoint", method: "POST", path: "/v1/webhook_endpoints/{id}/recover", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
+  rotateWebhookEndpointSecret: { name: "rotateWebhookEndpointSecret", method: "POST", path: "/v1/webhook_endpoints/{id}/rotate_secret", pathParams: ["id"], idempotencyRequired: false, public: false, alsoDecode: [] },
 } as const satisfies Record<string, OperationSpec>;
 
 /** The methods of every operation; the transport is BaseClient's. */
@@ -1810,6 +1844,16 @@ export abstract class GeneratedClient extends BaseClient {
   /** Delete a webhook endpoint; its pending deliveries end failed, past ones stay visible. `DELETE /v1/webhook_endpoints/{id}` */
   deleteWebhookEndpoint(id: string, options: RequestOptions = {}): Promise<WebhookEndpointResult> {
     return this.request(operations.deleteWebhookEndpoint, { path: {id: id} }, options);
+  }
+
+  /** Send again every delivery to the endpoint that ended failed since a time. `POST /v1/webhook_endpoints/{id}/recover` */
+  recoverWebhookEndpoint(id: string, params: RecoverWebhookEndpointRequest, options: RequestOptions = {}): Promise<WebhookRecovery> {
+    return this.request(operations.recoverWebhookEndpoint, { path: {id: id}, body: params }, options);
+  }
+
+  /** Give an endpoint a new signing secret; the old one keeps signing beside it for a grace period. `POST /v1/webhook_endpoints/{id}/rotate_secret` */
+  rotateWebhookEndpointSecret(id: string, params: RotateWebhookEndpointSecretRequest, options: RequestOptions = {}): Promise<WebhookEndpointWithSecret> {
+    return this.request(operations.rotateWebhookEndpointSecret, { path: {id: id}, body: params }, options);
   }
 
 }
