@@ -12,6 +12,13 @@
 //	go run ./bench/lifecycle -engine sqlite
 //	go run ./bench/lifecycle -engine postgres -database-url 'postgres://postgres@127.0.0.1:5432/payd_test?sslmode=disable'
 //
+// -step capture or -step cancel measures one of them alone (every operation
+// captures, or every one cancels); the default alternates them. The
+// one-command scenarios at 16 clients:
+//
+//	go run ./bench/lifecycle -engine sqlite -clients 16 -step capture
+//	go run ./bench/lifecycle -engine sqlite -clients 16 -step cancel
+//
 // Every run is bounded: -duration per level and -max-ops per level.
 package main
 
@@ -36,7 +43,11 @@ func main() {
 	warmup := flag.Duration("warmup", 2*time.Second, "unmeasured time before each level")
 	maxOps := flag.Int64("max-ops", 100000, "stop a level after this many operations")
 	logLevel := flag.String("log-level", "warn", "payd's log level")
+	stepFlag := flag.String("step", "both", "what follows each create: capture, cancel, or both (alternating)")
 	flag.Parse()
+	if *stepFlag != "both" && *stepFlag != "capture" && *stepFlag != "cancel" {
+		harness.Fatal(fmt.Errorf("-step must be capture, cancel or both, not %q", *stepFlag))
+	}
 	levels, err := harness.Levels("clients", *clients)
 	if err != nil {
 		harness.Fatal(err)
@@ -54,13 +65,13 @@ func main() {
 	}
 	api := harness.API{Base: m.URL(), Key: c.SecretKeys[0]}
 
-	fmt.Printf("lifecycle bench: engine=%s cpus=%d go=%s load=%s\n", db.Engine, runtime.NumCPU(), runtime.Version(), harness.LoadAvg())
+	fmt.Printf("lifecycle bench: engine=%s step=%s cpus=%d go=%s load=%s\n", db.Engine, *stepFlag, runtime.NumCPU(), runtime.Version(), harness.LoadAvg())
 	fmt.Printf("%-8s %8s %8s %9s %9s %9s %9s %9s %7s\n", "clients", "ops", "ops/s", "create_p50", "create_p99", "capture_p99", "cancel_p99", "max_ms", "errors")
 	for _, n := range levels {
 		if *warmup > 0 {
-			run(api, loadgen.Options{Clients: n, Duration: *warmup})
+			run(api, loadgen.Options{Clients: n, Duration: *warmup}, *stepFlag)
 		}
-		r := run(api, loadgen.Options{Clients: n, Duration: *duration, MaxOps: *maxOps})
+		r := run(api, loadgen.Options{Clients: n, Duration: *duration, MaxOps: *maxOps}, *stepFlag)
 		ph := func(name string, p float64) float64 { return loadgen.MS(r.Phases[name].Percentile(p)) }
 		fmt.Printf("%-8d %8d %8.0f %9.2f %9.2f %9.2f %9.2f %9.2f %7d\n", n, r.Succeeded(), float64(r.Succeeded())/r.Elapsed.Seconds(),
 			ph("create", 50), ph("create", 99), ph("capture", 99), ph("cancel", 99), loadgen.MS(r.Max), r.Errors)
@@ -70,8 +81,9 @@ func main() {
 }
 
 // run drives the operations: create an authorised manual-capture card
-// payment, then capture it (odd n) or cancel it (even n).
-func run(api harness.API, o loadgen.Options) loadgen.Result {
+// payment, then capture or cancel it (steps both: capture odd n, cancel
+// even n).
+func run(api harness.API, o loadgen.Options, steps string) loadgen.Result {
 	tag := "bench-lc-" + harness.RandomHex(4) + "-"
 	body := `{"amount_minor":1000,"currency":"USD","provider":"wallet_a","capture_method":"manual",` +
 		`"customer_msisdn":"+253000000001","return_url":"https://shop.example/return","metadata":{"wallet_a_mode":"card"}}`
@@ -90,7 +102,7 @@ func run(api harness.API, o loadgen.Options) loadgen.Result {
 			return fmt.Errorf("payment %s is %s, want requires_capture", in.ID, in.Status)
 		}
 		step, want := "capture", "succeeded"
-		if c.N%2 == 0 {
+		if steps == "cancel" || steps == "both" && c.N%2 == 0 {
 			step, want = "cancel", "canceled"
 		}
 		start = time.Now()

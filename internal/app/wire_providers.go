@@ -87,6 +87,7 @@ func wireProviders(ctx context.Context, m *Main) error {
 		LedgerReferences: m.payoutLedgerReferences,
 		Intents:          intentReconciler{m},
 		Cards:            cardReconciler{m},
+		Settlements:      intentReconciler{m},
 		Timeout:          w.conns.Timeout,
 		Interval:         m.Config.ReconcileInterval,
 		Logger:           m.Logger,
@@ -123,6 +124,20 @@ type intentReconciler struct{ m *Main }
 
 func (r intentReconciler) ReconcileIntent(ctx context.Context, id string) (string, error) {
 	st, err := r.m.PaymentIntents().ReconcileIntent(ctx, id)
+	return string(st), err
+}
+
+func (r intentReconciler) OpenSettlements(ctx context.Context, olderThan time.Time) ([]reconciliation.OpenSettlement, error) {
+	open, err := r.m.PaymentIntents().OpenSettlements(ctx, olderThan)
+	out := make([]reconciliation.OpenSettlement, len(open))
+	for i, o := range open {
+		out[i] = reconciliation.OpenSettlement{ID: o.ID, MerchantID: o.MerchantID, UpdatedAt: o.UpdatedAt}
+	}
+	return out, err
+}
+
+func (r intentReconciler) ReconcileSettlement(ctx context.Context, id string) (string, error) {
+	st, err := r.m.PaymentIntents().ReconcileSettlement(ctx, id)
 	return string(st), err
 }
 

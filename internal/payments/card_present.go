@@ -14,7 +14,7 @@ import (
 
 // flowCardPresent marks intents recorded from a terminal: they are decided
 // before they are written and never wait for anything.
-const flowCardPresent providers.Flow = "card_present"
+const flowCardPresent = providers.FlowCardPresent
 
 // CardPresentProvider is the provider code of card-present intents: the
 // card gateway sits behind wallet_a, which also acquires Visa and

@@ -2,9 +2,11 @@ package payments
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -174,21 +176,38 @@ func TestExpiryWithTwoRunners(t *testing.T) {
 	}
 }
 
-// BenchmarkExpire measures one run of the expiry job that finds 1,000
-// intents to cancel in a table of 10,000 and of 100,000 (90% succeeded, the
-// rest waiting but not yet due): with the partial index the two cost about
-// the same, as the job reads only what expires.
+// The sizes of BenchmarkExpire: small by default, so that a run of the
+// package's benchmarks stays short; the size is a flag away.
+var (
+	expireTables   = flag.String("expire.tables", "10000,100000", "BenchmarkExpire: comma-separated table sizes (intents)")
+	expireExpiring = flag.Int("expire.expiring", 1000, "BenchmarkExpire: intents due for expiry in each table")
+)
+
+// BenchmarkExpire measures one run of the expiry job that finds
+// -expire.expiring intents (default 1,000) to cancel in tables of
+// -expire.tables intents (default 10,000 and 100,000; 90% succeeded, the
+// rest waiting but not yet due): with the partial index every size costs
+// about the same per expired intent, as the job reads only what expires.
 //
 //	go test -run XXX -bench Expire -benchtime 3x ./internal/payments/
+//	go test -run XXX -bench Expire -benchtime 1x -timeout 2h ./internal/payments/ -expire.tables 100000,1000000 -expire.expiring 10000
 func BenchmarkExpire(b *testing.B) {
+	var tables []int
+	for _, f := range strings.Split(*expireTables, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < *expireExpiring {
+			b.Fatalf("-expire.tables: %q is not a table size of at least -expire.expiring (%d)", f, *expireExpiring)
+		}
+		tables = append(tables, n)
+	}
+	expiring := *expireExpiring
 	for _, eng := range storetest.Engines() {
-		for _, total := range []int{10_000, 100_000} {
-			b.Run(fmt.Sprintf("%s/table=%d/expiring=1000", eng, total), func(b *testing.B) {
+		for _, total := range tables {
+			b.Run(fmt.Sprintf("%s/table=%d/expiring=%d", eng, total, expiring), func(b *testing.B) {
 				db := storetest.Open(b, eng)
 				e := newEnvTB(b, db)
 				e.svc.expiry = Expiry{Action: 24 * time.Hour, Capture: 168 * time.Hour}
 				now := db.Now()
-				const expiring = 1000
 				status := func(i int) Status {
 					if i < expiring || i%10 == 0 {
 						return RequiresAction
@@ -210,7 +229,7 @@ func BenchmarkExpire(b *testing.B) {
 						b.Fatalf("expired %d (%v)", n, err)
 					}
 					b.StopTimer()
-					// Put the same 1,000 back to waiting for the next run.
+					// Put the same ones back to waiting for the next run.
 					for i := 0; i < len(ids); i += 500 {
 						chunk := ids[i:min(i+500, len(ids))]
 						args := make([]any, len(chunk))
@@ -224,7 +243,7 @@ func BenchmarkExpire(b *testing.B) {
 					}
 					b.StartTimer()
 				}
-				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/expiring, "µs/expired")
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(expiring), "µs/expired")
 			})
 		}
 	}

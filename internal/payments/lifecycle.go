@@ -8,6 +8,7 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/providers"
 	"github.com/payd/payd/internal/store"
@@ -35,6 +36,9 @@ func (s *Service) Cancel(ctx context.Context, p auth.Principal, id string, reaso
 	if err != nil {
 		return Intent{}, err
 	}
+	if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointSettle && rp.Ref == id {
+		return s.resumeSettlement(ctx, p.MerchantID, p.Livemode, id)
+	}
 	for range maxRaces {
 		r, err := load(ctx, s.db, p.MerchantID, p.Livemode, id)
 		if err != nil {
@@ -42,6 +46,19 @@ func (s *Service) Cancel(ctx context.Context, p auth.Principal, id string, reaso
 		}
 		if !cancellable(r.Status) {
 			return Intent{}, notCancellable(r)
+		}
+		st, err := s.holdSettler(ctx, r)
+		if err != nil {
+			return Intent{}, err
+		}
+		if st != nil {
+			// A live held authorisation: released at the card gateway
+			// first, canceled as the void's answer allows (settle.go).
+			out, err := s.startSettlement(ctx, st, r, settlement{op: opVoid, reason: reason})
+			if errors.Is(err, errLostRace) {
+				continue
+			}
+			return out, err
 		}
 		out, err := s.cancelRequested(ctx, r, reason)
 		if errors.Is(err, errLostRace) {
@@ -93,6 +110,9 @@ func (s *Service) Capture(ctx context.Context, p auth.Principal, id string, amou
 	if amount != nil && *amount <= 0 {
 		return Intent{}, errs.Invalid("amount_to_capture_minor", "amount_invalid", "amount_to_capture_minor must be a positive integer")
 	}
+	if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointSettle && rp.Ref == id {
+		return s.resumeSettlement(ctx, p.MerchantID, p.Livemode, id)
+	}
 	for range maxRaces {
 		r, err := load(ctx, s.db, p.MerchantID, p.Livemode, id)
 		if err != nil {
@@ -110,6 +130,19 @@ func (s *Service) Capture(ctx context.Context, p auth.Principal, id string, amou
 					"amount_to_capture_minor %d is more than the %d this payment intent can capture", *amount, captured)
 			}
 			captured = *amount
+		}
+		st, err := s.holdSettler(ctx, r)
+		if err != nil {
+			return Intent{}, err
+		}
+		if st != nil {
+			// A live held authorisation: captured at the card gateway
+			// first, credited once the capture is confirmed (settle.go).
+			out, err := s.startSettlement(ctx, st, r, settlement{op: opCapture, amount: captured})
+			if errors.Is(err, errLostRace) {
+				continue
+			}
+			return out, err
 		}
 		var out record
 		err = s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -238,20 +271,43 @@ func (s *Service) expireDue(ctx context.Context, status Status, column string, c
 			if r.Status != status || expiryTime(r, status).After(cutoff) {
 				continue // finished or moved since it was listed
 			}
-			_, err = s.cancelRequested(ctx, r, &abandoned)
+			canceled, err := s.expireOne(ctx, r, &abandoned)
 			if errors.Is(err, errLostRace) {
 				continue // another run, or its customer, moved it first
 			}
 			if err != nil {
 				return done, err
 			}
-			done++
+			if canceled {
+				done++
+			}
 		}
 		if len(due) < ExpiryBatch {
 			break
 		}
 	}
 	return done, nil
+}
+
+// expireOne cancels r (abandoned). A live held authorisation is released
+// at its card gateway first (settle.go); when the gateway refuses or does
+// not answer, the release stays in flight and reconciliation finishes it,
+// and the run goes on with the next intent (canceled false).
+func (s *Service) expireOne(ctx context.Context, r *record, reason *string) (canceled bool, err error) {
+	st, err := s.holdSettler(ctx, r)
+	if err == nil && st != nil {
+		var out Intent
+		out, err = s.startSettlement(ctx, st, r, settlement{op: opVoid, reason: reason})
+		if err == nil || errors.Is(err, errLostRace) {
+			return err == nil && out.Status == Canceled, err
+		}
+	}
+	if err != nil {
+		s.log.Warn("expiry: the held authorisation is not released yet", "payment_intent", r.ID, "err", err)
+		return false, nil
+	}
+	_, err = s.cancelRequested(ctx, r, reason)
+	return err == nil, err
 }
 
 // expiryTime is when an intent in status began waiting: its creation for

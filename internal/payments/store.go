@@ -42,7 +42,8 @@ func (r *record) rail() string {
 func (r *record) payment() providers.Payment {
 	p := providers.Payment{ID: r.ID, MerchantID: r.MerchantID, Livemode: r.Livemode, Provider: r.Provider, Rail: r.rail(),
 		Flow: r.flow, AmountMinor: r.AmountMinor, Currency: r.Currency, Method: r.Metadata[metaWalletDMethod],
-		Scenario: r.scenario, ProviderRef: r.providerRef, PageStep: r.pageStep, CreatedAt: r.CreatedAt}
+		Scenario: r.scenario, ProviderRef: r.providerRef, PageStep: r.pageStep, CreatedAt: r.CreatedAt,
+		ManualCapture: r.CaptureMethod == CaptureManual}
 	if r.CustomerMSISDN != nil {
 		// Stored as sent and checked at creation; the provider's form is
 		// derived again the same way.

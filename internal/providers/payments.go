@@ -72,6 +72,9 @@ type Payment struct {
 	ProviderRef string
 	PageStep    string
 	CreatedAt   time.Time
+	// ManualCapture: capture_method manual. A card payment's approval is
+	// then held (an authorisation) until payd captures or releases it.
+	ManualCapture bool
 }
 
 // Outcome is where a provider call left the payment.

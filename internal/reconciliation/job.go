@@ -50,6 +50,9 @@ func (s *Service) Run(ctx context.Context, _ jobs.Job) error {
 	if err := s.runCards(ctx); err != nil {
 		return err
 	}
+	if err := s.runSettlements(ctx); err != nil {
+		return err
+	}
 	if s.cfg.Intents == nil {
 		return nil
 	}
@@ -198,6 +201,60 @@ func (s *Service) runCards(ctx context.Context) error {
 		if status != "authorizing" {
 			s.cfg.Logger.Info("reconciliation: settled", "terminal_payment", o.ID, "status", status)
 		}
+	}
+	return nil
+}
+
+// OpenSettlement is a live intent whose held card authorisation's capture
+// or release was sent to the card gateway without its answer recorded.
+type OpenSettlement struct {
+	ID         string // pi_...
+	MerchantID string
+	UpdatedAt  time.Time
+}
+
+// SettlementReconciler is the manual-capture side of reconciliation
+// (payments.Service through the wiring).
+type SettlementReconciler interface {
+	// OpenSettlements lists the captures and releases in flight that last
+	// changed before olderThan.
+	OpenSettlements(ctx context.Context, olderThan time.Time) ([]OpenSettlement, error)
+	// ReconcileSettlement asks the card gateway where the authorisation
+	// stands and records it once (sending the capture or release again,
+	// under its own key, when it never arrived); it returns the intent's
+	// status afterwards.
+	ReconcileSettlement(ctx context.Context, id string) (string, error)
+}
+
+// runSettlements finishes every capture or release of a live held
+// authorisation left in flight longer than the gateway's timeout (a call
+// still running is left to its request). One still open is asked about
+// again next run: a release is sent until the gateway confirms it.
+func (s *Service) runSettlements(ctx context.Context) error {
+	if s.cfg.Settlements == nil {
+		return nil
+	}
+	now := s.cfg.DB.Now()
+	open, err := s.cfg.Settlements.OpenSettlements(ctx, now.Add(-minTimeout))
+	if err != nil {
+		return err
+	}
+	for _, o := range open {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if now.Sub(o.UpdatedAt) < s.cfg.Timeout(ctx, o.MerchantID, CardGatewayProvider) {
+			continue
+		}
+		status, err := s.cfg.Settlements.ReconcileSettlement(ctx, o.ID)
+		if err != nil {
+			s.cfg.Counted("payment_intent_settlement", "error")
+			s.cfg.Logger.Warn("reconciliation: card gateway capture or release not settled", "payment_intent", o.ID,
+				"merchant_id", o.MerchantID, "err", err)
+			continue
+		}
+		s.cfg.Counted("payment_intent_settlement", status)
+		s.cfg.Logger.Info("reconciliation: settled", "payment_intent", o.ID, "status", status)
 	}
 	return nil
 }

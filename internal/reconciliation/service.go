@@ -35,6 +35,9 @@ type Config struct {
 	// Cards settles live terminal payments whose card authorisation got no
 	// answer (terminals.Service); nil: none.
 	Cards CardReconciler
+	// Settlements finishes captures and releases of live held card
+	// authorisations whose answer was lost (payments.Service); nil: none.
+	Settlements SettlementReconciler
 	// Timeout returns a merchant's call timeout for a provider.
 	Timeout func(ctx context.Context, merchantID, provider string) time.Duration
 	// Interval is how often the job runs (PAYD_RECONCILE_INTERVAL).

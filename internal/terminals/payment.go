@@ -89,11 +89,13 @@ func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey
 		return payments.Intent{}, err
 	}
 	if in.CaptureMethod != nil && *in.CaptureMethod == payments.CaptureManual {
-		// Capturing later needs the gateway's capture and void calls; the
-		// in-process sandbox gateway's authorisation is held by payd alone.
-		if local, ok := gw.(InProcess); !ok || !local.InProcess() {
+		// Capturing later needs the gateway's capture and void calls (the
+		// payments service makes them); the in-process sandbox gateway's
+		// authorisation is held by payd alone.
+		_, settles := gw.(Settler)
+		if local, ok := gw.(InProcess); !settles && (!ok || !local.InProcess()) {
 			return payments.Intent{}, errs.Invalid("capture_method", "parameter_invalid",
-				"capture_method manual is not offered by this card gateway yet")
+				"capture_method manual is not offered by this card gateway")
 		}
 	}
 	read, err := decryptRead(bdk, ksn, ciphertext)
@@ -145,7 +147,7 @@ func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey
 			}
 		}
 		auth, err := gw.Authorize(ctx, AuthorizationRequest{Reference: payID, MerchantID: p.MerchantID, TerminalID: t.ID,
-			Card: read, AmountMinor: cp.AmountMinor, Currency: cp.Currency})
+			Card: read, AmountMinor: cp.AmountMinor, Currency: cp.Currency, ManualCapture: cp.CaptureMethod == payments.CaptureManual})
 		if err != nil {
 			// The outcome is unknown (a timeout) or the gateway did not act:
 			// the terminal payment stays authorizing. A retry under the same
@@ -290,10 +292,10 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 		if n, _ := res.RowsAffected(); n == 1 {
 			payID = ids.New("tpay_")
 			_, err := tx.Exec(ctx, `INSERT INTO terminal_payments (id, terminal_id, merchant_id, livemode, principal_id,
-				idempotency_key, ksn, ksn_counter, amount_minor, currency, brand, last4, entry_mode, status, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				idempotency_key, ksn, ksn_counter, amount_minor, currency, brand, last4, entry_mode, status, created_at, updated_at, capture_method)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				payID, t.ID, p.MerchantID, p.Livemode, p.ID, idemKey, ksn.String(), int64(counter), cp.AmountMinor, cp.Currency,
-				cp.Brand, cp.Last4, cp.EntryMode, statusAuthorizing, now, now)
+				cp.Brand, cp.Last4, cp.EntryMode, statusAuthorizing, now, now, captureMethodOf(cp))
 			if store.IsConflict(err) {
 				// Accepted before, by another terminal (terminal_payments_ksn).
 				return errKSNReplayed(counter)
@@ -320,6 +322,15 @@ func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, k
 		return err
 	})
 	return payID, resumed, err
+}
+
+// captureMethodOf is the capture method a terminal payment is recorded
+// with, so reconciliation records its approval as the request would have.
+func captureMethodOf(cp payments.CardPresent) string {
+	if cp.CaptureMethod == payments.CaptureManual {
+		return payments.CaptureManual
+	}
+	return payments.CaptureAutomatic
 }
 
 // errNotThisDevice is the one refusal of a read of a device the terminal

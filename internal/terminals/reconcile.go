@@ -75,10 +75,10 @@ func (s *Service) ReconcileAuthorization(ctx context.Context, payID string) (str
 		created int64
 	)
 	err := s.db.QueryRow(ctx, `SELECT tp.merchant_id, tp.livemode, tp.principal_id, tp.terminal_id, tp.amount_minor, tp.currency,
-		tp.brand, tp.last4, tp.entry_mode, tp.status, t.outlet_id, tp.created_at
+		tp.brand, tp.last4, tp.entry_mode, tp.status, t.outlet_id, tp.created_at, tp.capture_method
 		FROM terminal_payments tp JOIN terminals t ON t.id = tp.terminal_id WHERE tp.id = ?`, payID).Scan(
 		&p.MerchantID, &p.Livemode, &p.ID, &cp.TerminalID, &cp.AmountMinor, &cp.Currency,
-		&cp.Brand, &cp.Last4, &cp.EntryMode, &status, &outlet, &created)
+		&cp.Brand, &cp.Last4, &cp.EntryMode, &status, &outlet, &created, &cp.CaptureMethod)
 	if err != nil {
 		return "", err
 	}

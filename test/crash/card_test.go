@@ -65,28 +65,7 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 	cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
 		"PAYD_P2PE_KEYS="+keys, "PAYD_RECONCILE_INTERVAL="+map[string]string{"reconciliation": "1s", "retry": "1m"}[settler])
 	goLive(t, cl, prov, "wallet_a")
-
-	a, ok := cl.c.Post("term-register", "/v1/terminals", map[string]any{"serial_number": "CRASH-1", "model": "countertop"})
-	if !ok || a.Status != 201 {
-		t.Fatalf("register: %d %s", a.Status, a.Body)
-	}
-	var term struct{ ID string }
-	json.Unmarshal(a.Body, &term)
-	initial, err := simulator.InitialKSN(terminals.Countertop, term.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a, ok := cl.c.Post("term-activate", "/v1/terminals/"+term.ID+"/activate", map[string]any{"ksn": initial.String()}); !ok || a.Status != 200 {
-		t.Fatalf("activate: %d %s", a.Status, a.Body)
-	}
-	bdk, err := dukpt.ParseKey(crashBDK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := simulator.NewDeviceWithBDK(terminals.Countertop, term.ID, bdk, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	term, dev := liveTerminal(t, cl)
 	num, _ := money.Numeric("DJF")
 
 	every := max(payments/(crashes+1), 1)
@@ -114,7 +93,7 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 			t.Fatal(err)
 		}
 		key := fmt.Sprintf("card-%d", i)
-		a, ok := cl.c.Post(key, "/v1/terminals/"+term.ID+"/payments",
+		a, ok := cl.c.Post(key, "/v1/terminals/"+term+"/payments",
 			map[string]any{"amount_minor": amount, "currency": "DJF", "ksn": ksn, "encrypted_payload": payload})
 		var in struct{ ID, Status string }
 		json.Unmarshal(a.Body, &in)
@@ -156,5 +135,159 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 	}
 	if settled != int64(payments) || sum != total {
 		t.Errorf("%d terminal payments succeeded for %d minor units, want %d for %d", settled, sum, payments, total)
+	}
+}
+
+// liveTerminal registers and activates a countertop terminal on the
+// cluster's live key and returns it with its device, which encrypts under
+// crashBDK.
+func liveTerminal(t *testing.T, cl *cluster) (string, *simulator.Device) {
+	t.Helper()
+	a, ok := cl.c.Post("term-register", "/v1/terminals", map[string]any{"serial_number": "CRASH-1", "model": "countertop"})
+	if !ok || a.Status != 201 {
+		t.Fatalf("register: %d %s", a.Status, a.Body)
+	}
+	var term struct{ ID string }
+	json.Unmarshal(a.Body, &term)
+	initial, err := simulator.InitialKSN(terminals.Countertop, term.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := cl.c.Post("term-activate", "/v1/terminals/"+term.ID+"/activate", map[string]any{"ksn": initial.String()}); !ok || a.Status != 200 {
+		t.Fatalf("activate: %d %s", a.Status, a.Body)
+	}
+	bdk, err := dukpt.ParseKey(crashBDK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := simulator.NewDeviceWithBDK(terminals.Countertop, term.ID, bdk, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return term.ID, dev
+}
+
+// TestKillBetweenCardCaptureAndAnswer: live card-present payments taken
+// with capture_method manual (held at the simulator's card gateway), then
+// captured in part, each capture retried with its key until answered,
+// while every payd process is killed at the moment the gateway has captured
+// and before payd hears its answer. The retry resumes the capture from its
+// recovery point and sends it again under the gateway key
+// <tpay_id>:capture (the gateway replays its answer), or finds it settled
+// by reconciliation, which asked the gateway by reference: one capture at
+// the gateway per payment, none refused, each intent succeeded once with
+// one credit of the captured amount, and a balanced book. Twice per engine,
+// as TestKillBetweenCardAuthorizeAndAnswer.
+func TestKillBetweenCardCaptureAndAnswer(t *testing.T) {
+	for _, engine := range storetest.Engines() {
+		for _, settler := range []string{"reconciliation", "retry"} {
+			t.Run(string(engine)+"/"+settler, func(t *testing.T) { captureCrashRun(t, engine, settler) })
+		}
+	}
+}
+
+func captureCrashRun(t *testing.T, engine storetest.Engine, settler string) {
+	n := 2
+	if engine == storetest.SQLite {
+		n = 1
+	}
+	payments, crashes := 20, 4
+	if !*full {
+		payments, crashes = 8, 2
+	}
+	keys := filepath.Join(t.TempDir(), "p2pe.json")
+	if err := os.WriteFile(keys, []byte(`{"countertop":"`+crashBDK+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prov := startProvider(t, sim.Config{})
+	f := &keyedload.Fleet{}
+	callbacks, _ := front(t, f)
+	cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
+		"PAYD_P2PE_KEYS="+keys, "PAYD_RECONCILE_INTERVAL="+map[string]string{"reconciliation": "1s", "retry": "1m"}[settler])
+	goLive(t, cl, prov, "wallet_a")
+	term, dev := liveTerminal(t, cl)
+	num, _ := money.Numeric("DJF")
+
+	// Authorised, held: nothing is killed yet.
+	intents := map[string]string{} // authorise key → intent id
+	ids := make([]string, payments)
+	for i := range payments {
+		amount := int64(1000 + i)
+		arqc := make([]byte, 8)
+		rand.Read(arqc)
+		read, err := card.EncodeChipRead("4242424242424242", time.Now().Year()+2, time.June, arqc, amount, num)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ksn, payload, err := dev.Encrypt(read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprintf("held-%d", i)
+		a, ok := cl.c.Post(key, "/v1/terminals/"+term+"/payments",
+			map[string]any{"amount_minor": amount, "currency": "DJF", "ksn": ksn, "encrypted_payload": payload, "capture_method": "manual"})
+		var in struct{ ID, Status string }
+		json.Unmarshal(a.Body, &in)
+		if !ok || a.Status != 201 || in.Status != "requires_capture" {
+			t.Fatalf("payment %d: %d %s", i, a.Status, a.Body)
+		}
+		intents[key], ids[i] = in.ID, in.ID
+	}
+
+	every := max(payments/(crashes+1), 1)
+	var restarting sync.WaitGroup
+	prov.mu.Lock()
+	prov.crashKind = "captures"
+	prov.crashAt = func(n int) bool { return n%every == 0 && n/every <= crashes }
+	prov.crash = func() { killAll(t, cl.f, &restarting) }
+	prov.mu.Unlock()
+
+	start := time.Now()
+	var total int64
+	for i, id := range ids {
+		captured := int64(900 + i) // the rest of the authorisation is released
+		a, ok := cl.c.Post(fmt.Sprintf("capture-%d", i), "/v1/payment_intents/"+id+"/capture", map[string]any{"amount_to_capture_minor": captured})
+		var in struct {
+			Status              string `json:"status"`
+			AmountCapturedMinor int64  `json:"amount_captured_minor"`
+		}
+		json.Unmarshal(a.Body, &in)
+		if !ok || a.Status != 200 || in.Status != "succeeded" || in.AmountCapturedMinor != captured {
+			t.Fatalf("capture %d: %d %s", i, a.Status, a.Body)
+		}
+		total += captured
+	}
+	restarting.Wait()
+	elapsed := time.Since(start)
+	logFives(t, cl.c)
+
+	prov.mu.Lock()
+	defer prov.mu.Unlock()
+	k := prov.kinds["captures"]
+	k.onceEach(t, "captures", payments)
+	prov.kinds["cards"].onceEach(t, "card authorisations", payments)
+	t.Logf("%d live captures in %v: %d crashes after the gateway captured, %d keys asked again (replayed), %d sends, %d 409 while a dead run held its key",
+		payments, elapsed.Round(time.Millisecond), prov.crashes, len(k.replayed), cl.c.Tries.Load(), cl.c.InUse.Load())
+	if prov.crashes != crashes {
+		t.Errorf("%d crashes, want %d", prov.crashes, crashes)
+	}
+	if settler == "retry" && len(k.replayed) == 0 {
+		t.Error("no retry resumed a crashed capture by sending it again under its key")
+	}
+	if settler == "reconciliation" && len(prov.kinds["cards"].asked) == 0 {
+		t.Error("reconciliation asked the gateway about no authorisation")
+	}
+	db := cl.db(t)
+	keyedload.CheckAnswers(t, db, cl.c)
+	keyedload.CheckEffects(t, db, keyedload.Workload{Intents: payments}, &keyedload.Result{Intents: intents, Payouts: map[string]string{}})
+	var sum, open int64
+	if err := db.QueryRow(t.Context(), `SELECT COALESCE(SUM(amount_captured_minor), 0) FROM payment_intents WHERE status = 'succeeded'`).Scan(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(t.Context(), `SELECT COUNT(*) FROM payment_intent_settlements`).Scan(&open); err != nil {
+		t.Fatal(err)
+	}
+	if sum != total || open != 0 {
+		t.Errorf("captured %d minor units with %d settlements left, want %d and none", sum, open, total)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,7 +52,7 @@ type tally struct {
 
 func startProvider(t *testing.T, cfg sim.Config) *provider {
 	p := &provider{sim: sim.New(cfg), kinds: map[string]*tally{}}
-	for _, k := range []string{"payments", "payouts", "cards"} {
+	for _, k := range []string{"payments", "payouts", "cards", "captures"} {
 		p.kinds[k] = &tally{created: map[string]int{}, replayed: map[string]int{}, asked: map[string]int{}}
 	}
 	srv := httptest.NewServer(http.HandlerFunc(p.serve))
@@ -81,9 +82,9 @@ func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
 		if ref := r.URL.Query().Get("reference"); ref != "" && rec.Code == http.StatusOK {
 			k.asked[ref]++
 		}
-	case rec.Code == http.StatusCreated && rec.Header().Get(protocol.HeaderReplayed) == "true":
+	case done(kind, rec.Code) && rec.Header().Get(protocol.HeaderReplayed) == "true":
 		k.replayed[key]++
-	case rec.Code == http.StatusCreated:
+	case done(kind, rec.Code):
 		k.created[key]++
 		k.firsts++
 		if kind == p.crashKind && p.crashAt != nil && p.crashAt(k.firsts) {
@@ -108,13 +109,26 @@ func (p *provider) serve(w http.ResponseWriter, r *http.Request) {
 	w.Write(rec.Body.Bytes())
 }
 
+// done reports whether a provider's status code answers a request of kind
+// that it acted on: 201 for what it creates, 200 for a capture.
+func done(kind string, code int) bool {
+	if kind == "captures" {
+		return code == http.StatusOK
+	}
+	return code == http.StatusCreated
+}
+
 // movement returns payments or payouts for a rail's /{provider}/v1/payments
 // or /{provider}/v1/payouts (where payments are initiated and payouts sent,
 // and both are asked about by reference), cards for the card gateway's
-// /wallet_a/v1/card_authorizations, else "".
+// /wallet_a/v1/card_authorizations, captures for a capture of one of its
+// authorisations, else "".
 func movement(path string) string {
 	if path == "/wallet_a/v1/card_authorizations" {
 		return "cards"
+	}
+	if strings.HasPrefix(path, "/wallet_a/v1/card_authorizations/") && strings.HasSuffix(path, "/capture") {
+		return "captures"
 	}
 	for _, r := range []string{"bank_a", "bank_b", "wallet_a", "wallet_b", "wallet_c", "wallet_d"} {
 		for _, k := range []string{"payments", "payouts"} {

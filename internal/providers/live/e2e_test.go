@@ -18,6 +18,7 @@ func TestLive(t *testing.T) {
 	}{
 		{"Flows", testFlows},
 		{"Refusals", testRefusals},
+		{"HeldCardPage", testHeldCardPage},
 		{"Payouts", testPayouts},
 		{"TimeoutAfterCharge", testTimeoutAfterCharge},
 		{"CallbackTwice", testCallbackTwice},

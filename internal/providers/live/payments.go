@@ -91,6 +91,10 @@ func (a *paymentAdapter) Initiate(ctx context.Context, p providers.Payment) (pro
 		req.MSISDN = ""
 		req.ReturnURL = withIntent(p.ReturnURL, p.ID)
 	}
+	if req.Mode == protocol.ModeCard && p.ManualCapture {
+		hold := false
+		req.Capture = &hold // the approval is held until payd captures or voids it
+	}
 	resp, err := cl.do(ctx, request{op: "initiate", method: http.MethodPost, path: "/v1/payments", idemKey: p.ID + ":initiate", body: req})
 	return a.result(resp, err)
 }
@@ -188,6 +192,11 @@ func PaymentResult(pp protocol.Payment) (providers.Result, error) {
 	switch pp.Status {
 	case protocol.StatusSucceeded:
 		res.Outcome, res.CapturedMinor = providers.Succeeded, pp.CapturedMinor
+	case protocol.StatusAuthorized:
+		// A held card payment (capture false, sent only for capture_method
+		// manual): payd records the authorisation of the whole amount
+		// (requires_capture) and captures it later.
+		res.Outcome, res.CapturedMinor = providers.Succeeded, pp.AmountMinor
 	case protocol.StatusFailed:
 		res.Outcome = providers.Failed
 		f := pp.Failure

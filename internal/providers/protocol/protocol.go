@@ -27,7 +27,26 @@ const (
 	StatusPending   = "pending"   // waits for the customer (Action says how) or for the provider
 	StatusSucceeded = "succeeded" // captured
 	StatusFailed    = "failed"    // refused; Failure says why. Terminal.
+	// StatusAuthorized: a card payment initiated with Capture false whose
+	// card was approved: the amount is held, nothing captured, until
+	// POST /v1/payments/{id}/capture (then succeeded) or /void (then
+	// failed, code authorization_voided).
+	StatusAuthorized = "authorized"
 )
+
+// FailureVoided is the failure code of a held authorisation released by a
+// void.
+const FailureVoided = "authorization_voided"
+
+// PaymentCaptureRequest captures a held card payment, all or part:
+// POST {base_url}/v1/payments/{id}/capture. The rest is released.
+type PaymentCaptureRequest struct {
+	AmountMinor int64 `json:"amount_minor"`
+}
+
+// PaymentVoidRequest releases a held card payment:
+// POST {base_url}/v1/payments/{id}/void.
+type PaymentVoidRequest struct{}
 
 // Payout statuses at a provider.
 const (
@@ -81,6 +100,10 @@ type PaymentRequest struct {
 	ReturnURL string `json:"return_url,omitempty"`
 	// CallbackURL is where the provider posts this payment's callbacks.
 	CallbackURL string `json:"callback_url"`
+	// Capture, in mode card only, false: hold the approved amount
+	// (status authorized) until a capture or a void. Absent or true:
+	// capture at once.
+	Capture *bool `json:"capture,omitempty"`
 }
 
 // OTPRequest passes the customer's code: POST {base_url}/v1/payments/{id}/otp.
@@ -237,13 +260,16 @@ const (
 	EventPaymentSucceeded = "payment.succeeded"
 	EventPaymentFailed    = "payment.failed"
 	EventPaymentPending   = "payment.pending"
-	EventPayoutSucceeded  = "payout.succeeded"
-	EventPayoutFailed     = "payout.failed"
-	EventPayoutHeld       = "payout.held"
-	EventDisputeCreated   = "dispute.created"
-	EventDisputeClosed    = "dispute.closed"
-	EventRefundSucceeded  = "refund.succeeded"
-	EventRefundFailed     = "refund.failed"
+	// EventPaymentAuthorized: a card payment initiated with capture false
+	// was approved and is held (status authorized).
+	EventPaymentAuthorized = "payment.authorized"
+	EventPayoutSucceeded   = "payout.succeeded"
+	EventPayoutFailed      = "payout.failed"
+	EventPayoutHeld        = "payout.held"
+	EventDisputeCreated    = "dispute.created"
+	EventDisputeClosed     = "dispute.closed"
+	EventRefundSucceeded   = "refund.succeeded"
+	EventRefundFailed      = "refund.failed"
 )
 
 // SettlementReport is a provider's daily report:

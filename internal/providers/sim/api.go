@@ -55,6 +55,8 @@ func (s *Sim) routes() {
 	m.HandleFunc("GET /{provider}/v1/payments", s.api("status", false, s.paymentByReference))
 	m.HandleFunc("GET /{provider}/v1/payments/{id}", s.api("status", false, s.paymentByID))
 	m.HandleFunc("POST /{provider}/v1/payments/{id}/otp", s.api("otp", true, s.confirmOTP))
+	m.HandleFunc("POST /{provider}/v1/payments/{id}/capture", s.api("payment_capture", true, s.capturePayment))
+	m.HandleFunc("POST /{provider}/v1/payments/{id}/void", s.api("payment_void", true, s.voidPayment))
 	m.HandleFunc("POST /{provider}/v1/payouts", s.api("payout", true, s.createPayout))
 	m.HandleFunc("GET /{provider}/v1/payouts", s.api("payout_status", false, s.payoutByReference))
 	m.HandleFunc("GET /{provider}/v1/payouts/{id}", s.api("payout_status", false, s.payoutByID))

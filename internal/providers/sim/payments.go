@@ -27,6 +27,7 @@ type payment struct {
 	pageStep    string // hpp, card, three_ds, method_picker; "" once done
 	expiresAt   time.Time
 	refunding   int64 // refunds not failed: what is no longer refundable
+	hold        bool  // capture false: an approved card is held (authorized)
 }
 
 // Page steps of the provider's own pages.
@@ -72,7 +73,7 @@ func (s *Sim) initiate(r *http.Request, a *account, body []byte) answer {
 	p := &payment{Payment: protocol.Payment{ID: newID("pay_"), Object: "payment", Reference: req.Reference, Status: protocol.StatusPending,
 		AmountMinor: req.AmountMinor, Currency: req.Currency, Mode: req.Mode, CreatedAt: now, UpdatedAt: now},
 		provider: a.provider, callbackURL: req.CallbackURL, returnURL: req.ReturnURL, description: req.Description,
-		method: req.Method, expiresAt: now.Add(s.cfg.PaymentTTL)}
+		method: req.Method, expiresAt: now.Add(s.cfg.PaymentTTL), hold: req.Capture != nil && !*req.Capture}
 	customer := req.MSISDN
 	if a.provider == providers.BankB && customer == "" {
 		customer = req.Account
@@ -146,6 +147,9 @@ func (s *Sim) checkPayment(provider string, req *protocol.PaymentRequest) (answe
 	if !ok {
 		return bad("mode_not_supported", fmt.Sprintf("%s takes mode %s", provider, strings.Join(modes, " or ")), "mode")
 	}
+	if req.Capture != nil && req.Mode != protocol.ModeCard {
+		return bad("parameter_invalid", "capture is for mode card only", "capture")
+	}
 	switch req.Mode {
 	case protocol.ModeHPP, protocol.ModeCard, protocol.ModeRedirect:
 		if !httpURL(req.ReturnURL) {
@@ -206,11 +210,71 @@ func (s *Sim) schedulePush(a *account, id string) {
 	}()
 }
 
-// succeed captures p (a.mu held) and returns its callback.
+// succeed captures p (a.mu held) and returns its callback; a payment
+// initiated with capture false is held instead (authorized).
 func (s *Sim) succeed(a *account, p *payment, now time.Time, details *protocol.MethodDetails) *outgoing {
-	p.Status, p.CapturedMinor, p.Action, p.UpdatedAt, p.SettledAt = protocol.StatusSucceeded, p.AmountMinor, nil, now, &now
-	p.MethodDetails, p.pageStep, p.otp = details, "", ""
+	p.MethodDetails, p.pageStep, p.otp, p.Action, p.UpdatedAt = details, "", "", nil, now
+	if p.hold {
+		p.Status = protocol.StatusAuthorized
+		return s.event(protocol.EventPaymentAuthorized, p, nil, now)
+	}
+	p.Status, p.CapturedMinor, p.SettledAt = protocol.StatusSucceeded, p.AmountMinor, &now
 	return s.event(protocol.EventPaymentSucceeded, p, nil, now)
+}
+
+// capturePayment handles POST /{provider}/v1/payments/{id}/capture: an
+// authorized payment is captured for the amount asked (at most the
+// authorised amount) and succeeds; the rest is released.
+func (s *Sim) capturePayment(r *http.Request, a *account, body []byte) answer {
+	var req protocol.PaymentCaptureRequest
+	if ans, ok := decode(body, &req); !ok {
+		return ans
+	}
+	now := s.cfg.Now().UTC()
+	a.mu.Lock()
+	p := a.lookupPayment(r.PathValue("id"))
+	switch {
+	case p == nil:
+		a.mu.Unlock()
+		return errAnswer(http.StatusNotFound, "payment_not_found", "no such payment", "")
+	case p.Status != protocol.StatusAuthorized:
+		a.mu.Unlock()
+		return errAnswer(http.StatusConflict, "invalid_state", "only an authorized payment can be captured; this one is "+p.Status, "")
+	case req.AmountMinor <= 0 || req.AmountMinor > p.AmountMinor:
+		a.mu.Unlock()
+		return errAnswer(http.StatusBadRequest, "amount_too_large", "amount_minor must be positive and at most the authorised amount", "amount_minor")
+	}
+	p.Status, p.CapturedMinor, p.UpdatedAt, p.SettledAt = protocol.StatusSucceeded, req.AmountMinor, now, &now
+	ev := s.event(protocol.EventPaymentSucceeded, p, nil, now)
+	view := p.Payment
+	a.mu.Unlock()
+	s.send(a, ev)
+	return answer{status: http.StatusOK, body: view, hang: s.hangNow()}
+}
+
+// voidPayment handles POST /{provider}/v1/payments/{id}/void: an authorized
+// payment is released and fails with authorization_voided.
+func (s *Sim) voidPayment(r *http.Request, a *account, body []byte) answer {
+	var req protocol.PaymentVoidRequest
+	if ans, ok := decode(body, &req); !ok {
+		return ans
+	}
+	now := s.cfg.Now().UTC()
+	a.mu.Lock()
+	p := a.lookupPayment(r.PathValue("id"))
+	switch {
+	case p == nil:
+		a.mu.Unlock()
+		return errAnswer(http.StatusNotFound, "payment_not_found", "no such payment", "")
+	case p.Status != protocol.StatusAuthorized:
+		a.mu.Unlock()
+		return errAnswer(http.StatusConflict, "invalid_state", "only an authorized payment can be voided; this one is "+p.Status, "")
+	}
+	ev := s.fail(a, p, now, &protocol.Failure{Code: protocol.FailureVoided, Message: "The authorisation was released."})
+	view := p.Payment
+	a.mu.Unlock()
+	s.send(a, ev)
+	return answer{status: http.StatusOK, body: view, hang: s.hangNow()}
 }
 
 // fail refuses p (a.mu held) and returns its callback.
