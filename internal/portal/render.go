@@ -205,7 +205,7 @@ var notices = map[string]string{
 	"endpoint_deleted":         "The webhook endpoint was deleted.",
 	"redelivered":              "The event was queued for delivery again.",
 	"endpoint_enabled":         "The webhook endpoint is enabled: its waiting deliveries are being sent.",
-	"threshold_saved":          "The approval threshold was saved.",
+	"threshold_saved":          "The approval settings were saved.",
 	"settings_change_approved": "The change was approved and applies now.",
 }
 
