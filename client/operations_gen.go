@@ -1743,7 +1743,7 @@ func (r *UpdateSettingsResult) decodeStatus(status int, body []byte) error {
 }
 
 // UpdateSettings sends POST /v1/settings.
-// Update the key's mode's settings (the approval threshold; null clears it).
+// Update the key's mode's settings (the approval threshold, null clears it; the cumulative rule's window).
 func (c *Client) UpdateSettings(ctx context.Context, params *UpdateSettingsRequest, opts ...RequestOption) (*UpdateSettingsResult, error) {
 	out := new(UpdateSettingsResult)
 	if err := c.call(ctx, "POST", "/v1/settings", nil, params, out, nil, opts); err != nil {

@@ -877,21 +877,25 @@ type ScreeningMatch struct {
 // Settings is an object of the API.
 type Settings struct {
 	ApprovalThresholdMinor *int64 `json:"approval_threshold_minor"`
-	Livemode               bool   `json:"livemode"`
-	Object                 string `json:"object"`
+	// The window of the cumulative four-eyes rule, in seconds (default 86400, one day).
+	ApprovalWindowSeconds int64  `json:"approval_window_seconds"`
+	Livemode              bool   `json:"livemode"`
+	Object                string `json:"object"`
 }
 
 // SettingsChange is an object of the API.
 type SettingsChange struct {
-	ApprovalThresholdMinor *int64     `json:"approval_threshold_minor"`
-	ApprovedBy             *string    `json:"approved_by"`
-	CreatedAt              time.Time  `json:"created_at"`
-	DecidedAt              *time.Time `json:"decided_at"`
-	ID                     string     `json:"id"`
-	Livemode               bool       `json:"livemode"`
-	Object                 string     `json:"object"`
-	RequestedBy            string     `json:"requested_by"`
-	Status                 string     `json:"status"`
+	ApprovalThresholdMinor *int64 `json:"approval_threshold_minor"`
+	// The window the change sets, in seconds; null only on changes asked for before the window was a setting (they leave it).
+	ApprovalWindowSeconds *int64     `json:"approval_window_seconds"`
+	ApprovedBy            *string    `json:"approved_by"`
+	CreatedAt             time.Time  `json:"created_at"`
+	DecidedAt             *time.Time `json:"decided_at"`
+	ID                    string     `json:"id"`
+	Livemode              bool       `json:"livemode"`
+	Object                string     `json:"object"`
+	RequestedBy           string     `json:"requested_by"`
+	Status                string     `json:"status"`
 }
 
 // SettlementDiscrepancy is an object of the API.
@@ -1174,6 +1178,7 @@ type TriggerSandboxEventRequest struct {
 // UpdateSettingsRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type UpdateSettingsRequest struct {
 	ApprovalThresholdMinor Nullable[int64] `json:"approval_threshold_minor,omitzero"`
+	ApprovalWindowSeconds  *int64          `json:"approval_window_seconds,omitempty"`
 }
 
 // WebhookDelivery is an object of the API.

@@ -144,11 +144,22 @@ func freshSchema(ctx context.Context, base string) (string, func(), error) {
 }
 
 // NewMerchant creates a merchant (a participant bank when bic is set) in
-// m's database; its SecretKeys are two test-mode principals.
+// m's database; its SecretKeys are two test-mode principals. The admin's
+// printed password is a one-time invitation: NewMerchant replaces it as the
+// admin would at first sign-in, so Portal.Password signs in to every page.
 func NewMerchant(ctx context.Context, m *app.Main, name, bic string) (merchants.Created, error) {
 	c, err := m.Merchants.Create(ctx, merchants.CreateParams{Name: name, BIC: bic})
 	if err != nil {
 		return c, fmt.Errorf("create merchant %q: %w", name, err)
 	}
+	var admin string
+	if err := m.DB.QueryRow(ctx, "SELECT id FROM users WHERE merchant_id = ?", c.MerchantID).Scan(&admin); err != nil {
+		return c, fmt.Errorf("merchant %q's admin: %w", name, err)
+	}
+	own := "own-" + c.Portal.Password
+	if err := m.Merchants.SetOwnPassword(ctx, admin, own, ""); err != nil {
+		return c, fmt.Errorf("merchant %q's admin password: %w", name, err)
+	}
+	c.Portal.Password = own
 	return c, nil
 }

@@ -16,7 +16,8 @@ func init() {
 	describe("merchant create", usage{
 		synopsis: "--name N [--bic BIC [--deferred-settlement]] [--json]",
 		about: "Creates a merchant with two sandbox secret keys (two principals, for four-eyes approvals), a sandbox\n" +
-			"publishable key and a portal admin login, and prints them once. With --bic the merchant is also a\n" +
+			"publishable key and a portal admin login, and prints them once. The admin's password is a one-time\n" +
+			"invitation: the first portal sign-in must choose the admin's own. With --bic the merchant is also a\n" +
 			"participant bank for ISO 20022 transfers.",
 		vars: databaseVars,
 	})
@@ -71,7 +72,7 @@ func runMerchant(ctx context.Context, e *env, args []string) error {
 		if *asJSON {
 			return json.NewEncoder(e.stdout).Encode(c)
 		}
-		fmt.Fprintf(e.stdout, "merchant         %s\nsecret keys      %s\n                 %s\npublishable key  %s\nportal login     %s / %s\n",
+		fmt.Fprintf(e.stdout, "merchant         %s\nsecret keys      %s\n                 %s\npublishable key  %s\nportal login     %s / %s\n                 (a one-time password: the first sign-in chooses the admin's own)\n",
 			c.MerchantID, c.SecretKeys[0], c.SecretKeys[1], c.PublishableKey, c.Portal.Email, c.Portal.Password)
 		return nil
 	case "list":

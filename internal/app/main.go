@@ -255,6 +255,7 @@ func (m *Main) ensureDemoMerchant(ctx context.Context) error {
     second secret key %s   (another principal, for four-eyes approvals)
     publishable key   %s
     portal            %s/portal  %s / %s
+                      (a one-time password: the first sign-in chooses the admin's own)
 
 `, c.MerchantID, c.SecretKeys[0], c.SecretKeys[1], c.PublishableKey, m.Config.PublicURL, c.Portal.Email, c.Portal.Password)
 	m.Logger.Info("demo merchant created", "merchant_id", c.MerchantID)

@@ -106,30 +106,68 @@ func persons(ctx context.Context, q store.Querier, principal string) (map[string
 	return out, rows.Err()
 }
 
-// ApprovalWindow is the window of the cumulative four-eyes rule: the money a
-// principal (an API key or a portal user) moved out of a merchant's balance
-// in this mode within the window counts towards the approval threshold, so
-// splitting a large refund or payout into small ones does not avoid the
-// second person.
-const ApprovalWindow = 24 * time.Hour
+// DefaultApprovalWindow is the window of the cumulative four-eyes rule
+// until a merchant sets its own: the money a principal (an API key or a
+// portal user) moved out of a merchant's balance in this mode within the
+// window counts towards the approval threshold, so splitting a large refund
+// or payout into small ones does not avoid the second person.
+const DefaultApprovalWindow = 24 * time.Hour
 
-// LockedThreshold is ApprovalThreshold read inside a transaction that holds
+// The bounds of a window a merchant may set: at least an hour (a shorter
+// window would let a principal wait out the rule within a working day), at
+// most 30 days (the sum stays a read of recent rows).
+const (
+	MinApprovalWindow = time.Hour
+	MaxApprovalWindow = 30 * 24 * time.Hour
+)
+
+// Controls are a merchant's four-eyes controls in one mode: the approval
+// threshold (nil: none) and the window of the cumulative rule.
+type Controls struct {
+	Threshold *int64
+	Window    time.Duration
+}
+
+// Over reports whether amount, added to what the principal already moved
+// within the window (earlier), passes the threshold.
+func (c Controls) Over(earlier, amount int64) bool {
+	return OverCumulative(c.Threshold, earlier, amount)
+}
+
+const controlsQuery = "SELECT approval_threshold_minor, approval_window_seconds FROM merchant_settings WHERE merchant_id = ? AND livemode = ?"
+
+func scanControls(row interface{ Scan(...any) error }) (Controls, error) {
+	var t, w sql.NullInt64
+	c := Controls{Window: DefaultApprovalWindow}
+	err := row.Scan(&t, &w)
+	if store.IsNotFound(err) {
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	if t.Valid {
+		c.Threshold = &t.Int64
+	}
+	if w.Valid {
+		c.Window = time.Duration(w.Int64) * time.Second
+	}
+	return c, nil
+}
+
+// ApprovalControls returns the merchant's threshold and window in one mode.
+func ApprovalControls(ctx context.Context, q store.Querier, merchantID string, livemode bool) (Controls, error) {
+	return scanControls(q.QueryRow(ctx, controlsQuery, merchantID, livemode))
+}
+
+// LockedControls is ApprovalControls read inside a transaction that holds
 // the merchant's settings row (FOR UPDATE on PostgreSQL; SQLite's immediate
 // transactions are exclusive already) until it ends. Capabilities that add
 // up a principal's recent amounts take it first, so two concurrent requests
 // of one principal are decided one after the other and cannot both slip
-// under the threshold.
-func LockedThreshold(ctx context.Context, tx *store.Tx, merchantID string, livemode bool) (*int64, error) {
-	var t sql.NullInt64
-	err := tx.QueryRow(ctx, "SELECT approval_threshold_minor FROM merchant_settings WHERE merchant_id = ? AND livemode = ?"+tx.Dialect().ForUpdate(),
-		merchantID, livemode).Scan(&t)
-	if store.IsNotFound(err) || (err == nil && !t.Valid) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &t.Int64, nil
+// under the threshold, and a settings change waits for them (or they for it).
+func LockedControls(ctx context.Context, tx *store.Tx, merchantID string, livemode bool) (Controls, error) {
+	return scanControls(tx.QueryRow(ctx, controlsQuery+tx.Dialect().ForUpdate(), merchantID, livemode))
 }
 
 // OverCumulative reports whether amount, added to what the principal already

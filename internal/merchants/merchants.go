@@ -57,7 +57,8 @@ type Created struct {
 	Portal         PortalLogin `json:"portal"`
 }
 
-// PortalLogin is a portal user's first credentials.
+// PortalLogin is a portal user's first credentials; the password is a
+// one-time invitation, replaced at the first sign-in.
 type PortalLogin struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
@@ -66,7 +67,9 @@ type PortalLogin struct {
 var bicRE = regexp.MustCompile(`^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$`)
 
 // Create makes a merchant with two sandbox secret keys (two principals, for
-// four-eyes), one sandbox publishable key and a portal admin login.
+// four-eyes), one sandbox publishable key and a portal admin login whose
+// password is a one-time invitation (must_set_password: the admin's first
+// sign-in chooses their own).
 func (s *Service) Create(ctx context.Context, p CreateParams) (Created, error) {
 	var out Created
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -156,7 +159,9 @@ func create(ctx context.Context, tx *store.Tx, p CreateParams) (Created, error) 
 		return Created{}, err
 	}
 	out.PublishableKey = k
-	_, err = tx.Exec(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, created_at) VALUES (?, ?, ?, ?, 'admin', ?)`,
+	// The printed password is a one-time invitation, as an admin's for a
+	// user they make: the first sign-in must choose the admin's own.
+	_, err = tx.Exec(ctx, `INSERT INTO users (id, merchant_id, email, password_hash, role, must_set_password, created_at) VALUES (?, ?, ?, ?, 'admin', TRUE, ?)`,
 		ids.New("usr_"), id, email, hash, store.Micros(tx.Now()))
 	return out, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/payd/payd/internal/errs"
@@ -13,12 +14,14 @@ import (
 )
 
 // Four-eyes controls are kept per merchant AND mode: a test key can read and
-// change test mode's only. Tightening a control applies at once; loosening
-// it (raising or clearing the approval threshold) applies at once only for a
-// portal admin (whose session passed the second factor when one is
-// enrolled); from an API key it becomes a pending SettingsChange that
-// another person must approve. Every loosening leaves a row in the audit log
-// and a settings.updated event.
+// change test mode's only. There are two: the approval threshold and the
+// window of the cumulative rule (default 24 hours). Tightening a control
+// (lowering or setting the threshold, lengthening the window) applies at
+// once; loosening it (raising or clearing the threshold, shortening the
+// window) applies at once only for a portal admin (whose session passed the
+// second factor when one is enrolled); from an API key it becomes a pending
+// SettingsChange that another person must approve. Every loosening leaves a
+// row in the audit log and a settings.updated event.
 
 // Event types of the settings.
 const (
@@ -31,15 +34,45 @@ type Settings struct {
 	Object                 string `json:"object"`
 	Livemode               bool   `json:"livemode"`
 	ApprovalThresholdMinor *int64 `json:"approval_threshold_minor"`
+	ApprovalWindowSeconds  int64  `json:"approval_window_seconds"`
+}
+
+func settingsOf(livemode bool, c Controls) Settings {
+	return Settings{Object: "settings", Livemode: livemode, ApprovalThresholdMinor: c.Threshold, ApprovalWindowSeconds: int64(c.Window / time.Second)}
+}
+
+// SettingsUpdate is what a request asks to change; a field it leaves out
+// stays as it is.
+type SettingsUpdate struct {
+	SetThreshold bool   // the request names the threshold
+	Threshold    *int64 // the threshold asked for (nil: clear it)
+	// WindowSeconds is the window asked for, in seconds; nil leaves it.
+	WindowSeconds *int64
+}
+
+// Validate checks the values asked for, naming the field of a bad one.
+func (u SettingsUpdate) Validate() error {
+	if u.SetThreshold && u.Threshold != nil && *u.Threshold < 0 {
+		return errs.Invalid("approval_threshold_minor", "parameter_invalid", "approval_threshold_minor must be zero or positive")
+	}
+	if w := u.WindowSeconds; w != nil && (*w < int64(MinApprovalWindow/time.Second) || *w > int64(MaxApprovalWindow/time.Second)) {
+		return errs.Invalid("approval_window_seconds", "parameter_invalid", "approval_window_seconds must be between %d (one hour) and %d (30 days)",
+			int64(MinApprovalWindow/time.Second), int64(MaxApprovalWindow/time.Second))
+	}
+	return nil
 }
 
 // SettingsChange is a request to loosen a control, waiting for another
-// person's approval (status pending), applied, or canceled.
+// person's approval (status pending), applied, or canceled. It shows the
+// controls as they will be once it is applied: approving it sets the
+// threshold and the window to its values (a window of nil, only on changes
+// asked for before the window was a setting, leaves the window).
 type SettingsChange struct {
 	ID                     string     `json:"id"`
 	Object                 string     `json:"object"`
 	Livemode               bool       `json:"livemode"`
 	ApprovalThresholdMinor *int64     `json:"approval_threshold_minor"`
+	ApprovalWindowSeconds  *int64     `json:"approval_window_seconds"`
 	Status                 string     `json:"status"`
 	RequestedBy            string     `json:"requested_by"`
 	ApprovedBy             *string    `json:"approved_by"`
@@ -56,38 +89,72 @@ func loosens(cur, next *int64) bool {
 	return next == nil || *next > *cur
 }
 
+// loosensControls reports whether next lets more money leave without a
+// second person than cur does in any control: a looser threshold, or a
+// shorter window (a shorter window loosens even while there is no threshold,
+// since setting one later is a tightening that applies at once).
+func loosensControls(cur, next Controls) bool {
+	return loosens(cur.Threshold, next.Threshold) || next.Window < cur.Window
+}
+
 // Settings returns the merchant's controls in one mode.
 func (s *Service) Settings(ctx context.Context, merchantID string, livemode bool) (Settings, error) {
-	t, err := ApprovalThreshold(ctx, s.db, merchantID, livemode)
-	return Settings{Object: "settings", Livemode: livemode, ApprovalThresholdMinor: t}, err
+	c, err := ApprovalControls(ctx, s.db, merchantID, livemode)
+	return settingsOf(livemode, c), err
 }
 
 // UpdateThreshold asks, as principal by, for a new approval threshold in one
-// mode (nil clears it). A tightening, or any change by a portal admin
-// (admin true), applies at once and returns a nil change; a loosening from an
-// API key is recorded as a pending change and returned.
+// mode (nil clears it); see UpdateSettings.
 func (s *Service) UpdateThreshold(ctx context.Context, merchantID string, livemode bool, threshold *int64, by string, admin bool) (*SettingsChange, error) {
-	if threshold != nil && *threshold < 0 {
-		return nil, errs.Invalid("approval_threshold_minor", "parameter_invalid", "approval_threshold_minor must be zero or positive")
+	return s.UpdateSettings(ctx, merchantID, livemode, SettingsUpdate{SetThreshold: true, Threshold: threshold}, by, admin)
+}
+
+// UpdateSettings asks, as principal by, for new controls in one mode. Any
+// change by a portal admin (admin true), or one that loosens nothing,
+// applies at once and returns a nil change. A request from an API key that
+// loosens a control applies its tightening parts at once and records the
+// whole of what it asked for as a pending change, returned.
+func (s *Service) UpdateSettings(ctx context.Context, merchantID string, livemode bool, u SettingsUpdate, by string, admin bool) (*SettingsChange, error) {
+	if err := u.Validate(); err != nil {
+		return nil, err
 	}
 	var change *SettingsChange
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		change = nil
-		cur, err := thresholdForUpdate(ctx, tx, merchantID, livemode)
+		cur, err := controlsForUpdate(ctx, tx, merchantID, livemode)
 		if err != nil {
 			return err
 		}
-		if !loosens(cur, threshold) || admin {
-			return applyThreshold(ctx, tx, merchantID, livemode, cur, threshold, by, "")
+		next := cur
+		if u.SetThreshold {
+			next.Threshold = u.Threshold
 		}
-		c := SettingsChange{ID: ids.New("setchg_"), Object: "settings_change", Livemode: livemode, ApprovalThresholdMinor: threshold,
-			Status: "pending", RequestedBy: by, CreatedAt: tx.Now()}
-		if _, err := tx.Exec(ctx, `INSERT INTO settings_changes (id, merchant_id, livemode, approval_threshold_minor, status, requested_by, created_at)
-			VALUES (?, ?, ?, ?, 'pending', ?, ?)`, c.ID, merchantID, livemode, nullable(threshold), by, store.Micros(c.CreatedAt)); err != nil {
+		if u.WindowSeconds != nil {
+			next.Window = time.Duration(*u.WindowSeconds) * time.Second
+		}
+		if admin || !loosensControls(cur, next) {
+			return applyControls(ctx, tx, merchantID, livemode, cur, next, by, "")
+		}
+		// The tightening parts need nobody's approval.
+		tight := cur
+		if !loosens(cur.Threshold, next.Threshold) {
+			tight.Threshold = next.Threshold
+		}
+		if next.Window > cur.Window {
+			tight.Window = next.Window
+		}
+		if err := applyControls(ctx, tx, merchantID, livemode, cur, tight, by, ""); err != nil {
+			return err
+		}
+		window := int64(next.Window / time.Second)
+		c := SettingsChange{ID: ids.New("setchg_"), Object: "settings_change", Livemode: livemode, ApprovalThresholdMinor: next.Threshold,
+			ApprovalWindowSeconds: &window, Status: "pending", RequestedBy: by, CreatedAt: tx.Now()}
+		if _, err := tx.Exec(ctx, `INSERT INTO settings_changes (id, merchant_id, livemode, approval_threshold_minor, approval_window_seconds, status, requested_by, created_at)
+			VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`, c.ID, merchantID, livemode, nullable(next.Threshold), window, by, store.Micros(c.CreatedAt)); err != nil {
 			return err
 		}
 		if err := auditSettings(ctx, tx, merchantID, livemode, by, "settings.change_requested", c.ID,
-			fmt.Sprintf("approval_threshold_minor %s → %s, waiting for another person", showThreshold(cur), showThreshold(threshold))); err != nil {
+			describe(tight, next)+", waiting for another person"); err != nil {
 			return err
 		}
 		if _, err := events.Emit(ctx, tx, merchantID, livemode, EventSettingsChangeRequested, "settings_change", c.ID, c); err != nil {
@@ -128,11 +195,15 @@ func (s *Service) ApproveSettingsChange(ctx context.Context, merchantID string, 
 		if n, _ := res.RowsAffected(); n != 1 {
 			return errs.InvalidState("settings change %s is no longer pending", id)
 		}
-		cur, err := thresholdForUpdate(ctx, tx, merchantID, livemode)
+		cur, err := controlsForUpdate(ctx, tx, merchantID, livemode)
 		if err != nil {
 			return err
 		}
-		if err := applyThreshold(ctx, tx, merchantID, livemode, cur, c.ApprovalThresholdMinor, approver, c.ID); err != nil {
+		next := Controls{Threshold: c.ApprovalThresholdMinor, Window: cur.Window}
+		if c.ApprovalWindowSeconds != nil {
+			next.Window = time.Duration(*c.ApprovalWindowSeconds) * time.Second
+		}
+		if err := applyControls(ctx, tx, merchantID, livemode, cur, next, approver, c.ID); err != nil {
 			return err
 		}
 		c, err = getSettingsChange(ctx, tx, merchantID, livemode, id)
@@ -166,19 +237,22 @@ func (s *Service) PendingSettingsChanges(ctx context.Context, merchantID string,
 	return out, rows.Err()
 }
 
-const changeColumns = "id, livemode, approval_threshold_minor, status, requested_by, approved_by, created_at, decided_at"
+const changeColumns = "id, livemode, approval_threshold_minor, approval_window_seconds, status, requested_by, approved_by, created_at, decided_at"
 
 func scanChange(row interface{ Scan(...any) error }) (SettingsChange, error) {
 	c := SettingsChange{Object: "settings_change"}
-	var t sql.NullInt64
+	var t, w sql.NullInt64
 	var approver sql.NullString
 	var created int64
 	var decided sql.NullInt64
-	if err := row.Scan(&c.ID, &c.Livemode, &t, &c.Status, &c.RequestedBy, &approver, &created, &decided); err != nil {
+	if err := row.Scan(&c.ID, &c.Livemode, &t, &w, &c.Status, &c.RequestedBy, &approver, &created, &decided); err != nil {
 		return c, err
 	}
 	if t.Valid {
 		c.ApprovalThresholdMinor = &t.Int64
+	}
+	if w.Valid {
+		c.ApprovalWindowSeconds = &w.Int64
 	}
 	if approver.Valid {
 		c.ApprovedBy = &approver.String
@@ -196,40 +270,39 @@ func getSettingsChange(ctx context.Context, q store.Querier, merchantID string, 
 	return c, err
 }
 
-// thresholdForUpdate reads the threshold, locking the settings row (made
-// first if the merchant has none) so concurrent changes serialise.
-func thresholdForUpdate(ctx context.Context, tx *store.Tx, merchantID string, livemode bool) (*int64, error) {
+// controlsForUpdate reads the controls, locking the settings row (made
+// first if the merchant has none) so concurrent changes, and the cumulative
+// rule's decisions, serialise.
+func controlsForUpdate(ctx context.Context, tx *store.Tx, merchantID string, livemode bool) (Controls, error) {
 	if _, err := tx.Exec(ctx, `INSERT INTO merchant_settings (merchant_id, livemode, approval_threshold_minor, updated_at) VALUES (?, ?, NULL, ?)
 		ON CONFLICT (merchant_id, livemode) DO NOTHING`, merchantID, livemode, store.Micros(tx.Now())); err != nil {
 		if store.IsConflict(err) || store.IsNotFound(err) {
-			return nil, errs.NotFound("merchant", merchantID)
+			return Controls{}, errs.NotFound("merchant", merchantID)
 		}
-		return nil, err
+		return Controls{}, err
 	}
-	var t sql.NullInt64
-	if err := tx.QueryRow(ctx, "SELECT approval_threshold_minor FROM merchant_settings WHERE merchant_id = ? AND livemode = ?"+tx.Dialect().ForUpdate(),
-		merchantID, livemode).Scan(&t); err != nil {
-		return nil, err
-	}
-	if !t.Valid {
-		return nil, nil
-	}
-	return &t.Int64, nil
+	return LockedControls(ctx, tx, merchantID, livemode)
 }
 
-// applyThreshold writes the new threshold; a loosening also leaves an audit
-// row and a settings.updated event (a tightening needs neither, but emits the
-// event too so receivers see every change).
-func applyThreshold(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, cur, next *int64, by, changeID string) error {
-	if _, err := tx.Exec(ctx, "UPDATE merchant_settings SET approval_threshold_minor = ?, updated_at = ? WHERE merchant_id = ? AND livemode = ?",
-		nullable(next), store.Micros(tx.Now()), merchantID, livemode); err != nil {
-		return err
-	}
-	if sameThreshold(cur, next) {
+// applyControls writes the new controls (the window only when it changes, so
+// a merchant that never set one keeps the default); a loosening also leaves
+// an audit row, and every change a settings.updated event.
+func applyControls(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, cur, next Controls, by, changeID string) error {
+	if sameThreshold(cur.Threshold, next.Threshold) && cur.Window == next.Window {
 		return nil
 	}
-	if loosens(cur, next) {
-		detail := fmt.Sprintf("approval_threshold_minor %s → %s", showThreshold(cur), showThreshold(next))
+	if _, err := tx.Exec(ctx, "UPDATE merchant_settings SET approval_threshold_minor = ?, updated_at = ? WHERE merchant_id = ? AND livemode = ?",
+		nullable(next.Threshold), store.Micros(tx.Now()), merchantID, livemode); err != nil {
+		return err
+	}
+	if cur.Window != next.Window {
+		if _, err := tx.Exec(ctx, "UPDATE merchant_settings SET approval_window_seconds = ? WHERE merchant_id = ? AND livemode = ?",
+			int64(next.Window/time.Second), merchantID, livemode); err != nil {
+			return err
+		}
+	}
+	if loosensControls(cur, next) {
+		detail := describe(cur, next)
 		if changeID != "" {
 			detail += " (approved change " + changeID + ")"
 		}
@@ -237,9 +310,23 @@ func applyThreshold(ctx context.Context, tx *store.Tx, merchantID string, livemo
 			return err
 		}
 	}
-	_, err := events.Emit(ctx, tx, merchantID, livemode, EventSettingsUpdated, "settings", "settings_"+modeName(livemode),
-		Settings{Object: "settings", Livemode: livemode, ApprovalThresholdMinor: next})
+	_, err := events.Emit(ctx, tx, merchantID, livemode, EventSettingsUpdated, "settings", "settings_"+modeName(livemode), settingsOf(livemode, next))
 	return err
+}
+
+// describe says what moves from cur to next, for the audit log.
+func describe(cur, next Controls) string {
+	var parts []string
+	if !sameThreshold(cur.Threshold, next.Threshold) {
+		parts = append(parts, fmt.Sprintf("approval_threshold_minor %s → %s", showThreshold(cur.Threshold), showThreshold(next.Threshold)))
+	}
+	if cur.Window != next.Window {
+		parts = append(parts, fmt.Sprintf("approval_window_seconds %d → %d", int64(cur.Window/time.Second), int64(next.Window/time.Second)))
+	}
+	if len(parts) == 0 {
+		return "no change"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // auditSettings writes a row of the merchant's audit log (the log the portal

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/payd/payd/internal/app/apptest"
 )
@@ -84,6 +85,52 @@ func TestFourEyesCumulativeRace(t *testing.T) {
 		}
 		if through != 2 {
 			t.Fatalf("%d payouts of 2000 went through without approval, want 2 (threshold 5000): %v", through, statuses)
+		}
+		verifyLedger(t, e)
+	})
+}
+
+// TestFourEyesWindow (issue 37, item 5): a principal's single payouts add up
+// over the merchant's window only; a shorter window is a loosening another
+// person approves.
+func TestFourEyesWindow(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		topup(t, e, "DJF", 100_000)
+		at := func(d time.Duration) { e.Main.DB.SetClock(func() time.Time { return time.Now().UTC().Add(d) }) }
+		if r := e.Post("/v1/settings", map[string]any{"approval_threshold_minor": 5000}); r.Status != 200 {
+			t.Fatalf("settings %d %s", r.Status, r.Body)
+		}
+		// Default window (24 h): 4500 three hours ago counts.
+		at(-3 * time.Hour)
+		if _, s := cumulativePayout(e, e.SK2, 4500); s != "succeeded" {
+			t.Fatalf("SK2 first: %s", s)
+		}
+		at(0)
+		if _, s := cumulativePayout(e, e.SK2, 1000); s != "requires_approval" {
+			t.Fatalf("under the default window 4500 three hours ago + 1000 passed 5000: %s", s)
+		}
+		// Two hours, asked by SK2 (pending), approved by SK.
+		r := e.Do(apptest.Request{Method: "POST", Path: "/v1/settings", Key: e.SK2, Body: map[string]any{"approval_window_seconds": 7200}})
+		var c struct {
+			ID string `json:"id"`
+		}
+		if r.Status != 202 {
+			t.Fatalf("shorter window: %d %s", r.Status, r.Body)
+		}
+		r.JSON(t, &c)
+		if r := e.Do(apptest.Request{Method: "POST", Path: "/v1/settings/changes/" + c.ID + "/approve", Key: e.SK}); r.Status != 200 {
+			t.Fatalf("approve: %d %s", r.Status, r.Body)
+		}
+		at(-3 * time.Hour)
+		if _, s := cumulativePayout(e, e.SK, 4500); s != "succeeded" {
+			t.Fatalf("first: %s", s)
+		}
+		at(0)
+		if _, s := cumulativePayout(e, e.SK, 4500); s != "succeeded" {
+			t.Fatalf("4500 outside the two-hour window still counted: %s", s)
+		}
+		if _, s := cumulativePayout(e, e.SK, 1000); s != "requires_approval" {
+			t.Fatalf("4500 + 1000 within the window went through: %s", s)
 		}
 		verifyLedger(t, e)
 	})

@@ -158,16 +158,16 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 			// Cumulative four-eyes, decided while holding the merchant's
 			// settings row: a concurrent payout by the same principal
 			// waits here and then counts this one.
-			locked, err := merchants.LockedThreshold(ctx, tx, p.MerchantID, p.Livemode)
+			locked, err := merchants.LockedControls(ctx, tx, p.MerchantID, p.Livemode)
 			if err != nil {
 				return err
 			}
-			if locked != nil {
-				earlier, err := recentByPrincipal(ctx, tx, p.MerchantID, p.Livemode, p.CreatedBy, now.Add(-merchants.ApprovalWindow))
+			if locked.Threshold != nil {
+				earlier, err := recentByPrincipal(ctx, tx, p.MerchantID, p.Livemode, p.CreatedBy, now.Add(-locked.Window))
 				if err != nil {
 					return err
 				}
-				if merchants.OverCumulative(locked, earlier, p.Amount) {
+				if locked.Over(earlier, p.Amount) {
 					p.Status, p.NeedsApproval = RequiresApproval, true
 				}
 			}

@@ -28,10 +28,7 @@ func TestMenuHidesWhatTheMerchantCannotUse(t *testing.T) {
 			t.Errorf("the transfers page itself: %d", direct.Status)
 		}
 
-		bank, err := e.Main.Merchants.Create(context.Background(), merchants.CreateParams{Name: "Bank", BIC: "BANKDJD1XXX"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		bank := e.NewMerchant(merchants.CreateParams{Name: "Bank", BIC: "BANKDJD1XXX"})
 		bp := e.NewPortal()
 		bp.Login(bank.Portal.Email, bank.Portal.Password)
 		if !strings.Contains(bp.Get("/portal/test/").Body, `href="/portal/test/transfers"`) {

@@ -1,7 +1,6 @@
 package portal_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -100,10 +99,7 @@ func TestPaymentPages(t *testing.T) {
 		if pg := p.Get("/portal/live/payment_intents"); strings.Contains(pg.Body, ok1) {
 			t.Fatal("test intents listed in live mode")
 		}
-		c2, err := e.Main.Merchants.Create(context.Background(), merchants.CreateParams{Name: "Other"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c2 := e.NewMerchant(merchants.CreateParams{Name: "Other"})
 		q := e.NewPortal()
 		q.Login(c2.Portal.Email, c2.Portal.Password)
 		nf := q.Get("/portal/test/payment_intents/" + ok1)

@@ -165,10 +165,7 @@ func TestBatchPages(t *testing.T) {
 		if pg := admin.Get("/portal/live/batches/" + id); pg.Status != http.StatusNotFound {
 			t.Fatalf("live mode: %d", pg.Status)
 		}
-		c2, err := e.Main.Merchants.Create(ctx, merchants.CreateParams{Name: "Other"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c2 := e.NewMerchant(merchants.CreateParams{Name: "Other"})
 		other := e.NewPortal()
 		other.Login(c2.Portal.Email, c2.Portal.Password)
 		for _, path := range []string{"/portal/test/batches/" + id, "/portal/test/batches/" + id + "/results.csv"} {

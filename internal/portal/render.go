@@ -208,7 +208,7 @@ var notices = map[string]string{
 	"max_rate_set":             "The endpoint's delivery rate limit was saved.",
 	"recovered":                "The endpoint's failed deliveries were queued for delivery again.",
 	"recovered_more":           "Failed deliveries were queued for delivery again; more remain: recover again once these are sent.",
-	"threshold_saved":          "The approval threshold was saved.",
+	"threshold_saved":          "The approval settings were saved.",
 	"settings_change_approved": "The change was approved and applies now.",
 }
 

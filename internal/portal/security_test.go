@@ -238,10 +238,7 @@ func TestRolesAndIsolation(t *testing.T) {
 		}
 
 		// Another merchant's admin.
-		c2, err := e.Main.Merchants.Create(ctx, merchants.CreateParams{Name: "Other merchant"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c2 := e.NewMerchant(merchants.CreateParams{Name: "Other merchant"})
 		other := e.NewPortal()
 		other.Login(c2.Portal.Email, c2.Portal.Password)
 		other.Get("/portal/test/api_keys")
@@ -314,9 +311,6 @@ func TestLoginThrottle(t *testing.T) {
 	}
 	pg.Contains(t, "Too many failed sign-in attempts", `name="password"`)
 	// Another user from the same address is not locked out by this email.
-	c2, err := e.Main.Merchants.Create(context.Background(), merchants.CreateParams{Name: "Second"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c2 := e.NewMerchant(merchants.CreateParams{Name: "Second"})
 	e.NewPortal().Login(c2.Portal.Email, c2.Portal.Password)
 }

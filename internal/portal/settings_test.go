@@ -91,7 +91,7 @@ func TestSettingsPage(t *testing.T) {
 		if loosened() != audits+1 || updatedEvents() != evts+1 {
 			t.Fatalf("raising left %d audit rows and %d events, want one each", loosened()-audits, updatedEvents()-evts)
 		}
-		admin.Get("/portal/test/settings?done=threshold_saved").Contains(t, "The approval threshold was saved.", "<strong>9000</strong>")
+		admin.Get("/portal/test/settings?done=threshold_saved").Contains(t, "The approval settings were saved.", "<strong>9000</strong>")
 		admin.Get("/portal/test/audit").Contains(t, "settings.loosened", "settings.update")
 
 		// A key asks to clear it: pending, listed; the admin approves.
@@ -165,5 +165,52 @@ func TestSettingsPage(t *testing.T) {
 		if got := threshold(false); got != int64(700) {
 			t.Fatalf("threshold %v after refusals, want 700", got)
 		}
+	})
+}
+
+// TestSettingsPageWindow (issue 37, item 5): the settings page shows the
+// cumulative rule's window beside the threshold; an admin shortens it at
+// once (an audit row), a window out of bounds is refused naming the field and
+// changes nothing, and a shortening an API key asked for is listed with its
+// new window.
+func TestSettingsPageWindow(t *testing.T) {
+	t.Parallel()
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		ctx := context.Background()
+		window := func() int64 {
+			st, err := e.Main.Merchants.Settings(ctx, e.Merchant.MerchantID, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.ApprovalWindowSeconds
+		}
+		admin := e.NewPortal()
+		admin.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
+		admin.Get("/portal/test/settings").Contains(t, `id="window"`, "<strong>1 d</strong>", `name="approval_window_seconds"`, `value="86400"`)
+		if pg := admin.Post("/portal/test/settings", url.Values{"approval_threshold_minor": {""}, "approval_window_seconds": {"60"}}); pg.Status != http.StatusBadRequest {
+			t.Fatalf("a window of 60 s: %d", pg.Status)
+		} else {
+			pg.Contains(t, "parameter_invalid", `id="f-approval_window_seconds-error"`, `value="60"`)
+		}
+		if got := window(); got != 86400 {
+			t.Fatalf("a refused form changed the window: %d", got)
+		}
+		if pg := admin.Post("/portal/test/settings", url.Values{"approval_threshold_minor": {"5000"}, "approval_window_seconds": {"3600"}}); pg.Status != http.StatusSeeOther {
+			t.Fatalf("shorten: %d %.500s", pg.Status, pg.Body)
+		}
+		if got := window(); got != 3600 {
+			t.Fatalf("window %d after the admin shortened it to 3600", got)
+		}
+		admin.Get("/portal/test/audit").Contains(t, "approval_window_seconds 86400 → 3600")
+		// A key lengthens it (at once), then asks to shorten it (pending).
+		if r := e.Post("/v1/settings", map[string]any{"approval_window_seconds": 14400}); r.Status != http.StatusOK {
+			t.Fatalf("lengthen by key: %d %s", r.Status, r.Body)
+		}
+		r := e.Post("/v1/settings", map[string]any{"approval_window_seconds": 7200})
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("shorten by key: %d %s", r.Status, r.Body)
+		}
+		change := r.Map(t)["id"].(string)
+		admin.Get("/portal/test/settings").Contains(t, `id="change-`+change+`"`, "<td>2 h</td>", "<strong>4 h</strong>")
 	})
 }

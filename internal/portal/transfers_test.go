@@ -46,14 +46,8 @@ func TestTransferPagesAndCompliance(t *testing.T) {
 	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
-		debtor, err := e.Main.Merchants.Create(ctx, merchants.CreateParams{Name: "Debtor bank", BIC: "BANKDJJDXXX"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		creditor, err := e.Main.Merchants.Create(ctx, merchants.CreateParams{Name: "Creditor bank", BIC: "CACEDJJDXXX"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		debtor := e.NewMerchant(merchants.CreateParams{Name: "Debtor bank", BIC: "BANKDJJDXXX"})
+		creditor := e.NewMerchant(merchants.CreateParams{Name: "Creditor bank", BIC: "CACEDJJDXXX"})
 		if r := e.Do(apptest.Request{Method: "POST", Path: "/v1/sandbox/topups", Key: debtor.SecretKeys[0],
 			Body: map[string]any{"currency": "DJF", "amount_minor": 100000}}); r.Status != 201 {
 			t.Fatalf("fund: %d", r.Status)

@@ -106,10 +106,11 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	if amount <= 0 || amount > target.Refundable {
 		return nil, exceeds(target.Refundable)
 	}
-	threshold, err := merchants.ApprovalThreshold(ctx, s.db, pr.MerchantID, pr.Livemode)
+	controls, err := merchants.ApprovalControls(ctx, s.db, pr.MerchantID, pr.Livemode)
 	if err != nil {
 		return nil, err
 	}
+	threshold := controls.Threshold
 	now := s.db.Now()
 	r := &Refund{ID: ids.New("re_"), Object: "refund", PaymentIntent: target.IntentID, AmountMinor: amount, Currency: target.Currency,
 		Status: Pending, Reason: in.Reason, Metadata: in.Metadata, Livemode: pr.Livemode, CreatedAt: now, UpdatedAt: now,
@@ -122,11 +123,11 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	} else if threshold != nil {
 		// A first look at the cumulative rule, to avoid sending a refund
 		// that will wait; the decision is taken again under the lock below.
-		earlier, err := recentByPrincipal(ctx, s.db, r.MerchantID, r.Livemode, r.CreatedBy, now.Add(-merchants.ApprovalWindow))
+		earlier, err := recentByPrincipal(ctx, s.db, r.MerchantID, r.Livemode, r.CreatedBy, now.Add(-controls.Window))
 		if err != nil {
 			return nil, err
 		}
-		if merchants.OverCumulative(threshold, earlier, amount) {
+		if controls.Over(earlier, amount) {
 			r.Status = RequiresApproval
 		}
 	}
@@ -147,15 +148,15 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 		// here and then counts this one.
 		send := res
 		if out.Status == Pending {
-			locked, err := merchants.LockedThreshold(ctx, tx, out.MerchantID, out.Livemode)
+			locked, err := merchants.LockedControls(ctx, tx, out.MerchantID, out.Livemode)
 			if err != nil {
 				return err
 			}
-			earlier, err := recentByPrincipal(ctx, tx, out.MerchantID, out.Livemode, out.CreatedBy, out.UpdatedAt.Add(-merchants.ApprovalWindow))
+			earlier, err := recentByPrincipal(ctx, tx, out.MerchantID, out.Livemode, out.CreatedBy, out.UpdatedAt.Add(-locked.Window))
 			if err != nil {
 				return err
 			}
-			if merchants.OverCumulative(locked, earlier, out.AmountMinor) {
+			if locked.Over(earlier, out.AmountMinor) {
 				// An in-process provider's answer is dropped: it moved no money.
 				out.Status, send = RequiresApproval, nil
 			}

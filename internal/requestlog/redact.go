@@ -12,10 +12,6 @@ import (
 // follow an underscore (pi_sk_live_...), which is a word character.
 var keyPattern = regexp.MustCompile(`(?i)(?:sk|pk|rk)_(?:test|live)_[0-9a-z]+|whsec_[0-9a-z]+`)
 
-// digitRun matches runs of at least 13 digits, allowing one space or dash
-// between digit groups (a card number as it is often written).
-var digitRun = regexp.MustCompile(`[0-9](?:[ -]?[0-9]){12,}`)
-
 // Redaction marks.
 const (
 	redactedKey = "[redacted]"
@@ -38,13 +34,7 @@ func RedactPath(p string) string {
 	if !hasDigits(p, 13) {
 		return p
 	}
-	return digitRun.ReplaceAllStringFunc(p, func(m string) string {
-		digits := strings.NewReplacer(" ", "", "-", "").Replace(m)
-		if holdsPAN(digits) {
-			return redactedPAN
-		}
-		return m
-	})
+	return redactPANs(p)
 }
 
 // hasDigits reports whether p has at least n digits.
@@ -57,33 +47,83 @@ func hasDigits(p string, n int) bool {
 	return n == 0
 }
 
-// holdsPAN reports whether digits is a card number (13 to 19 digits
-// passing the Luhn check) or, longer than that, holds one.
-func holdsPAN(digits string) bool {
-	if len(digits) <= 19 {
-		return len(digits) >= 13 && luhn(digits)
-	}
-	for n := 13; n <= 19 && n <= len(digits); n++ {
-		for i := 0; i+n <= len(digits); i++ {
-			if luhn(digits[i : i+n]) {
-				return true
-			}
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// redactPANs replaces every digit run of p that holds a card number by the
+// mark, in one pass over p. A run is digits with at most one space or dash
+// between two of them (a card number as it is often written), of at least 13
+// digits; it holds a card number when it has 13 to 19 digits and passes the
+// Luhn check, or is longer and 13 to 19 consecutive digits of it do, and is
+// then replaced whole.
+func redactPANs(p string) string {
+	var b strings.Builder
+	done := 0 // p[:done] is written to b (or needs no change)
+	for i := 0; i < len(p); {
+		if !isDigit(p[i]) {
+			i++
+			continue
 		}
+		end, pan := scanRun(p, i)
+		if pan {
+			if b.Len() == 0 {
+				b.Grow(len(p))
+			}
+			b.WriteString(p[done:i])
+			b.WriteString(redactedPAN)
+			done = end
+		}
+		i = end
 	}
-	return false
+	if done == 0 {
+		return p
+	}
+	b.WriteString(p[done:])
+	return b.String()
 }
 
-// luhn reports whether a string of ASCII digits passes the Luhn check.
-func luhn(digits string) bool {
-	sum, double := 0, false
-	for i := len(digits) - 1; i >= 0; i-- {
-		d := int(digits[i] - '0')
-		if double {
-			if d *= 2; d > 9 {
-				d -= 9
+// luhnDouble is a digit's part of a Luhn sum at a doubled position.
+var luhnDouble = [10]int{0, 2, 4, 6, 8, 1, 3, 5, 7, 9}
+
+// scanRun reads the digit run starting at p[i] (a digit) and returns the
+// index just after its last digit, and whether it holds a card number. Each
+// digit costs a constant amount of work whatever the run's length: two
+// running Luhn sums (mod 10) are kept, one doubling the digits at even
+// positions of the run and one those at odd positions, with the last 20 of
+// their values, so the Luhn sum of any window of 13 to 19 digits ending at
+// this digit is a difference of two of them.
+func scanRun(p string, i int) (end int, pan bool) {
+	var hist [2][20]int // hist[k][n%20]: sum k over the run's first n digits
+	var sum [2]int      // sum[0] doubles even positions, sum[1] odd ones
+	n := 0
+	j := i
+	for {
+		d := int(p[j] - '0')
+		hist[0][n%20], hist[1][n%20] = sum[0], sum[1]
+		sum[n%2] = (sum[n%2] + luhnDouble[d]) % 10
+		sum[1-n%2] = (sum[1-n%2] + d) % 10
+		n++
+		if !pan && n >= 13 {
+			// The window's last digit (position n-1) is not doubled, the
+			// one before it is: the doubled positions have the other parity.
+			k := n % 2 // parity of n, that is of position n-2, the first doubled
+			for l := 13; l <= 19 && l <= n; l++ {
+				if (sum[k]-hist[k][(n-l)%20]+10)%10 == 0 {
+					pan = true
+					break
+				}
 			}
 		}
-		sum, double = sum+d, !double
+		j++
+		switch {
+		case j < len(p) && isDigit(p[j]):
+		case j+1 < len(p) && (p[j] == ' ' || p[j] == '-') && isDigit(p[j+1]):
+			j++
+		default:
+			if n <= 19 {
+				// A run of 13 to 19 digits is a card number only whole.
+				return j, n >= 13 && sum[n%2] == 0
+			}
+			return j, pan
+		}
 	}
-	return sum%10 == 0
 }

@@ -166,10 +166,10 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 		if eventType == "settings.change_requested" {
 			id = ids.New("setchg_")
 			return "settings_change", id, map[string]any{"id": id, "object": "settings_change", "livemode": false,
-				"approval_threshold_minor": nil, "status": "pending", "requested_by": "key_sandbox_fixture", "approved_by": nil,
+				"approval_threshold_minor": nil, "approval_window_seconds": 86400, "status": "pending", "requested_by": "key_sandbox_fixture", "approved_by": nil,
 				"created_at": ts, "decided_at": nil}
 		}
-		return "settings", "settings_test", map[string]any{"object": "settings", "livemode": false, "approval_threshold_minor": 100000}
+		return "settings", "settings_test", map[string]any{"object": "settings", "livemode": false, "approval_threshold_minor": 100000, "approval_window_seconds": 86400}
 	case KindRefund:
 		id = ids.New("re_")
 		re := map[string]any{"id": id, "object": "refund", "payment_intent": ids.New("pi_"), "amount_minor": 1000, "currency": "DJF",

@@ -82,10 +82,41 @@ func Start(t testing.TB, engine storetest.Engine, opts ...Option) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	acceptInvitation(t, m, &c)
 	e := &Env{T: t, Engine: engine, Main: m, URL: m.URL(), Merchant: c, SK: c.SecretKeys[0], SK2: c.SecretKeys[1], PK: c.PublishableKey,
 		Logs: logs, Client: &http.Client{Timeout: 60 * time.Second}}
 	e.spec = loadSpec(t, e.URL)
 	return e
+}
+
+// NewMerchant makes another merchant as `payd merchant create` does, its
+// admin's password already their own (see acceptInvitation).
+func (e *Env) NewMerchant(p merchants.CreateParams) merchants.Created {
+	e.T.Helper()
+	c, err := e.Main.Merchants.Create(context.Background(), p)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	acceptInvitation(e.T, e.Main, &c)
+	return c
+}
+
+// acceptInvitation replaces a new merchant's admin password, a one-time
+// invitation, as the admin does at first sign-in, so tests sign in with
+// c.Portal.Password straight away. (TestFirstAdminIsInvited drives the
+// invitation itself.)
+func acceptInvitation(t testing.TB, m *app.Main, c *merchants.Created) {
+	t.Helper()
+	ctx := context.Background()
+	var admin string
+	if err := m.DB.QueryRow(ctx, "SELECT id FROM users WHERE merchant_id = ?", c.MerchantID).Scan(&admin); err != nil {
+		t.Fatal(err)
+	}
+	own := "own-" + c.Portal.Password
+	if err := m.Merchants.SetOwnPassword(ctx, admin, own, ""); err != nil {
+		t.Fatal(err)
+	}
+	c.Portal.Password = own
 }
 
 // SyncBuffer is a goroutine-safe log sink tests can search.

@@ -678,12 +678,16 @@ export interface ScreeningMatch {
 
 export interface Settings {
   approval_threshold_minor: number | null;
+  /** The window of the cumulative four-eyes rule, in seconds (default 86400, one day). */
+  approval_window_seconds: number;
   livemode: boolean;
   object: "settings";
 }
 
 export interface SettingsChange {
   approval_threshold_minor: number | null;
+  /** The window the change sets, in seconds; null only on changes asked for before the window was a setting (they leave it). */
+  approval_window_seconds: number | null;
   approved_by: string | null;
   created_at: string;
   decided_at: string | null;
@@ -942,6 +946,7 @@ export interface TriggerSandboxEventRequest {
 
 export interface UpdateSettingsRequest {
   approval_threshold_minor?: number | null;
+  approval_window_seconds?: number;
 }
 
 export interface WebhookDelivery {
@@ -1711,7 +1716,7 @@ export abstract class GeneratedClient extends BaseClient {
     return this.request(operations.getSettings, { path: {} }, options);
   }
 
-  /** Update the key's mode's settings (the approval threshold; null clears it). `POST /v1/settings` */
+  /** Update the key's mode's settings (the approval threshold, null clears it; the cumulative rule's window). `POST /v1/settings` */
   updateSettings(params: UpdateSettingsRequest, options: RequestOptions = {}): Promise<Settings | SettingsChange> {
     return this.request(operations.updateSettings, { path: {}, body: params }, options);
   }
