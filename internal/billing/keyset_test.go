@@ -127,3 +127,35 @@ func TestSmallChunksManyWorkers(t *testing.T) {
 		e.checkBilledOnce(n, 4, 1000)
 	})
 }
+
+// TestBigRoundRefreshesStatistics: a round that opens AnalyzeAfter periods
+// or more refreshes PostgreSQL's statistics of invoices before the
+// attempts are claimed (with the new open invoices unseen, each claim's
+// compare-and-set read every open invoice); a smaller round does not.
+// PostgreSQL only: SQLite plans without statistics.
+func TestBigRoundRefreshesStatistics(t *testing.T) {
+	db := storetest.Open(t, storetest.Postgres)
+	old := AnalyzeAfter
+	t.Cleanup(func() { AnalyzeAfter = old })
+	e := newEnv(t, db)
+	start := time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC)
+	clk := e.clock(start)
+	const n = 20
+	e.populate(clk.ID, n, 1000)
+	e.advance(clk, start)
+	analyses := func() int {
+		return e.count("SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'invoices' AND schemaname = current_schema()")
+	}
+	AnalyzeAfter = n + 1
+	before := analyses()
+	e.advance(clk, start.AddDate(0, 1, 0))
+	if got := analyses(); got != before {
+		t.Fatalf("a round of %d periods analyzed invoices (%d → %d) with AnalyzeAfter %d", n, before, got, AnalyzeAfter)
+	}
+	AnalyzeAfter = n
+	e.advance(clk, start.AddDate(0, 2, 0))
+	if got := analyses(); got <= before {
+		t.Fatalf("a round of %d periods did not analyze invoices (%d → %d) with AnalyzeAfter %d", n, before, got, AnalyzeAfter)
+	}
+	e.checkBilledOnce(n, 3, 1000)
+}
