@@ -12,19 +12,23 @@ import (
 	"github.com/payd/payd/internal/store/storetest"
 )
 
-var benchSubs = flag.String("billing.subs", "100,1000", "comma-separated subscription counts for BenchmarkAdvanceOnePeriod")
+var (
+	benchSubs   = flag.String("billing.subs", "100,1000", "comma-separated subscription counts for BenchmarkAdvanceOnePeriod")
+	benchEngine = flag.String("billing.engine", "postgres", "the engine of BenchmarkAdvanceOnePeriod: postgres or sqlite")
+)
 
 // BenchmarkAdvanceOnePeriod measures one test clock advance of one month
-// over N monthly subscriptions on PostgreSQL: N period starts (invoices,
-// events) and N payment attempts (intents, ledger credits, invoice.paid).
-// Setting up N subscriptions is not timed. -billing.subs=10000 for the
-// docs/performance.md figure.
+// over N monthly subscriptions on PostgreSQL (SQLite with
+// -billing.engine=sqlite): N period starts (invoices, events) and N
+// payment attempts (intents, ledger credits, invoice.paid). Setting up N
+// subscriptions is not timed. -billing.subs=10000,100000 for the
+// docs/performance.md figures.
 func BenchmarkAdvanceOnePeriod(b *testing.B) {
 	for _, n := range splitInts(*benchSubs) {
 		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
-				db := storetest.Open(b, storetest.Postgres)
+				db := storetest.Open(b, storetest.Engine(*benchEngine))
 				e := newEnv(b, db)
 				start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 				clk := e.clock(start)

@@ -65,24 +65,44 @@ func (s *Service) run(ctx context.Context, tl timeline) error {
 		if attempts+periods == 0 {
 			return nil
 		}
+		if periods >= AnalyzeAfter {
+			// The invoices just opened are open rows the planner's
+			// statistics do not know of yet: with them unseen, PostgreSQL
+			// reads every open invoice (a partial index it believes
+			// nearly empty) in each chunk's compare-and-set, a cost that
+			// grows with the run. Autovacuum would analyze the table a
+			// minute or so later; the attempts are claimed now.
+			if err := s.db.Analyze(ctx, "invoices", "subscriptions"); err != nil {
+				return err
+			}
+		}
 	}
 }
+
+// AnalyzeAfter is how many periods a round opens at least before the run
+// refreshes the planner's statistics of invoices and subscriptions
+// (PostgreSQL; SQLite plans without statistics). It costs a sample of each
+// table, about the same at any size.
+var AnalyzeAfter = 5000
 
 // periodRound opens every period due on tl, ChunkSize subscriptions per
 // transaction, and returns how many subscriptions it moved. On PostgreSQL
 // s.Workers chunks are claimed and written at once (FOR UPDATE SKIP LOCKED
-// gives each its own rows); SQLite has one writer, and one worker.
+// gives each its own rows); SQLite has one writer, and one worker. The
+// workers share one keyset position: each chunk's scan starts after the
+// last subscription claimed in this round.
 func (s *Service) periodRound(ctx context.Context, tl timeline) (int, error) {
 	var total atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
+	var pos sharedKeyset
 	for range max(s.Workers, 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				n, err := s.periodChunk(ctx, tl)
+				n, err := s.periodChunk(ctx, tl, &pos)
 				total.Add(int64(n))
 				if err != nil {
 					mu.Lock()
@@ -102,19 +122,76 @@ func (s *Service) periodRound(ctx context.Context, tl timeline) (int, error) {
 	return int(total.Load()), first
 }
 
+// keyset is how far a round's scan of due rows has got: the sort key
+// (a time) and id of the last row claimed. Each chunk's scan starts after
+// it, so no chunk walks again the rows (and, on PostgreSQL, the dead index
+// entries of their old versions) that the earlier chunks of the round
+// moved: a round costs its rows once, where a scan from the start each
+// chunk cost the rows moved so far, again and again. A row passed over
+// (one a request held locked) waits for the next round, which starts from
+// the beginning.
+type keyset struct {
+	set bool
+	at  int64
+	id  string
+}
+
+// after is the keyset condition on the columns at and id (table
+// qualified), with its arguments; empty at the round's start.
+func (k keyset) after(at, id string) (string, []any) {
+	if !k.set {
+		return "", nil
+	}
+	return " AND (" + at + ", " + id + ") > (?, ?)", []any{k.at, k.id}
+}
+
+// advance moves the position to (at, id) if that is further.
+func (k *keyset) advance(at int64, id string) {
+	if !k.set || at > k.at || (at == k.at && id > k.id) {
+		k.set, k.at, k.id = true, at, id
+	}
+}
+
+// sharedKeyset is a keyset the workers of a round share.
+type sharedKeyset struct {
+	mu sync.Mutex
+	k  keyset
+}
+
+func (s *sharedKeyset) get() keyset {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.k
+}
+
+func (s *sharedKeyset) advance(at int64, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.k.advance(at, id)
+}
+
 // periodChunk opens the periods of up to ChunkSize due subscriptions in
 // one transaction.
-func (s *Service) periodChunk(ctx context.Context, tl timeline) (int, error) {
+func (s *Service) periodChunk(ctx context.Context, tl timeline, pos *sharedKeyset) (int, error) {
 	if s.failAfter != nil && s.failAfter() {
 		return 0, errStopped
 	}
 	n := 0
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		subs, err := duePeriods(ctx, tx, tl, s.ChunkSize)
+		if err := tx.PreferIndexOrder(ctx); err != nil {
+			return err
+		}
+		subs, err := duePeriods(ctx, tx, tl, pos.get(), s.ChunkSize)
 		if err != nil {
 			return err
 		}
 		n = len(subs)
+		if n > 0 {
+			// The rows are locked until this transaction ends: the other
+			// workers' scans may start after them at once.
+			last := subs[n-1]
+			pos.advance(store.Micros(last.CurrentPeriodEnd), last.ID)
+		}
 		return s.openPeriods(ctx, tx, subs)
 	})
 	if err != nil {
@@ -124,22 +201,30 @@ func (s *Service) periodChunk(ctx context.Context, tl timeline) (int, error) {
 }
 
 // duePeriods claims subscriptions on tl whose current period has ended by
-// tl.until and that have no automatic attempt due before that end. The
-// check is a scalar subquery on purpose: written as NOT EXISTS, PostgreSQL
-// may plan it as an anti-join over every open invoice (its statistics see
-// few while a run opens thousands), which made each chunk's claim cost
-// grow with the run; as a subquery it is one index probe per row
-// (invoices_open_by_subscription). No ORDER BY either: steps of different
-// subscriptions are independent (a subscription's own steps are ordered by
-// the rounds), and without a sort the scan stops at the limit instead of
-// probing every due row for each chunk.
-func duePeriods(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Subscription, error) {
+// tl.until and that have no automatic attempt due before that end, from
+// pos on, in the order of the index subscriptions_due_keyset (time line,
+// period end, id). The check is a scalar subquery on purpose: written as
+// NOT EXISTS, PostgreSQL may plan it as an anti-join over every open
+// invoice (its statistics see few while a run opens thousands), which made
+// each chunk's claim cost grow with the run; as a subquery it is one index
+// probe per row (invoices_open_by_subscription). The ORDER BY is the
+// index's own (test_clock_id first, though it is fixed, so that PostgreSQL
+// sees the order with test_clock_id IS NULL too): no sort, and the scan
+// stops at the limit.
+func duePeriods(ctx context.Context, tx *store.Tx, tl timeline, pos keyset, limit int) ([]*Subscription, error) {
+	q, args := duePeriodsQuery(tx.Dialect(), tl, pos, limit)
+	return scanSubs(tx.Query(ctx, q, args...))
+}
+
+// duePeriodsQuery is duePeriods' statement and arguments.
+func duePeriodsQuery(d store.Dialect, tl timeline, pos keyset, limit int) (string, []any) {
 	c, args := tl.cond("s")
-	return scanSubs(tx.Query(ctx, "SELECT "+subColumns+` FROM subscriptions s WHERE `+c+` AND s.status <> 'canceled' AND s.current_period_end <= ?
+	k, kargs := pos.after("s.current_period_end", "s.id")
+	args = append(append(append(args, store.Micros(tl.until)), kargs...), limit)
+	return "SELECT " + subColumns + ` FROM subscriptions s WHERE ` + c + ` AND s.status <> 'canceled' AND s.current_period_end <= ?` + k + `
 		AND (SELECT COUNT(*) FROM invoices i WHERE i.subscription_id = s.id AND i.status = 'open'
 			AND (i.next_payment_attempt <= s.current_period_end OR i.attempt_claimed_until IS NOT NULL)) = 0
-		LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
-		append(args, store.Micros(tl.until), limit)...))
+		ORDER BY s.test_clock_id, s.current_period_end, s.id LIMIT ?` + d.ForUpdateSkipLocked(), args
 }
 
 // openPeriods moves each claimed subscription to its next period (or ends
@@ -230,19 +315,26 @@ func customersOf(ctx context.Context, tx *store.Tx, subs []*Subscription) (map[s
 // claim, and returns how many it made.
 func (s *Service) attemptRound(ctx context.Context, tl timeline) (int, error) {
 	total := 0
+	var pos attemptScan
 	for {
 		if s.failAfter != nil && s.failAfter() {
 			return total, errStopped
 		}
 		var claimed []*Invoice
+		var next attemptScan
 		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			if err := tx.PreferIndexOrder(ctx); err != nil {
+				return err
+			}
 			var err error
-			claimed, err = s.claimAttempts(ctx, tx, tl, s.ChunkSize)
+			next = pos
+			claimed, err = s.claimAttempts(ctx, tx, tl, s.ChunkSize, &next)
 			return err
 		})
 		if err != nil {
 			return total, err
 		}
+		pos = next
 		if err := s.attemptAll(ctx, claimed); err != nil {
 			return total, err
 		}
@@ -253,30 +345,50 @@ func (s *Service) attemptRound(ctx context.Context, tl timeline) (int, error) {
 	}
 }
 
-// claimAttempts claims due attempts in tx: attempt_count goes up, the due
-// time is kept as attempt_due (the attempt's moment on the time line), and
-// the claim holds for Lease of real time.
-func (s *Service) claimAttempts(ctx context.Context, tx *store.Tx, tl timeline, limit int) ([]*Invoice, error) {
-	c, args := tl.cond("i")
+// attemptScan is how far an attempt round's two scans have got: the
+// expired claims until one comes back short, then the due attempts. Each
+// is a keyset (see keyset): a claim's scan starts after the last row the
+// round claimed, not at the beginning.
+type attemptScan struct {
+	expiredDone bool
+	expired     keyset // on attempt_claimed_until, id
+	due         keyset // on next_payment_attempt, id
+}
+
+// claimAttempts claims due attempts in tx, from pos on (which it
+// advances): attempt_count goes up, the due time is kept as attempt_due
+// (the attempt's moment on the time line), and the claim holds for Lease
+// of real time.
+func (s *Service) claimAttempts(ctx context.Context, tx *store.Tx, tl timeline, limit int, pos *attemptScan) ([]*Invoice, error) {
 	now := tx.Now()
-	// Two queries, each stopping at the limit: claims left expired by a
-	// runner that died, then attempts due by their next_payment_attempt
-	// (unsorted, as duePeriods, for the same reason).
-	invs, err := scanInvoices(tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open'
-		AND i.attempt_claimed_until IS NOT NULL AND i.attempt_claimed_until < ?
-		ORDER BY i.attempt_claimed_until LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
-		append(append([]any{}, args...), store.Micros(now), limit)...))
-	if err != nil {
-		return nil, err
-	}
-	if len(invs) < limit {
-		due, err := scanInvoices(tx.Query(ctx, "SELECT "+invColumns+` FROM invoices i WHERE `+c+` AND i.status = 'open'
-			AND i.next_payment_attempt <= ? AND (i.subscription_id IS NULL OR i.next_payment_attempt <=
-				(SELECT s.current_period_end FROM subscriptions s WHERE s.id = i.subscription_id))
-			LIMIT ?`+tx.Dialect().ForUpdateSkipLocked(),
-			append(append([]any{}, args...), store.Micros(tl.until), limit-len(invs))...))
+	// Two scans, each stopping at the limit: claims left expired by a
+	// runner that died (the round stops looking once this scan comes back
+	// short: its own claims are not expired), then attempts due.
+	var invs []*Invoice
+	if !pos.expiredDone {
+		q, args := expiredClaimsQuery(tx.Dialect(), tl, now, pos.expired, limit)
+		var err error
+		invs, err = scanInvoices(tx.Query(ctx, q, args...))
 		if err != nil {
 			return nil, err
+		}
+		if len(invs) < limit {
+			pos.expiredDone = true
+		}
+		if len(invs) > 0 {
+			last := invs[len(invs)-1]
+			pos.expired.advance(store.Micros(*last.attemptClaimedUntil), last.ID)
+		}
+	}
+	if len(invs) < limit {
+		q, qargs := dueAttemptsQuery(tx.Dialect(), tl, pos.due, limit-len(invs))
+		due, err := scanInvoices(tx.Query(ctx, q, qargs...))
+		if err != nil {
+			return nil, err
+		}
+		if len(due) > 0 {
+			last := due[len(due)-1]
+			pos.due.advance(store.Micros(*last.NextPaymentAttempt), last.ID)
 		}
 		invs = append(invs, due...)
 	}
@@ -306,6 +418,34 @@ func (s *Service) claimAttempts(ctx context.Context, tx *store.Tx, tl timeline, 
 		}
 	}
 	return out, nil
+}
+
+// expiredClaimsQuery is the statement, and its arguments, that claims up
+// to limit attempts on tl whose claim expired before now, from pos on, in
+// the order of the index invoices_claims_keyset (time line,
+// attempt_claimed_until, id).
+func expiredClaimsQuery(d store.Dialect, tl timeline, now time.Time, pos keyset, limit int) (string, []any) {
+	c, args := tl.cond("i")
+	k, kargs := pos.after("i.attempt_claimed_until", "i.id")
+	args = append(append(append(args, store.Micros(now)), kargs...), limit)
+	return "SELECT " + invColumns + ` FROM invoices i WHERE ` + c + ` AND i.status = 'open'
+		AND i.attempt_claimed_until IS NOT NULL AND i.attempt_claimed_until < ?` + k + `
+		ORDER BY i.test_clock_id, i.attempt_claimed_until, i.id LIMIT ?` + d.ForUpdateSkipLocked(), args
+}
+
+// dueAttemptsQuery is the statement, and its arguments, that claims up to
+// limit automatic attempts due on tl from pos on, in the order of the index
+// invoices_attempts_keyset (time line, next_payment_attempt, id): no sort,
+// and the scan stops at the limit. An attempt waits for its subscription's
+// period to open first when it is due after that period's end.
+func dueAttemptsQuery(d store.Dialect, tl timeline, pos keyset, limit int) (string, []any) {
+	c, args := tl.cond("i")
+	k, kargs := pos.after("i.next_payment_attempt", "i.id")
+	args = append(append(append(args, store.Micros(tl.until)), kargs...), limit)
+	return "SELECT " + invColumns + ` FROM invoices i WHERE ` + c + ` AND i.status = 'open'
+		AND i.next_payment_attempt <= ?` + k + ` AND (i.subscription_id IS NULL OR i.next_payment_attempt <=
+			(SELECT s.current_period_end FROM subscriptions s WHERE s.id = i.subscription_id))
+		ORDER BY i.test_clock_id, i.next_payment_attempt, i.id LIMIT ?` + d.ForUpdateSkipLocked(), args
 }
 
 // ClockJob is the periodic job of the real-time billing clock: it bills

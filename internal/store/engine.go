@@ -167,6 +167,22 @@ func (tx *Tx) PreferIndexes(ctx context.Context) error {
 	return err
 }
 
+// PreferIndexOrder makes the planner read rows in an index's order rather
+// than fetch every match and sort it, for the rest of tx (PostgreSQL: SET
+// LOCAL enable_sort and enable_bitmapscan off). A keyset scan that keeps the
+// first rows after a position wants the index range read in order up to
+// its LIMIT; with statistics that do not yet count a table's new rows,
+// PostgreSQL may instead fetch the whole range and sort it, a cost that
+// grows with the range. SQLite's planner already reads an index that gives
+// the order, and there it does nothing.
+func (tx *Tx) PreferIndexOrder(ctx context.Context) error {
+	if tx.dialect != Postgres {
+		return nil
+	}
+	_, err := tx.Exec(ctx, "SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)")
+	return err
+}
+
 // WriterTx is what only a transaction that takes SQLite's one writer late
 // (a unit's transaction on SQLite, latetx.go) can do. Get it with
 // Tx.Writer; elsewhere there is none, and nothing to do.

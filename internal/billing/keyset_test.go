@@ -1,0 +1,161 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
+)
+
+// TestRunScansAreKeysets: a billing run claims due subscriptions and due
+// attempts a chunk at a time, and each chunk's scan must start where the
+// last one stopped and stop at its limit: an index range that begins after
+// the keyset position, in the index's own order (no sort of every due row),
+// on a test clock's time line and on the real one (test_clock_id IS NULL).
+// A scan from the beginning each chunk walked again every row the run had
+// moved (on PostgreSQL, their dead index entries too), so a run's cost grew
+// with the square of its size.
+func TestRunScansAreKeysets(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		clock := "clock_1"
+		pos := keyset{set: true, at: store.Micros(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)), id: "sub_1"}
+		for _, tl := range []timeline{{clock: &clock, until: time.Now()}, {until: time.Now()}} {
+			for _, c := range []struct {
+				what, index, keyset string
+				query               func(store.Dialect, timeline, keyset, int) (string, []any)
+			}{
+				{"due periods", "subscriptions_due_keyset", "current_period_end, id", duePeriodsQuery},
+				{"due attempts", "invoices_attempts_keyset", "next_payment_attempt, id", dueAttemptsQuery},
+				{"expired claims", "invoices_claims_keyset", "attempt_claimed_until, id", nil},
+			} {
+				var q string
+				var args []any
+				if c.query != nil {
+					q, args = c.query(db.Dialect(), tl, pos, 250)
+				} else {
+					q, args = expiredClaimsQuery(db.Dialect(), tl, time.Now(), pos, 250)
+				}
+				plan := runPlan(t, db, q, args...)
+				scan, _, _ := strings.Cut(plan, "SubPlan") // the outer scan (PostgreSQL's subplan follows it)
+				scan, _, _ = strings.Cut(scan, "SUBQUERY") // (SQLite's)
+				// The keyset is a condition of the index range itself:
+				// PostgreSQL's "Index Cond: (... ROW(a, b) > ROW(...))",
+				// SQLite's "SEARCH ... USING INDEX x (... (a,b)>(?,?) ...)".
+				rowCmp := "ROW(" + c.keyset + ") >"
+				sqliteRowCmp := "(" + strings.ReplaceAll(c.keyset, " ", "") + ")>(?,?)"
+				if !strings.Contains(scan, c.index) || !strings.Contains(scan, rowCmp) && !strings.Contains(scan, sqliteRowCmp) {
+					t.Errorf("%s (clock %v): the scan is not a range of %s starting at the keyset (%s):\n%s", c.what, tl.clock != nil, c.index, rowCmp, plan)
+				}
+				if strings.Contains(plan, "Sort") || strings.Contains(plan, "TEMP B-TREE") {
+					t.Errorf("%s (clock %v): the scan sorts the due rows instead of reading them in the index's order:\n%s", c.what, tl.clock != nil, plan)
+				}
+			}
+		}
+	})
+}
+
+// runPlan is the plan of q as a billing run's claim transaction plans it
+// (store.Tx.PreferIndexOrder), with sequential scans discouraged as
+// storetest.QueryPlan does, since the test's tables are empty.
+func runPlan(t *testing.T, db *store.DB, q string, args ...any) string {
+	t.Helper()
+	var plan strings.Builder
+	errPlanned := errors.New("planned")
+	err := db.InTx(context.Background(), func(tx *store.Tx) error {
+		ctx := context.Background()
+		if err := tx.PreferIndexes(ctx); err != nil {
+			return err
+		}
+		if err := tx.PreferIndexOrder(ctx); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, tx.Engine().ExplainPrefix(false)+q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			for i := range vals {
+				vals[i] = new(any)
+			}
+			if err := rows.Scan(vals...); err != nil {
+				return err
+			}
+			for _, v := range vals {
+				fmt.Fprintf(&plan, "%v ", *v.(*any))
+			}
+			plan.WriteString("\n")
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return errPlanned // roll back
+	})
+	if !errors.Is(err, errPlanned) {
+		t.Fatal(err)
+	}
+	return plan.String()
+}
+
+// TestSmallChunksManyWorkers: with chunks of three rows and four workers
+// sharing each round's keyset position, an advance of three months bills
+// every period of every subscription once: no row is passed over for good
+// by a keyset that moved past it, and none is taken twice.
+func TestSmallChunksManyWorkers(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.svc.ChunkSize = 3
+		if db.Engine().ConcurrentWriters() {
+			e.svc.Workers = 4
+		}
+		start := time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC)
+		clk := e.clock(start)
+		const n = 40
+		e.populate(clk.ID, n, 1000)
+		e.advance(clk, start)
+		e.advance(clk, start.AddDate(0, 3, 0))
+		e.checkBilledOnce(n, 4, 1000)
+	})
+}
+
+// TestBigRoundRefreshesStatistics: a round that opens AnalyzeAfter periods
+// or more refreshes PostgreSQL's statistics of invoices before the
+// attempts are claimed (with the new open invoices unseen, each claim's
+// compare-and-set read every open invoice); a smaller round does not.
+// PostgreSQL only: SQLite plans without statistics.
+func TestBigRoundRefreshesStatistics(t *testing.T) {
+	db := storetest.Open(t, storetest.Postgres)
+	old := AnalyzeAfter
+	t.Cleanup(func() { AnalyzeAfter = old })
+	e := newEnv(t, db)
+	start := time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC)
+	clk := e.clock(start)
+	const n = 20
+	e.populate(clk.ID, n, 1000)
+	e.advance(clk, start)
+	analyses := func() int {
+		return e.count("SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'invoices' AND schemaname = current_schema()")
+	}
+	AnalyzeAfter = n + 1
+	before := analyses()
+	e.advance(clk, start.AddDate(0, 1, 0))
+	if got := analyses(); got != before {
+		t.Fatalf("a round of %d periods analyzed invoices (%d → %d) with AnalyzeAfter %d", n, before, got, AnalyzeAfter)
+	}
+	AnalyzeAfter = n
+	e.advance(clk, start.AddDate(0, 2, 0))
+	if got := analyses(); got <= before {
+		t.Fatalf("a round of %d periods did not analyze invoices (%d → %d) with AnalyzeAfter %d", n, before, got, AnalyzeAfter)
+	}
+	e.checkBilledOnce(n, 3, 1000)
+}
