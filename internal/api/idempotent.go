@@ -151,7 +151,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		Again:     func(run int, err error) bool { return s.runAgain(run, arrived, err) },
 		Logger:    LoggerFrom(r.Context()),
 	}, func(ctx context.Context, claim *idempotency.Claim) (idempotency.Answer, error) {
-		rr := r.WithContext(ctx)
+		rr := r.WithContext(context.WithValue(ctx, claimKey{}, claim))
 		rr.Body = io.NopCloser(BodyReader(rr))
 		resp = newBufferedResponse()
 		herr := h(resp, rr)
@@ -181,6 +181,18 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	default:
 		WriteError(w, r, errs.Internal(out.Err))
 	}
+}
+
+type claimKey struct{}
+
+// ClaimOf is the idempotency claim of the request r, which a handler hands
+// to the capability operation it calls: the run's claim for a request with
+// an Idempotency-Key, store.NoClaim for one without.
+func ClaimOf(r *http.Request) store.Claim {
+	if c, ok := r.Context().Value(claimKey{}).(*idempotency.Claim); ok {
+		return c
+	}
+	return store.NoClaim
 }
 
 // storable reports whether an answer becomes the key's stored answer. Below

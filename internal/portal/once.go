@@ -36,7 +36,8 @@ var errFormKey = errs.Invalid(formKeyField, "parameter_missing", "This form is o
 // anything (the same key with other values is refused). fields are the
 // form values that make the request (the CSRF token is not one of them).
 //
-// create returns the path to redirect to. once returns it, or the error the
+// create runs with the claim of the form's key, which it hands to the
+// capability operation it calls, and returns the path to redirect to. once returns it, or the error the
 // create (or the key) met, after which nothing of it remains. A commit whose
 // outcome is unknown (its connection died during it) is settled as the API
 // settles it: the key is read again, and its stored page proves the commit;
@@ -47,7 +48,7 @@ var errFormKey = errs.Invalid(formKeyField, "parameter_missing", "This form is o
 // at once: the second waits for the first to end and then goes to the page
 // the first stored, as a later one would. (Across processes the key's row
 // settles it: the second's create rolls back when it meets the first's.)
-func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (string, error) {
+func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context, cl store.Claim) (string, error)) (string, error) {
 	key := strings.TrimSpace(r.PostFormValue(formKeyField))
 	if key == "" || len(key) > maxFormKey {
 		return "", errFormKey
@@ -65,8 +66,8 @@ func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func
 	out := idempotency.Run(r.Context(), p.cfg.DB, req, idempotency.Options{
 		LookFirst: true,
 		Again:     func(run int, _ error) bool { return run < maxOnceRuns },
-	}, func(ctx context.Context, _ *idempotency.Claim) (idempotency.Answer, error) {
-		path, err := create(ctx)
+	}, func(ctx context.Context, cl *idempotency.Claim) (idempotency.Answer, error) {
+		path, err := create(ctx, cl)
 		if err != nil {
 			return idempotency.Answer{}, err
 		}
