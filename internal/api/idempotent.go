@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/payd/payd/internal/auth"
@@ -14,11 +13,6 @@ import (
 	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/store"
 )
-
-// maxRuns bounds how often one idempotent request is run again because its
-// unit of work met a transient conflict (a deadlock, a serialization
-// failure) before anything of it committed, or read its key first.
-const maxRuns = 8
 
 // connLostPatience bounds, instead, the runs of a request whose unit of work
 // lost its database connection before anything of it committed (a restart,
@@ -48,7 +42,7 @@ func connLostPause(run int) time.Duration {
 // while s.maxPausing other requests pause.
 func (s *Server) runAgain(run int, arrived time.Time, err error) bool {
 	if !store.IsConnLost(err) {
-		return run < maxRuns
+		return run < idempotency.MaxRuns
 	}
 	if time.Since(arrived) >= s.patience {
 		return false
@@ -140,70 +134,31 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	// claim that has not committed, so it runs to its last statement (the
 	// key's row), which waits for the first's commit and fails; its own
 	// writes roll back and it replays the first's answer.
-	running := req.MerchantID + "\x00" + strconv.FormatBool(req.Livemode) + "\x00" + req.PrincipalID + "\x00" + key
-	if _, busy := s.running.LoadOrStore(running, struct{}{}); busy {
-		WriteError(w, r, idempotency.ErrInUse)
+	leave, err := s.running.Enter(r.Context(), req, false)
+	if err != nil {
+		WriteError(w, r, err)
 		return
 	}
-	defer s.running.Delete(running)
+	defer leave()
 	arrived := time.Now()
-	// held is a run past a recovery point whose answer did not commit, or
-	// may not have (the database went away): the key's lease is still this
-	// request's own. It is released before the next run reads the key, so
-	// that run resumes from the point (or replays the answer, had it
-	// committed) instead of meeting the lease (409 idempotency_key_in_use);
-	// while the database is still away the release fails as the read would.
-	var held *idempotency.Claim
-	defer func() {
-		if held != nil {
-			held.Abort(context.WithoutCancel(r.Context()))
-		}
-	}()
-	for run := 1; ; run++ {
-		if held != nil && held.ReleaseLease(context.WithoutCancel(r.Context())) == nil {
-			held = nil
-		}
+	var resp *bufferedResponse
+	out := idempotency.Run(r.Context(), s.cfg.DB, req, idempotency.Options{
+		AtOnce: rt.claimAtOnce,
 		// An upload's run is the work of a whole batch (parsing and
 		// screening every row): its key is read first, so a replay costs
 		// a read, not that work.
-		ctx, claim, stored, err := s.claim(r, req, rt.claimAtOnce, run > 1 || rt.upload)
-		if stored != nil {
-			writeReplay(w, stored)
-			return
-		}
-		if err != nil {
-			// The run failed reading its key or beginning its unit, before
-			// anything of it could commit: a lost or refused connection
-			// there (the database restarting) is run again like any other.
-			retryable := claim != nil && claim.Unit().Retryable() ||
-				store.IsConnLost(err) && (claim == nil || claim.Unit().Phases() == 0)
-			if claim != nil {
-				claim.Abort(context.WithoutCancel(r.Context()))
-			}
-			if retryable && s.runAgain(run, arrived, err) {
-				continue
-			}
-			giveUp(w, r, err)
-			return
-		}
-		if claim.Replayed() != nil || claim.Refused() != nil {
-			s.settle(w, r, claim, newBufferedResponse())
-			return
-		}
-		rr := r.WithContext(ctx)
+		LookFirst: rt.upload,
+		Again:     func(run int, err error) bool { return s.runAgain(run, arrived, err) },
+		Logger:    LoggerFrom(r.Context()),
+	}, func(ctx context.Context, claim *idempotency.Claim) (idempotency.Answer, error) {
+		rr := r.WithContext(context.WithValue(ctx, claimKey{}, claim))
 		rr.Body = io.NopCloser(BodyReader(rr))
-		resp := newBufferedResponse()
-		herr := runClaimed(h, resp, rr, claim)
+		resp = newBufferedResponse()
+		herr := h(resp, rr)
 		if herr != nil && store.IsConnLost(herr) && claim.Unit().Phases() == 0 && claim.Unit().Err() == nil {
 			// A read outside the unit met a dead connection: nothing of
 			// this run committed, so it simply runs again.
-			claim.Abort(context.WithoutCancel(r.Context()))
-			if s.runAgain(run, arrived, herr) {
-				LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", herr)
-				continue
-			}
-			giveUp(w, r, herr)
-			return
+			return idempotency.Answer{}, herr
 		}
 		if herr != nil {
 			// A request past a recovery point whose database went away
@@ -211,151 +166,33 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 			// not 500: its retry resumes from the point.
 			WriteError(resp, rr, databaseUnavailable(resp, herr))
 		}
-		if again := s.settle(w, r, claim, resp); !again {
-			return
-		}
-		if claim.Unit().Phases() > 0 {
-			held = claim
-		}
-		// A lost connection pauses and runs again however the run
-		// began (a run after the first reads its key first): while the
-		// database restarts, runs that follow each other without a pause
-		// would use up their count in milliseconds.
-		uerr := claim.Unit().Err()
-		if store.IsGroupAborted(uerr) {
-			// Another request's rollback undid this run's work (SQLite
-			// group commit): the next run is careful, so that others'
-			// failures cost this request one run at most.
-			r = r.WithContext(store.Careful(r.Context()))
-		}
-		if claim.LookFirst() && !store.IsConnLost(uerr) && run < maxRuns {
-			LoggerFrom(r.Context()).Info("idempotent request runs again after reading its key", "run", run)
-			continue
-		}
-		if s.runAgain(run, arrived, uerr) {
-			LoggerFrom(r.Context()).Warn("idempotent request run again", "run", run, "err", uerr)
-			continue
-		}
-		if unavailable(uerr) {
-			giveUp(w, r, uerr)
-		} else {
-			WriteError(w, r, errs.Internal(uerr))
-		}
-		return
-	}
-}
-
-// runClaimed runs h under claim. Should h panic, the claim is aborted
-// before the panic goes on to the outer middleware (which answers 500): the
-// run's open transaction rolls back and, past a recovery point, its key's
-// lease renewals stop and the lease is released, as for any run that ended
-// without an answer; otherwise the renewals would hold the key, every retry
-// answering 409, until they gave up.
-func runClaimed(h HandlerFunc, w http.ResponseWriter, r *http.Request, claim *idempotency.Claim) error {
-	defer func() {
-		if p := recover(); p != nil {
-			claim.Abort(context.WithoutCancel(r.Context()))
-			panic(p)
-		}
-	}()
-	return h(w, r)
-}
-
-// claim starts one run of an idempotent request. On PostgreSQL, for a route
-// marked ClaimAtOnce, the key is claimed at once, in the round trip that
-// begins the transaction; otherwise (and always on SQLite, where an open
-// transaction holds the one writer) the key is claimed by the request's
-// write of its row, so no connection is held before it. The first run does
-// not read the key (idempotency.StartUnread: the key's write meets a stored
-// answer as surely); a run again after it, and an upload (lookFirst), reads
-// it first, and the answer stored under it, if any, is returned to replay.
-func (s *Server) claim(r *http.Request, req idempotency.Request, atOnce, lookFirst bool) (context.Context, *idempotency.Claim, *idempotency.Stored, error) {
-	if atOnce && s.cfg.DB.Engine().ConcurrentWriters() {
-		ctx, claim, err := idempotency.StartClaimed(r.Context(), s.cfg.DB, req)
-		return ctx, claim, nil, err
-	}
-	if !lookFirst {
-		ctx, claim := idempotency.StartUnread(r.Context(), s.cfg.DB, req)
-		return ctx, claim, nil, nil
-	}
-	found, err := idempotency.Lookup(r.Context(), s.cfg.DB, req)
-	if err != nil || found.Replay != nil {
-		return nil, nil, found.Replay, err
-	}
-	ctx, claim := idempotency.Start(r.Context(), s.cfg.DB, req, found)
-	return ctx, claim, nil, nil
-}
-
-// settle commits or rolls back one run of an idempotent request and answers
-// it; it returns true, having answered nothing, when the request should run
-// again.
-func (s *Server) settle(w http.ResponseWriter, r *http.Request, claim *idempotency.Claim, resp *bufferedResponse) (again bool) {
-	bg := context.WithoutCancel(r.Context())
-	unit := claim.Unit()
-	if stored := claim.Replayed(); stored != nil {
-		claim.Abort(bg)
-		writeReplay(w, stored)
-		return false
-	}
-	if err := claim.Refused(); err != nil {
-		claim.Abort(bg)
-		WriteError(w, r, err)
-		return false
-	}
-	if claim.LookFirst() {
-		// The key's row needs reading before the request runs (a recovery
-		// point to resume from); this run wrote nothing that remains.
-		claim.Abort(bg)
-		return true
-	}
-	if unit.Retryable() {
-		claim.Abort(bg)
-		return true
-	}
-	if !storable(resp.status, unit) {
-		if err := claim.Abort(bg); err != nil {
-			LoggerFrom(r.Context()).Error("release idempotency key", "err", err)
-		}
-		// A run that skipped reading its key (PostgreSQL) may be a retry of
-		// a request already answered: that answer, not this run's failure.
-		if claim.LookUp(bg) != nil && (claim.Replayed() != nil || claim.Refused() != nil || claim.LookFirst()) {
-			return s.settle(w, r, claim, resp)
-		}
-		resp.send(w)
-		return false
-	}
-	err := claim.Finish(bg, idempotency.Stored{Status: resp.status, ContentType: resp.header.Get("Content-Type"), Body: resp.buf.Bytes()})
+		return idempotency.Answer{Keep: storable(resp.status, claim.Unit()),
+			Stored: idempotency.Stored{Status: resp.status, ContentType: resp.header.Get("Content-Type"), Body: resp.buf.Bytes()}}, nil
+	})
 	switch {
-	case err == nil:
+	case out.Replay != nil:
+		writeReplay(w, out.Replay)
+	case out.Answered:
 		resp.send(w)
-		return false
-	case errors.Is(err, store.ErrCommitUnknown) || store.IsConnLost(err):
-		// Whether it committed shows in the key: the next run replays
-		// the stored answer, or runs the request again.
-		return true
-	case claim.Replayed() != nil:
-		// The key's row is written only here (unless claimed early), and
-		// another run of the request answered it meanwhile (a process
-		// killed as it committed: its commit became visible after this
-		// run looked the key up); this run's writes rolled back. Its
-		// answer, as any retry would get.
-		writeReplay(w, claim.Replayed())
-		return false
-	case claim.Refused() != nil:
-		// Likewise, another run holds the key (409) or it was used for
-		// another request (422).
-		WriteError(w, r, claim.Refused())
-		return false
-	case claim.LookFirst():
-		// The key's row is an earlier run's recovery point, or past
-		// retention: this run rolled back, and the next looks it up first.
-		return true
-	case unit.Retryable():
-		// A transient failure while storing, before anything committed.
-		return true
+	case out.Stage == idempotency.StageRefused, out.Stage == idempotency.StageClaim, out.Stage == idempotency.StageRun:
+		giveUp(w, r, out.Err)
+	case out.Stage == idempotency.StageAgain && unavailable(out.Err):
+		giveUp(w, r, out.Err)
+	default:
+		WriteError(w, r, errs.Internal(out.Err))
 	}
-	WriteError(w, r, errs.Internal(err))
-	return false
+}
+
+type claimKey struct{}
+
+// ClaimOf is the idempotency claim of the request r, which a handler hands
+// to the capability operation it calls: the run's claim for a request with
+// an Idempotency-Key, store.NoClaim for one without.
+func ClaimOf(r *http.Request) store.Claim {
+	if c, ok := r.Context().Value(claimKey{}).(*idempotency.Claim); ok {
+		return c
+	}
+	return store.NoClaim
 }
 
 // storable reports whether an answer becomes the key's stored answer. Below

@@ -133,8 +133,8 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 			body, _ := io.ReadAll(r.Body)
 			req := idempotency.Request{Scope: idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID},
 				Key: r.Header.Get("Idempotency-Key"), Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, body)}
-			ctx, _ := idempotency.Start(context.Background(), db, req, idempotency.Found{})
-			if err := idempotency.RecoveryPoint(ctx, "test.call", "obj_1"); err != nil {
+			ctx, other := idempotency.Start(context.Background(), db, req, idempotency.Found{})
+			if err := other.RecoveryPoint(ctx, "test.call", "obj_1"); err != nil {
 				t.Errorf("the other run's recovery point: %v", err)
 			}
 			return errs.InvalidState("the object moved on (the other run's effect)")
@@ -246,7 +246,7 @@ func TestKeyedRequestHoldsNoConnectionBeforeItWrites(t *testing.T) {
 //     found it out (the handler ran, then its key's write met the stored
 //     row) leaves no effect;
 //   - a handler about to wait outside the database (a sandbox scenario's
-//     delay) calls idempotency.LookUp first, so a retry never waits;
+//     delay) calls its claim's LookUp first, so a retry never waits;
 //   - a run failing with a 5xx that is not stored answers the stored answer
 //     when there is one, not its failure;
 //   - a key whose earlier run stopped at a recovery point and whose lease ran
@@ -308,7 +308,7 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 		// A handler that would wait: a retry learns of the answer first.
 		waits := 0
 		s.Handle("POST /v1/test/waits", func(w http.ResponseWriter, r *http.Request) error {
-			if err := idempotency.LookUp(r.Context()); err != nil {
+			if err := api.ClaimOf(r).LookUp(r.Context()); err != nil {
 				return err
 			}
 			waits++
@@ -341,7 +341,7 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 		// An earlier run stopped at a recovery point; its lease ran out.
 		var resumedFrom []string
 		s.Handle("POST /v1/test/phased", func(w http.ResponseWriter, r *http.Request) error {
-			if rp, ok := idempotency.Resuming(r.Context()); ok {
+			if rp, ok := api.ClaimOf(r).Resuming(); ok {
 				resumedFrom = append(resumedFrom, rp.Point+" "+rp.Ref)
 				api.WriteJSON(w, http.StatusCreated, map[string]string{"resumed": rp.Ref})
 				return nil
@@ -355,7 +355,7 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 		idem := idempotency.Request{Scope: idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID},
 			Key: "phased-1", Method: "POST", Path: "/v1/test/phased", Hash: idempotency.RequestHash("POST", "/v1/test/phased", []byte(`{"n":1}`))}
 		ctx, claim := idempotency.Start(context.Background(), db, idem, idempotency.Found{})
-		if err := idempotency.RecoveryPoint(ctx, "test.call", "obj_9"); err != nil {
+		if err := claim.RecoveryPoint(ctx, "test.call", "obj_9"); err != nil {
 			t.Fatal(err)
 		}
 		claim.Abort(context.Background()) // the run ends without an answer: its lease ends

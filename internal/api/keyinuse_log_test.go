@@ -56,8 +56,8 @@ func TestKeyInUseIsNotAnErrorInTheLog(t *testing.T) {
 			body, _ := io.ReadAll(r.Body)
 			req := idempotency.Request{Scope: idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID},
 				Key: r.Header.Get("Idempotency-Key"), Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, body)}
-			ctx, _ := idempotency.Start(context.Background(), db, req, idempotency.Found{})
-			if err := idempotency.RecoveryPoint(ctx, "test.call", "obj_1"); err != nil {
+			ctx, other := idempotency.Start(context.Background(), db, req, idempotency.Found{})
+			if err := other.RecoveryPoint(ctx, "test.call", "obj_1"); err != nil {
 				t.Errorf("the other run's recovery point: %v", err)
 			}
 		}

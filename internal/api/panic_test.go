@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/payd/payd/internal/api"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -24,11 +23,11 @@ func TestPanicPastRecoveryPointFreesItsKey(t *testing.T) {
 		runs := 0
 		s.Handle("POST /v1/test/panics", func(w http.ResponseWriter, r *http.Request) error {
 			runs++
-			if p, ok := idempotency.Resuming(r.Context()); ok {
+			if p, ok := api.ClaimOf(r).Resuming(); ok {
 				api.WriteJSON(w, http.StatusCreated, map[string]string{"resumed": p.Ref})
 				return nil
 			}
-			if err := idempotency.RecoveryPoint(r.Context(), "test.call", "obj_p"); err != nil {
+			if err := api.ClaimOf(r).RecoveryPoint(r.Context(), "test.call", "obj_p"); err != nil {
 				return err
 			}
 			panic("a bug after the recovery point")

@@ -29,7 +29,7 @@ func (h paymentIntents) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in.Scenario = r.Header.Get(ScenarioHeader)
-	pi, err := h.svc.Create(r.Context(), auth.Must(r.Context()), in)
+	pi, err := h.svc.Create(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (h paymentIntents) confirm(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	pi, err := h.svc.Confirm(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in.OTP)
+	pi, err := h.svc.Confirm(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in.OTP)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (h paymentIntents) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	pi, err := h.svc.Cancel(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in.CancellationReason)
+	pi, err := h.svc.Cancel(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in.CancellationReason)
 	return answer(w, http.StatusOK, pi, err)
 }
 
@@ -92,7 +92,7 @@ func (h paymentIntents) capture(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	pi, err := h.svc.Capture(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in.AmountToCaptureMinor)
+	pi, err := h.svc.Capture(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in.AmountToCaptureMinor)
 	return answer(w, http.StatusOK, pi, err)
 }
 

@@ -37,7 +37,7 @@ func (h payoutHandlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in.Scenario = r.Header.Get("X-Service-Scenario")
-	p, err := h.svc.Create(r.Context(), auth.Must(r.Context()), in)
+	p, err := h.svc.Create(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (h payoutHandlers) approve(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	p, err := h.svc.Approve(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	p, err := h.svc.Approve(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"))
 	return answer(w, http.StatusOK, p, err)
 }
 
@@ -94,7 +94,7 @@ func (h payoutHandlers) review(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	p, err := h.svc.Review(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in.Decision, in.Note)
+	p, err := h.svc.Review(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in.Decision, in.Note)
 	return answer(w, http.StatusOK, p, err)
 }
 

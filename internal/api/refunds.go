@@ -31,7 +31,7 @@ func (h refundHandlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in.Scenario = r.Header.Get("X-Service-Scenario")
-	re, err := h.svc.Create(r.Context(), auth.Must(r.Context()), in)
+	re, err := h.svc.Create(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,9 @@ func (h refundHandlers) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h refundHandlers) approve(w http.ResponseWriter, r *http.Request) error {
-	return h.act(w, r, h.svc.Approve)
+	return h.act(w, r, func(ctx context.Context, p auth.Principal, id string) (*refunds.Refund, error) {
+		return h.svc.Approve(ctx, ClaimOf(r), p, id)
+	})
 }
 
 func (h refundHandlers) cancel(w http.ResponseWriter, r *http.Request) error {

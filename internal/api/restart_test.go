@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/api"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
@@ -189,11 +188,11 @@ func TestAnswerLostPastRecoveryPointResumes(t *testing.T) {
 	runs := 0
 	s.Handle("POST /v1/test/lost_answer", func(w http.ResponseWriter, r *http.Request) error {
 		runs++
-		if rec, ok := idempotency.Resuming(r.Context()); ok {
+		if rec, ok := api.ClaimOf(r).Resuming(); ok {
 			api.WriteJSON(w, http.StatusCreated, map[string]string{"resumed": rec.Ref})
 			return nil
 		}
-		if err := idempotency.RecoveryPoint(r.Context(), "test.call", "obj_lost"); err != nil {
+		if err := api.ClaimOf(r).RecoveryPoint(r.Context(), "test.call", "obj_lost"); err != nil {
 			return err
 		}
 		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "after the point"}); err != nil {

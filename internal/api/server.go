@@ -22,6 +22,7 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/httpx"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/requestlog"
@@ -110,7 +111,7 @@ type Server struct {
 	handler http.Handler
 	// running holds the idempotency keys of requests in flight in this
 	// process (see idempotent).
-	running sync.Map
+	running idempotency.Flights
 	// pausing counts the requests of this process that wait to run again
 	// after losing their database connection; maxPausing bounds them and
 	// patience bounds how long one waits (see runAgain).

@@ -77,7 +77,7 @@ func (h terminalHandlers) pay(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	pi, err := h.svc.Pay(r.Context(), auth.Must(r.Context()), r.PathValue("id"), r.Header.Get("Idempotency-Key"), in)
+	pi, err := h.svc.Pay(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/providers"
 	"github.com/payd/payd/internal/providers/sandbox"
@@ -44,7 +45,7 @@ func wirePayments(ctx context.Context, m *Main) error {
 	w.registry = providers.NewRegistry()
 	w.registry.UseSandboxPayments(w.sandbox)
 	w.svc = payments.NewService(payments.Config{DB: m.DB, Providers: w.registry, Logger: m.Logger, WakeJobs: m.Jobs.Notify,
-		Expiry: payments.Expiry{Action: m.Config.IntentExpiry, Capture: m.Config.CaptureWindow}})
+		Expiry: payments.Expiry{Action: m.Config.IntentExpiry, Capture: m.Config.CaptureWindow}, Holds: idempotency.Holds})
 	m.paymentsW = w
 	m.OnListen(w.sandbox.SetPublicURL)
 	api.RegisterPaymentIntents(m.API, w.svc)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/providers/live"
 	"github.com/payd/payd/internal/reconciliation"
 	"github.com/payd/payd/internal/terminals"
@@ -33,7 +34,7 @@ func wireTerminals(ctx context.Context, m *Main) error {
 	// The payments service records each outcome as a payment intent (with
 	// its ledger credit and payment_intent.succeeded).
 	svc := terminals.NewService(terminals.Config{DB: m.DB, Keys: keys, Gateways: gateways.Select,
-		Recorder: m.PaymentIntents(), Logger: m.Logger})
+		Recorder: m.PaymentIntents(), Logger: m.Logger, Holds: idempotency.Holds})
 	api.RegisterTerminals(m.API, svc)
 	m.PurgeTestMode("terminal_payments", "terminals")
 	m.OnReload(func(ctx context.Context) {

@@ -63,18 +63,6 @@ var upwardAllowed = map[string]bool{}
 // the steps).
 var initAllowed = map[string]bool{}
 
-// idempotencyAllowed lists the packages outside api, portal and app that
-// import internal/idempotency today (the unit of work read back out of the
-// context). To be removed by the explicit unit of work step: the list only
-// shrinks, and a new importer fails the check.
-var idempotencyAllowed = map[string]bool{
-	"internal/payments":          true,
-	"internal/payouts":           true,
-	"internal/refunds":           true,
-	"internal/terminals":         true,
-	"internal/providers/sandbox": true,
-}
-
 // pkgFile is one parsed Go file with the package directory it belongs to.
 type pkgFile struct {
 	dir  string // relative to the module root, slash-separated
@@ -214,7 +202,9 @@ func checkFloors(files []pkgFile) []string {
 }
 
 // checkIdempotency reports every importer of internal/idempotency, in files
-// other than tests, outside api, portal and app and the allow-list.
+// other than tests, outside api, portal and app: a capability or an adapter
+// receives the request's claim as a value (store.Claim), and the wiring
+// hands over the few functions of the package a worker needs.
 func checkIdempotency(files []pkgFile) []string {
 	var bad []string
 	for _, f := range files {
@@ -223,7 +213,7 @@ func checkIdempotency(files []pkgFile) []string {
 		}
 		switch r := room(f.dir); {
 		case r == "internal/api", r == "internal/portal", r == "internal/app", f.dir == "internal/idempotency",
-			idempotencyAllowed[f.dir], !strings.HasPrefix(f.dir, "internal/"):
+			!strings.HasPrefix(f.dir, "internal/"):
 			continue
 		}
 		bad = append(bad, fmt.Sprintf("%s/%s imports internal/idempotency: pass the unit of work explicitly", f.dir, f.name))
@@ -312,7 +302,6 @@ func checkAppInit(files []pkgFile) []string {
 // anything, so the lists shrink as the violations go.
 func checkAllowLists(files []pkgFile) []string {
 	var bad []string
-	importers := map[string]bool{}
 	arrows := map[string]bool{}
 	inits := map[string]bool{}
 	for _, f := range files {
@@ -328,14 +317,6 @@ func checkAllowLists(files []pkgFile) []string {
 		}
 		for _, imp := range f.imports() {
 			arrows[f.dir+" -> "+imp] = true
-			if imp == "internal/idempotency" {
-				importers[f.dir] = true
-			}
-		}
-	}
-	for p := range idempotencyAllowed {
-		if !importers[p] {
-			bad = append(bad, fmt.Sprintf("%s no longer imports internal/idempotency: remove it from idempotencyAllowed", p))
 		}
 	}
 	for name := range initAllowed {
@@ -401,6 +382,8 @@ import _ "github.com/payd/payd/internal/payouts"`), 1},
 import _ "github.com/payd/payd/internal/terminals/cardgateway"`), 0},
 		{"a package without a floor", checkFloors, parse("internal/newroom", "x.go", `package newroom`), 1},
 		{"idempotency in a capability", checkIdempotency, parse("internal/webhooks", "x.go", `package webhooks
+import _ "github.com/payd/payd/internal/idempotency"`), 1},
+		{"idempotency in an adapter", checkIdempotency, parse("internal/providers/sandbox", "x.go", `package sandbox
 import _ "github.com/payd/payd/internal/idempotency"`), 1},
 		{"idempotency in the API", checkIdempotency, parse("internal/api", "x.go", `package api
 import _ "github.com/payd/payd/internal/idempotency"`), 0},

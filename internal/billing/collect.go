@@ -388,7 +388,7 @@ func (s *Service) PayInvoice(ctx context.Context, p auth.Principal, id string, _
 	in := attemptParams(v, c, "manual")
 	ret := *s.view(v).HostedInvoiceURL
 	in.ReturnURL = &ret
-	pi, err := s.pay.Create(ctx, p, in)
+	pi, err := s.pay.Create(ctx, store.NoClaim, p, in)
 	if err != nil && (errs.As(err) == nil || errs.As(err).Extra["payment_intent"] == nil) {
 		return Invoice{}, err
 	}

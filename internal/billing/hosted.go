@@ -94,7 +94,7 @@ func (s *Service) HostedPay(ctx context.Context, id, token, option, number strin
 	if opt.NeedsNumber {
 		in.CustomerMSISDN = &number
 	}
-	return s.pay.Create(ctx, principal(v.MerchantID, v.Livemode), in)
+	return s.pay.Create(ctx, store.NoClaim, principal(v.MerchantID, v.Livemode), in)
 }
 
 // HostedConfirm passes the customer's SMS code for a payment of the
@@ -109,7 +109,7 @@ func (s *Service) HostedConfirm(ctx context.Context, id, token, intentID, otp st
 	if err != nil || pi.InvoiceID != v.ID {
 		return payments.Intent{}, errs.NotFound("payment_intent", intentID)
 	}
-	return s.pay.Confirm(ctx, p, intentID, otp)
+	return s.pay.Confirm(ctx, store.NoClaim, p, intentID, otp)
 }
 
 // Intent returns a payment intent of the invoice (for its hosted page).

@@ -4,7 +4,10 @@
 // request's effect (state change, ledger postings, outbox events) and the
 // stored response commit together or not at all.
 //
-// The HTTP middleware starts a claim: a store.Unit carried in the request's
+// Run owns a request from its claim to its answer, for the API and the
+// portal alike (run.go); the capability operation it runs receives the claim
+// as a value (a store.Claim: RecoveryPoint, Resuming, LookUp), never from the
+// context. Run starts a claim: a store.Unit carried in the request's
 // context, whose transaction opens at the request's first write. Almost
 // every key is new, so the first run of a request does not look its key up
 // first (StartUnread): a retry of an answered request is caught by the key's
@@ -284,8 +287,6 @@ func (c *Claim) ours() (cond string, args []any, ok bool) {
 	return " AND locked_until IN (" + store.Placeholders(len(args)) + ")", args, true
 }
 
-type claimKey struct{}
-
 // Start returns ctx carrying a claim of r's key and its unit of work; found
 // is what Lookup found. The key's row is written by the request's last
 // statement, with its answer (Finish) or a recovery point (RecoveryPoint),
@@ -295,7 +296,7 @@ type claimKey struct{}
 func Start(ctx context.Context, db *store.DB, r Request, found Found) (context.Context, *Claim) {
 	c := &Claim{db: db, req: r, resume: found.Resume, late: found.Resume == nil && !found.Stale}
 	ctx, c.unit = db.NewUnit(ctx, store.UnitHooks{Open: c.open})
-	return context.WithValue(ctx, claimKey{}, c), c
+	return ctx, c
 }
 
 // StartClaimed is Start with the key claimed at once, in the same round trip
@@ -335,22 +336,14 @@ func StartUnread(ctx context.Context, db *store.DB, r Request) (context.Context,
 	return ctx, c
 }
 
-// LookUp makes sure the key of the request in ctx has been looked up. A
-// handler calls it before it spends time outside the database (a sandbox
-// scenario's simulated delay): a retry of a request already answered then
-// answers at once, not after the delay. When the key settles the request
-// (an answer to replay, a refusal, or LookFirst) it returns an error the
-// handler returns as it is; the claim says what to answer. Without an unread
-// claim in ctx it does nothing.
-func LookUp(ctx context.Context) error {
-	if c := claimFrom(ctx); c != nil {
-		return c.LookUp(ctx)
-	}
-	return nil
-}
-
-// LookUp is the function LookUp for this claim: the middleware's, for a run
-// that failed without an answer to store.
+// LookUp makes sure the key of an unread claim has been looked up
+// (store.Claim). A handler calls it before it spends time outside the
+// database (a sandbox scenario's simulated delay): a retry of a request
+// already answered then answers at once, not after the delay. When the key
+// settles the request (an answer to replay, a refusal, or LookFirst) it
+// returns an error the handler returns as it is; the claim says what to
+// answer. The middleware calls it too, for a run that failed without an
+// answer to store. For a claim that read its key it does nothing.
 func (c *Claim) LookUp(ctx context.Context) error { return c.lookUp(ctx) }
 
 // lookUp does for an unread claim what Lookup did for a read one, once.
@@ -398,18 +391,18 @@ func (c *Claim) take(found Found) bool {
 // after Lookup.
 func (c *Claim) LookFirst() bool { return c.lookFirst }
 
-func claimFrom(ctx context.Context) *Claim {
-	c, _ := ctx.Value(claimKey{}).(*Claim)
-	return c
+// Resuming returns the recovery point the request resumes from, if any
+// (store.Claim).
+func (c *Claim) Resuming() (store.Recovery, bool) {
+	if c.resume != nil && c.resume.Point != "" {
+		return store.Recovery{Point: c.resume.Point, Ref: c.resume.Ref}, true
+	}
+	return store.Recovery{}, false
 }
 
-// Resuming returns the recovery point the request resumes from, if any.
-func Resuming(ctx context.Context) (Recovery, bool) {
-	if c := claimFrom(ctx); c != nil && c.resume != nil && c.resume.Point != "" {
-		return *c.resume, true
-	}
-	return Recovery{}, false
-}
+// Claim is the store.Claim a front hands to the capability operation it
+// runs under the claim.
+var _ store.Claim = (*Claim)(nil)
 
 // errClaimed fails the write that found the key already answered or held;
 // the middleware answers from the claim instead of the handler.
@@ -760,13 +753,8 @@ func (c *Claim) stopKeeping() {
 // RecoveryPoint commits the request's writes so far together with a
 // recovery point (a name and a reference) on its key, before the request
 // calls a provider. A retry after a crash resumes from the last point (see
-// Resuming) instead of repeating what committed. Without an idempotent claim
-// in ctx it does nothing: each InTx has committed on its own.
-func RecoveryPoint(ctx context.Context, point, ref string) error {
-	c := claimFrom(ctx)
-	if c == nil {
-		return nil
-	}
+// Resuming) instead of repeating what committed (store.Claim).
+func (c *Claim) RecoveryPoint(ctx context.Context, point, ref string) error {
 	err := c.unit.Checkpoint(ctx, func(tx *store.Tx) error {
 		if c.unread && !c.held {
 			// SQLite: the transaction's entry claims the key in flight

@@ -27,7 +27,7 @@ func TestLateReleaseLeavesATakenOverKeyAlone(t *testing.T) {
 		// Run A commits a recovery point, then loses the database: its
 		// renewals stop with it.
 		actx, a := Start(ctx, db, req, Found{})
-		if err := RecoveryPoint(actx, "test.call", "obj_a"); err != nil {
+		if err := a.RecoveryPoint(actx, "test.call", "obj_a"); err != nil {
 			t.Fatal(err)
 		}
 		a.stopKeeping()
@@ -39,7 +39,7 @@ func TestLateReleaseLeavesATakenOverKeyAlone(t *testing.T) {
 			t.Fatalf("after A's lease: %+v, %v; want a recovery point to resume", found, err)
 		}
 		bctx, b := Start(ctx, db, req, found)
-		if err := RecoveryPoint(bctx, "test.call", "obj_b"); err != nil {
+		if err := b.RecoveryPoint(bctx, "test.call", "obj_b"); err != nil {
 			t.Fatalf("B takes the key over: %v", err)
 		}
 		defer b.Abort(ctx)

@@ -11,6 +11,7 @@ import (
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/providers/sandbox"
 	"github.com/payd/payd/internal/secretbox"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkCreate(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := e.svc.Create(ctx, e.test, in); err != nil {
+				if _, err := e.svc.Create(ctx, store.NoClaim, e.test, in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -47,11 +48,11 @@ func BenchmarkCreateConfirm(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				pi, err := e.svc.Create(ctx, e.test, in)
+				pi, err := e.svc.Create(ctx, store.NoClaim, e.test, in)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := e.svc.Confirm(ctx, e.test, pi.ID, "123456"); err != nil {
+				if _, err := e.svc.Confirm(ctx, store.NoClaim, e.test, pi.ID, "123456"); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -98,7 +99,7 @@ func BenchmarkHotMerchant(b *testing.B) {
 			round := func(who []auth.Principal) time.Duration {
 				ids := make([]string, n)
 				for i, p := range who {
-					pi, err := e.svc.Create(ctx, p, in)
+					pi, err := e.svc.Create(ctx, store.NoClaim, p, in)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -110,7 +111,7 @@ func BenchmarkHotMerchant(b *testing.B) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						if _, err := e.svc.Confirm(ctx, p, ids[i], "123456"); err != nil {
+						if _, err := e.svc.Confirm(ctx, store.NoClaim, p, ids[i], "123456"); err != nil {
 							b.Error(err)
 						}
 					}()

@@ -6,6 +6,7 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
 )
 
 // maxOTP bounds the code a client may send; longer is malformed, not wrong.
@@ -18,7 +19,7 @@ const maxOTP = 32
 // otp_expired every code fails with 400 otp_expired. Any intent not waiting
 // for a code is 409 invalid_state, and of many racing confirms exactly one is
 // processed.
-func (s *Service) Confirm(ctx context.Context, p auth.Principal, id, otp string) (Intent, error) {
+func (s *Service) Confirm(ctx context.Context, cl store.Claim, p auth.Principal, id, otp string) (Intent, error) {
 	if otp == "" {
 		return Intent{}, errs.Missing("otp")
 	}
@@ -26,7 +27,7 @@ func (s *Service) Confirm(ctx context.Context, p auth.Principal, id, otp string)
 		return Intent{}, errs.Invalid("otp", "parameter_invalid", "otp is at most %d characters", maxOTP)
 	}
 	ctx = context.WithoutCancel(ctx)
-	r, res, err := s.step(ctx,
+	r, res, err := s.step(ctx, cl,
 		func() (*record, error) { return load(ctx, s.db, p.MerchantID, p.Livemode, id) },
 		func(r *record) error {
 			if r.Status != RequiresAction || r.NextAction == nil || r.NextAction.Type != providers.ActionCollectOTP {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/providers"
 	"github.com/payd/payd/internal/store"
@@ -30,14 +29,16 @@ func cancellable(s Status) bool { return s == RequiresAction || s == RequiresCap
 // authorisation is released: nothing was credited, so nothing is posted).
 // reason is nil or one of the cancellation reasons (else 400
 // cancellation_reason). Any other status is 409 invalid_state and changes
-// nothing. payment_intent.canceled is emitted once.
-func (s *Service) Cancel(ctx context.Context, p auth.Principal, id string, reason *string) (Intent, error) {
+// nothing. payment_intent.canceled is emitted once. cl is the request's
+// idempotency claim (store.NoClaim without one): the release of a live held
+// authorisation commits a recovery point on it before the gateway's call.
+func (s *Service) Cancel(ctx context.Context, cl store.Claim, p auth.Principal, id string, reason *string) (Intent, error) {
 	reason, err := ParseCancellationReason(reason)
 	if err != nil {
 		return Intent{}, err
 	}
-	if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointSettle && rp.Ref == id {
-		return s.resumeSettlement(ctx, p.MerchantID, p.Livemode, id)
+	if rp, ok := cl.Resuming(); ok && rp.Point == pointSettle && rp.Ref == id {
+		return s.resumeSettlement(ctx, cl, p.MerchantID, p.Livemode, id)
 	}
 	for range maxRaces {
 		r, err := load(ctx, s.db, p.MerchantID, p.Livemode, id)
@@ -54,7 +55,7 @@ func (s *Service) Cancel(ctx context.Context, p auth.Principal, id string, reaso
 		if st != nil {
 			// A live held authorisation: released at the card gateway
 			// first, canceled as the void's answer allows (settle.go).
-			out, err := s.startSettlement(ctx, st, r, settlement{op: opVoid, reason: reason})
+			out, err := s.startSettlement(ctx, cl, st, r, settlement{op: opVoid, reason: reason})
 			if errors.Is(err, errLostRace) {
 				continue
 			}
@@ -105,13 +106,14 @@ func (s *Service) cancelRequested(ctx context.Context, r *record, reason *string
 // authorisation is released. An amount above what is capturable is 400
 // amount_exceeds_capturable, zero or less 400 amount_invalid, both naming
 // amount_to_capture_minor; an intent in any other status is 409
-// invalid_state. Nothing changes on a refusal.
-func (s *Service) Capture(ctx context.Context, p auth.Principal, id string, amount *int64) (Intent, error) {
+// invalid_state. Nothing changes on a refusal. cl is the request's
+// idempotency claim (store.NoClaim without one), as for Cancel.
+func (s *Service) Capture(ctx context.Context, cl store.Claim, p auth.Principal, id string, amount *int64) (Intent, error) {
 	if amount != nil && *amount <= 0 {
 		return Intent{}, errs.Invalid("amount_to_capture_minor", "amount_invalid", "amount_to_capture_minor must be a positive integer")
 	}
-	if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointSettle && rp.Ref == id {
-		return s.resumeSettlement(ctx, p.MerchantID, p.Livemode, id)
+	if rp, ok := cl.Resuming(); ok && rp.Point == pointSettle && rp.Ref == id {
+		return s.resumeSettlement(ctx, cl, p.MerchantID, p.Livemode, id)
 	}
 	for range maxRaces {
 		r, err := load(ctx, s.db, p.MerchantID, p.Livemode, id)
@@ -138,7 +140,7 @@ func (s *Service) Capture(ctx context.Context, p auth.Principal, id string, amou
 		if st != nil {
 			// A live held authorisation: captured at the card gateway
 			// first, credited once the capture is confirmed (settle.go).
-			out, err := s.startSettlement(ctx, st, r, settlement{op: opCapture, amount: captured})
+			out, err := s.startSettlement(ctx, cl, st, r, settlement{op: opCapture, amount: captured})
 			if errors.Is(err, errLostRace) {
 				continue
 			}
@@ -297,7 +299,7 @@ func (s *Service) expireOne(ctx context.Context, r *record, reason *string) (can
 	st, err := s.holdSettler(ctx, r)
 	if err == nil && st != nil {
 		var out Intent
-		out, err = s.startSettlement(ctx, st, r, settlement{op: opVoid, reason: reason})
+		out, err = s.startSettlement(ctx, store.NoClaim, st, r, settlement{op: opVoid, reason: reason})
 		if err == nil || errors.Is(err, errLostRace) {
 			return err == nil && out.Status == Canceled, err
 		}

@@ -62,7 +62,7 @@ func (s *Service) CreateMany(ctx context.Context, in []NewIntent) ([]Created, er
 			continue
 		}
 		if adapter.Remote() {
-			out[i].Intent, out[i].Err = s.createRemote(ctx, n.Principal, adapter, r)
+			out[i].Intent, out[i].Err = s.createRemote(ctx, store.NoClaim, n.Principal, adapter, r)
 			continue
 		}
 		res, err := adapter.Initiate(ctx, r.payment())

@@ -7,6 +7,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
 )
 
 // HostedPage implements the hosted pages' backend: what the page of intent
@@ -28,7 +29,7 @@ func (s *Service) HostedPage(ctx context.Context, id, token string) (providers.H
 func (s *Service) SubmitHostedPage(ctx context.Context, id, token string, sub providers.PageSubmission) (providers.HostedPage, error) {
 	ctx = context.WithoutCancel(ctx)
 	declines := 0
-	r, _, err := s.step(ctx,
+	r, _, err := s.step(ctx, store.NoClaim,
 		func() (*record, error) { return s.pageIntent(ctx, id, token) },
 		func(r *record) error {
 			if r.Status != RequiresAction || r.pageStep != sub.Step {

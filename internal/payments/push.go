@@ -38,7 +38,7 @@ func (s *Service) RunPollJob(ctx context.Context, job jobs.Job) error {
 	if err := json.Unmarshal(job.Payload, &pl); err != nil || pl.IntentID == "" {
 		return fmt.Errorf("payments: poll job %s has a bad payload", job.ID)
 	}
-	_, _, err := s.step(ctx,
+	_, _, err := s.step(ctx, store.NoClaim,
 		func() (*record, error) { return loadByID(ctx, s.db, pl.IntentID) },
 		func(r *record) error {
 			if r.Status != RequiresAction || r.NextAction == nil || r.NextAction.Type != providers.ActionPushApproval {

@@ -12,7 +12,6 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/events"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/providers"
@@ -29,6 +28,10 @@ type Config struct {
 	// Expiry says when the expiry job cancels abandoned intents (zero:
 	// never).
 	Expiry Expiry
+	// Holds reports whether an idempotent request in flight holds ref at a
+	// recovery point (idempotency.Holds, handed over by the wiring), run in
+	// the transaction that would decide about ref. Nil: none ever does.
+	Holds func(ctx context.Context, tx *store.Tx, ref string, now time.Time) (bool, error)
 }
 
 // Service creates, confirms and settles payment intents through the
@@ -41,6 +44,8 @@ type Service struct {
 	wake func()
 	// expiry is when abandoned intents are cancelled (Expire).
 	expiry Expiry
+	// holds is Config.Holds.
+	holds func(ctx context.Context, tx *store.Tx, ref string, now time.Time) (bool, error)
 	// hooks are told every status an intent is given, inside the
 	// transaction that records it (see OnStatus).
 	hooks []statusHooks
@@ -93,7 +98,10 @@ func NewService(cfg Config) *Service {
 	if cfg.WakeJobs == nil {
 		cfg.WakeJobs = func() {}
 	}
-	return &Service{db: cfg.DB, reg: cfg.Providers, log: cfg.Logger, wake: cfg.WakeJobs, expiry: cfg.Expiry}
+	if cfg.Holds == nil {
+		cfg.Holds = func(context.Context, *store.Tx, string, time.Time) (bool, error) { return false, nil }
+	}
+	return &Service{db: cfg.DB, reg: cfg.Providers, log: cfg.Logger, wake: cfg.WakeJobs, expiry: cfg.Expiry, holds: cfg.Holds}
 }
 
 // maxRaces bounds how often a step re-reads an intent that another request
@@ -145,8 +153,10 @@ func (s *Service) prepare(ctx context.Context, p auth.Principal, in CreateParams
 // succeeded (with the ledger credit), canceled (the caller answers 402) or
 // compliance_review. A sandbox network_timeout returns the canceled intent
 // with a 504 provider_timeout error. Bad input is a 400 naming the field,
-// and then nothing is written.
-func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams) (Intent, error) {
+// and then nothing is written. cl is the request's idempotency claim
+// (store.NoClaim without one): a remote provider's call commits a recovery
+// point on it first.
+func (s *Service) Create(ctx context.Context, cl store.Claim, p auth.Principal, in CreateParams) (Intent, error) {
 	r, adapter, err := s.prepare(ctx, p, in)
 	if err != nil {
 		return Intent{}, err
@@ -155,9 +165,11 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateParams)
 	// if the client goes away.
 	ctx = context.WithoutCancel(ctx)
 	if adapter.Remote() {
-		return s.createRemote(ctx, p, adapter, r)
+		return s.createRemote(ctx, cl, p, adapter, r)
 	}
-	res, err := adapter.Initiate(ctx, r.payment())
+	pay := r.payment()
+	pay.BeforeDelay = cl.LookUp
+	res, err := adapter.Initiate(ctx, pay)
 	if err != nil {
 		return Intent{}, fmt.Errorf("initiate %s payment: %w", r.Provider, err)
 	}
@@ -194,12 +206,12 @@ func (s *Service) recordNew(ctx context.Context, r *record, res providers.Result
 // after a crash resumes with this intent and asks the provider again under
 // the same provider key (<pi_id>:initiate), which the provider answers
 // without initiating twice.
-func (s *Service) createRemote(ctx context.Context, p auth.Principal, adapter providers.PaymentAdapter, r *record) (Intent, error) {
-	if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointInitiate {
+func (s *Service) createRemote(ctx context.Context, cl store.Claim, p auth.Principal, adapter providers.PaymentAdapter, r *record) (Intent, error) {
+	if rp, ok := cl.Resuming(); ok && rp.Point == pointInitiate {
 		// Take the key over (a fresh lease) before anything else, so
 		// reconciliation leaves the intent to this run; then read where
 		// it stands.
-		if err := idempotency.RecoveryPoint(ctx, pointInitiate, rp.Ref); err != nil {
+		if err := cl.RecoveryPoint(ctx, pointInitiate, rp.Ref); err != nil {
 			return Intent{}, err
 		}
 		cur, err := load(ctx, s.db, p.MerchantID, p.Livemode, rp.Ref)
@@ -219,13 +231,15 @@ func (s *Service) createRemote(ctx context.Context, p auth.Principal, adapter pr
 			return err
 		})
 		if err == nil {
-			err = idempotency.RecoveryPoint(ctx, pointInitiate, r.ID)
+			err = cl.RecoveryPoint(ctx, pointInitiate, r.ID)
 		}
 		if err != nil {
 			return Intent{}, err
 		}
 	}
-	res, err := adapter.Initiate(ctx, r.payment())
+	pay := r.payment()
+	pay.BeforeDelay = cl.LookUp
+	res, err := adapter.Initiate(ctx, pay)
 	if err != nil {
 		return unknownOutcome(r, err)
 	}
@@ -266,7 +280,7 @@ func (s *Service) record(ctx context.Context, r *record, res providers.Result) (
 		if res.NotFound && r.Status == Processing && store.UnitFrom(ctx) == nil {
 			// The provider never saw it; but a request that crashed
 			// before sending it may still resume and send it.
-			held, err := idempotency.Holds(ctx, tx, r.ID, tx.Now())
+			held, err := s.holds(ctx, tx, r.ID, tx.Now())
 			if err != nil {
 				return err
 			}
@@ -464,7 +478,7 @@ var errNothingToDo = errors.New("payments: nothing to do")
 // loser reads again (and usually finds nothing left to do). For a remote
 // adapter the intent is claimed (processing) before the call, so only one
 // request ever calls the provider.
-func (s *Service) step(ctx context.Context, read func() (*record, error), check func(*record) error,
+func (s *Service) step(ctx context.Context, cl store.Claim, read func() (*record, error), check func(*record) error,
 	call func(providers.PaymentAdapter, providers.Payment) (providers.Result, error)) (*record, providers.Result, error) {
 	for range maxRaces {
 		r, err := read()
@@ -476,7 +490,7 @@ func (s *Service) step(ctx context.Context, read func() (*record, error), check 
 			return r, providers.Result{}, err
 		}
 		resumed := false
-		if rp, ok := idempotency.Resuming(ctx); ok && rp.Point == pointStep && rp.Ref == r.ID && adapter.Remote() {
+		if rp, ok := cl.Resuming(); ok && rp.Point == pointStep && rp.Ref == r.ID && adapter.Remote() {
 			// An earlier run of this request claimed the intent and called
 			// the provider, then ended without recording an answer: ask
 			// again under the same provider key, unless the intent settled.
@@ -502,14 +516,16 @@ func (s *Service) step(ctx context.Context, read func() (*record, error), check 
 				continue
 			}
 			if err == nil {
-				err = idempotency.RecoveryPoint(ctx, pointStep, claimed.ID)
+				err = cl.RecoveryPoint(ctx, pointStep, claimed.ID)
 			}
 			if err != nil {
 				return r, providers.Result{}, err
 			}
 			r = &claimed
 		}
-		res, err := call(adapter, r.payment())
+		pay := r.payment()
+		pay.BeforeDelay = cl.LookUp
+		res, err := call(adapter, pay)
 		if err != nil {
 			if adapter.Remote() {
 				_, err = unknownOutcome(r, err)

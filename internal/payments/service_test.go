@@ -119,7 +119,7 @@ func TestRemoteAdapter(t *testing.T) {
 			}
 			return providers.Result{Outcome: providers.Pending, NextAction: &providers.NextAction{Type: providers.ActionCollectOTP, OTPLength: 6}}, nil
 		}
-		pi, err := e.svc.Create(ctx, e.live, in)
+		pi, err := e.svc.Create(ctx, store.NoClaim, e.live, in)
 		if err != nil || pi.Status != RequiresAction || pi.NextAction.Type != "collect_otp" {
 			t.Fatalf("create: %+v %v", pi, err)
 		}
@@ -129,7 +129,7 @@ func TestRemoteAdapter(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out, err := e.svc.Confirm(ctx, e.live, pi.ID, "123456")
+				out, err := e.svc.Confirm(ctx, store.NoClaim, e.live, pi.ID, "123456")
 				switch {
 				case err == nil && out.Status == Succeeded:
 					ok.Add(1)
@@ -146,14 +146,14 @@ func TestRemoteAdapter(t *testing.T) {
 		}
 
 		f.initiate = func(providers.Payment) (providers.Result, error) { return providers.Result{}, providers.ErrNoAnswer }
-		pi, err = e.svc.Create(ctx, e.live, in)
+		pi, err = e.svc.Create(ctx, store.NoClaim, e.live, in)
 		if err != nil || pi.Status != Processing {
 			t.Fatalf("no answer: %+v %v", pi, err)
 		}
 		f.initiate = func(providers.Payment) (providers.Result, error) {
 			return providers.Result{}, errors.New("connection reset")
 		}
-		pi, err = e.svc.Create(ctx, e.live, in)
+		pi, err = e.svc.Create(ctx, store.NoClaim, e.live, in)
 		if e := errs.As(err); e == nil || e.Kind != errs.KindProvider || e.Extra["payment_intent"] != pi.ID || pi.Status != Processing {
 			t.Fatalf("provider error: %+v %v", pi, err)
 		}
@@ -162,7 +162,7 @@ func TestRemoteAdapter(t *testing.T) {
 			t.Fatalf("events of a processing intent: %+v", evs)
 		}
 		// Without a live adapter the provider is unavailable.
-		if _, err := e.svc.Create(ctx, e.live, CreateParams{AmountMinor: ptr[int64](1), Currency: "ETB", Provider: "wallet_d", ReturnURL: ptr("http://x.example")}); !errs.IsCode(err, "provider_unavailable") {
+		if _, err := e.svc.Create(ctx, store.NoClaim, e.live, CreateParams{AmountMinor: ptr[int64](1), Currency: "ETB", Provider: "wallet_d", ReturnURL: ptr("http://x.example")}); !errs.IsCode(err, "provider_unavailable") {
 			t.Fatalf("wallet_d live: %v", err)
 		}
 		if err := ledger.Verify(ctx, db); err != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/providers"
 	"github.com/payd/payd/internal/store"
 )
@@ -90,10 +89,11 @@ func (s *Service) holdSettler(ctx context.Context, r *record) (providers.Authori
 // resumeSettlement continues a request that committed pointSettle for
 // intent id and ended before recording the gateway's answer: it takes the
 // key over, then sends the row's call again (the same key at the gateway)
-// or, if the intent settled meanwhile, answers it as it is.
-func (s *Service) resumeSettlement(ctx context.Context, merchantID string, livemode bool, id string) (Intent, error) {
+// or, if the intent settled meanwhile, answers it as it is. cl is the
+// request's claim.
+func (s *Service) resumeSettlement(ctx context.Context, cl store.Claim, merchantID string, livemode bool, id string) (Intent, error) {
 	ctx = context.WithoutCancel(ctx)
-	if err := idempotency.RecoveryPoint(ctx, pointSettle, id); err != nil {
+	if err := cl.RecoveryPoint(ctx, pointSettle, id); err != nil {
 		return Intent{}, err
 	}
 	r, err := load(ctx, s.db, merchantID, livemode, id)
@@ -110,8 +110,10 @@ func (s *Service) resumeSettlement(ctx context.Context, merchantID string, livem
 // startSettlement writes the settlement of r (read at its version) and
 // sends it. errLostRace: r moved meanwhile. An intent with a settlement
 // in flight already is driven on when that settlement is the one asked for
-// (a retry without the request's key), else 409.
-func (s *Service) startSettlement(ctx context.Context, st providers.AuthorizationSettler, r *record, set settlement) (Intent, error) {
+// (a retry without the request's key), else 409. cl is the request's claim
+// (store.NoClaim for the expiry job), on which the recovery point is
+// committed before the call.
+func (s *Service) startSettlement(ctx context.Context, cl store.Claim, st providers.AuthorizationSettler, r *record, set settlement) (Intent, error) {
 	ctx = context.WithoutCancel(ctx)
 	inserted := false
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -142,7 +144,7 @@ func (s *Service) startSettlement(ctx context.Context, st providers.Authorizatio
 			return Intent{}, errSettling(r, cur.op)
 		}
 	}
-	if err := idempotency.RecoveryPoint(ctx, pointSettle, r.ID); err != nil {
+	if err := cl.RecoveryPoint(ctx, pointSettle, r.ID); err != nil {
 		return Intent{}, err
 	}
 	return s.sendSettlement(ctx, st, r.ID)

@@ -12,7 +12,6 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/events"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
@@ -114,8 +113,10 @@ type CreateParams struct {
 // amount (402 insufficient_balance when available is short, nothing
 // reserved), and sends it to its rail at once unless it is held by
 // screening or needs four-eyes approval. The returned payout shows the
-// rail's answer; status failed means the rail refused it.
-func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams) (*Payout, error) {
+// rail's answer; status failed means the rail refused it. cl is the
+// request's idempotency claim (store.NoClaim without one): a live rail's
+// call commits a recovery point on it first.
+func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal, in CreateParams) (*Payout, error) {
 	pin := &payoutInput{Currency: in.Currency, Provider: in.Provider, MSISDN: in.RecipientMSISDN,
 		Account: in.RecipientAccount, Name: in.RecipientName, Description: in.Description, Reference: in.Reference,
 		Metadata: in.Metadata}
@@ -137,7 +138,7 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 	if _, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, pin.Provider); err != nil {
 		return nil, railUnavailable(pin.Provider, err)
 	}
-	if p, ok, err := s.resumed(ctx, pr); ok {
+	if p, ok, err := s.resumed(ctx, cl, pr); ok {
 		return p, err
 	}
 	threshold, err := merchants.ApprovalThreshold(ctx, s.db, pr.MerchantID, pr.Livemode)
@@ -197,7 +198,7 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 		return nil, err
 	}
 	if claimID != "" {
-		if err := s.sendInline(ctx, claimID, p); err != nil {
+		if err := s.sendInline(ctx, cl, claimID, p); err != nil {
 			return nil, err
 		}
 	}
@@ -213,13 +214,13 @@ const pointDispatch = "payout.dispatch"
 // the request's unit of work. Before a call that leaves the process (a live
 // rail) it commits the request's writes with a recovery point, so a crash
 // during the call cannot lose the payout the rail may have paid.
-func (s *Service) sendInline(ctx context.Context, claimID string, p *Payout) error {
+func (s *Service) sendInline(ctx context.Context, cl store.Claim, claimID string, p *Payout) error {
 	rail, err := s.rails.For(ctx, p.MerchantID, p.Livemode, p.Provider)
 	if err == nil && providers.AnswersInProcess(rail, providers.PayoutRequest{Provider: p.Provider, Scenario: p.Scenario}) {
 		s.dispatchInline(ctx, claimID, p)
 		return nil
 	}
-	if err := idempotency.RecoveryPoint(ctx, pointDispatch, p.ID); err != nil {
+	if err := cl.RecoveryPoint(ctx, pointDispatch, p.ID); err != nil {
 		return err
 	}
 	s.dispatchInline(ctx, claimID, p)
@@ -229,8 +230,8 @@ func (s *Service) sendInline(ctx context.Context, claimID string, p *Payout) err
 // resumed answers a request whose earlier run sent a payout and ended
 // without an answer (see sendInline): the payout as it is now. The
 // dispatcher asks the rail about it once its claim's lease runs out.
-func (s *Service) resumed(ctx context.Context, pr auth.Principal) (*Payout, bool, error) {
-	rp, ok := idempotency.Resuming(ctx)
+func (s *Service) resumed(ctx context.Context, cl store.Claim, pr auth.Principal) (*Payout, bool, error) {
+	rp, ok := cl.Resuming()
 	if !ok || rp.Point != pointDispatch {
 		return nil, false, nil
 	}
@@ -354,8 +355,8 @@ func (s *Service) List(ctx context.Context, pr auth.Principal, f ListParams, pag
 // Approve clears a payout that requires approval (four-eyes: the approver
 // must not be its creator, 403 self_approval_not_allowed). A single payout
 // is then sent at once; a batch row waits for its batch's dispatcher.
-func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*Payout, error) {
-	return s.decide(ctx, pr, id, RequiresApproval, "only a payout in requires_approval can be approved",
+func (s *Service) Approve(ctx context.Context, cl store.Claim, pr auth.Principal, id string) (*Payout, error) {
+	return s.decide(ctx, cl, pr, id, RequiresApproval, "only a payout in requires_approval can be approved",
 		func(tx *store.Tx, p *Payout) (string, error) { return s.clear(ctx, tx, p, RequiresApproval, pr.ID, "") })
 }
 
@@ -366,7 +367,7 @@ const maxReviewNote = 500
 // it is over the threshold and not yet approved), reject cancels it with
 // failure_code screening_rejected and releases its float. Four-eyes as
 // Approve.
-func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, note string) (*Payout, error) {
+func (s *Service) Review(ctx context.Context, cl store.Claim, pr auth.Principal, id, decision, note string) (*Payout, error) {
 	if decision != "release" && decision != "reject" {
 		if decision == "" {
 			return nil, errs.Missing("decision")
@@ -376,7 +377,7 @@ func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, n
 	if utf8.RuneCountInString(note) > maxReviewNote {
 		return nil, errs.Invalid("note", "parameter_too_long", "note is at most %d characters", maxReviewNote)
 	}
-	return s.decide(ctx, pr, id, Held, "only a held payout can be reviewed", func(tx *store.Tx, p *Payout) (string, error) {
+	return s.decide(ctx, cl, pr, id, Held, "only a held payout can be reviewed", func(tx *store.Tx, p *Payout) (string, error) {
 		if decision == "reject" {
 			return "", s.reject(ctx, tx, p, pr.ID, note)
 		}
@@ -393,9 +394,9 @@ func (s *Service) Review(ctx context.Context, pr auth.Principal, id, decision, n
 // principal must not be its creator (403 self_approval_not_allowed); act
 // moves it on and returns the dispatch claim of a single payout to send,
 // which is sent once the decision has committed.
-func (s *Service) decide(ctx context.Context, pr auth.Principal, id string, from Status, only string,
+func (s *Service) decide(ctx context.Context, cl store.Claim, pr auth.Principal, id string, from Status, only string,
 	act func(tx *store.Tx, p *Payout) (string, error)) (*Payout, error) {
-	if p, ok, err := s.resumed(ctx, pr); ok {
+	if p, ok, err := s.resumed(ctx, cl, pr); ok {
 		return p, err
 	}
 	var p *Payout
@@ -418,7 +419,7 @@ func (s *Service) decide(ctx context.Context, pr auth.Principal, id string, from
 		return nil, err
 	}
 	if claimID != "" {
-		if err := s.sendInline(ctx, claimID, p); err != nil {
+		if err := s.sendInline(ctx, cl, claimID, p); err != nil {
 			return nil, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/payouts"
+	"github.com/payd/payd/internal/store"
 )
 
 // TestSinglePayoutSucceeds: a payout reserves, pays and books exactly two
@@ -287,14 +288,14 @@ func testFourEyesSinglePayout(t *testing.T, e *apptest.Env) {
 		return auth.Principal{ID: u.ID, MerchantID: u.MerchantID, Kind: auth.KindUser, Role: u.Role}
 	}
 	amount := int64(5000)
-	byUser, err := svc.Create(ctx, user(u1), payoutsCreate(amount))
+	byUser, err := svc.Create(ctx, store.NoClaim, user(u1), payoutsCreate(amount))
 	if err != nil || byUser.Status != "requires_approval" {
 		t.Fatalf("user create: %v %+v", err, byUser)
 	}
-	if _, err := svc.Approve(ctx, user(u1), byUser.ID); !isCode(err, "self_approval_not_allowed") {
+	if _, err := svc.Approve(ctx, store.NoClaim, user(u1), byUser.ID); !isCode(err, "self_approval_not_allowed") {
 		t.Fatalf("user approves own payout: %v", err)
 	}
-	approved, err := svc.Approve(ctx, user(u2), byUser.ID)
+	approved, err := svc.Approve(ctx, store.NoClaim, user(u2), byUser.ID)
 	if err != nil || approved.Status != "succeeded" || *approved.ApprovedBy != u2.ID {
 		t.Fatalf("other user approves: %v %+v", err, approved)
 	}
@@ -316,7 +317,7 @@ func testFourEyesSinglePayout(t *testing.T, e *apptest.Env) {
 	// A key approves what a user made, and a user what a key made.
 	r = e.Post("/v1/payouts", map[string]any{"amount": 2000, "currency": "DJF", "provider": "wallet_b", "recipient_msisdn": "+25377123456"})
 	r.JSON(t, &p)
-	if approved, err = svc.Approve(ctx, user(u1), p.ID); err != nil || approved.Status != "succeeded" {
+	if approved, err = svc.Approve(ctx, store.NoClaim, user(u1), p.ID); err != nil || approved.Status != "succeeded" {
 		t.Fatalf("user approves a key's payout: %v", err)
 	}
 	verifyLedger(t, e)

@@ -10,6 +10,7 @@ import (
 	"github.com/payd/payd/internal/disputes"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/pagination"
+	"github.com/payd/payd/internal/store"
 )
 
 // maxEvidenceForm bounds the evidence form's body: six texts of up to 20,000
@@ -167,7 +168,7 @@ func (p *Portal) saveEvidence(w http.ResponseWriter, r *http.Request, c *reqCtx)
 	if in.Submit {
 		notice = "evidence_submitted"
 	}
-	path, err := p.once(r, c, fields, func(ctx context.Context) (string, error) {
+	path, err := p.once(r, c, fields, func(ctx context.Context, _ store.Claim) (string, error) {
 		if _, err := p.disputes().Update(ctx, c.principal(), id, in); err != nil {
 			return "", err
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/payd/payd/internal/errs"
@@ -37,7 +36,8 @@ var errFormKey = errs.Invalid(formKeyField, "parameter_missing", "This form is o
 // anything (the same key with other values is refused). fields are the
 // form values that make the request (the CSRF token is not one of them).
 //
-// create returns the path to redirect to. once returns it, or the error the
+// create runs with the claim of the form's key, which it hands to the
+// capability operation it calls, and returns the path to redirect to. once returns it, or the error the
 // create (or the key) met, after which nothing of it remains. A commit whose
 // outcome is unknown (its connection died during it) is settled as the API
 // settles it: the key is read again, and its stored page proves the commit;
@@ -48,39 +48,43 @@ var errFormKey = errs.Invalid(formKeyField, "parameter_missing", "This form is o
 // at once: the second waits for the first to end and then goes to the page
 // the first stored, as a later one would. (Across processes the key's row
 // settles it: the second's create rolls back when it meets the first's.)
-func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (string, error) {
-	if key := strings.TrimSpace(r.PostFormValue(formKeyField)); key != "" && len(key) <= maxFormKey {
-		pr := c.principal()
-		flight := pr.MerchantID + "\x00" + strconv.FormatBool(pr.Livemode) + "\x00" + pr.ID + "\x00" + key
-		mine := make(chan struct{})
-		for {
-			other, busy := p.inFlight.LoadOrStore(flight, mine)
-			if !busy {
-				break
-			}
-			select {
-			case <-other.(chan struct{}):
-			case <-r.Context().Done():
-				return "", r.Context().Err()
-			}
-		}
-		defer func() {
-			p.inFlight.Delete(flight)
-			close(mine)
-		}()
+func (p *Portal) once(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context, cl store.Claim) (string, error)) (string, error) {
+	key := strings.TrimSpace(r.PostFormValue(formKeyField))
+	if key == "" || len(key) > maxFormKey {
+		return "", errFormKey
 	}
-	for run := 1; ; run++ {
-		path, again, err := p.onceRun(r, c, fields, create)
-		if !again {
-			return path, err
-		}
-		if run == maxOnceRuns {
-			if errors.Is(err, store.ErrCommitUnknown) || store.IsConnLost(err) {
-				return "", errOutcomeUnknown(err)
-			}
-			return path, err
-		}
+	pr := c.principal()
+	body := fields.Encode()
+	req := idempotency.Request{Scope: idempotency.Scope{MerchantID: pr.MerchantID, Livemode: pr.Livemode, PrincipalID: pr.ID},
+		Key: "portal:" + key, Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, []byte(body))}
+	leave, err := p.inFlight.Enter(r.Context(), req, true)
+	if err != nil {
+		return "", err
 	}
+	defer leave()
+	var done string
+	out := idempotency.Run(r.Context(), p.cfg.DB, req, idempotency.Options{
+		LookFirst: true,
+		Again:     func(run int, _ error) bool { return run < maxOnceRuns },
+	}, func(ctx context.Context, cl *idempotency.Claim) (idempotency.Answer, error) {
+		path, err := create(ctx, cl)
+		if err != nil {
+			return idempotency.Answer{}, err
+		}
+		done = path
+		return idempotency.Answer{Keep: true, Stored: idempotency.Stored{Status: http.StatusSeeOther, ContentType: "text/plain", Body: []byte(path)}}, nil
+	})
+	switch {
+	case out.Replay != nil:
+		// The same form, committed by an earlier submission (or by one
+		// that raced this one).
+		return string(out.Replay.Body), nil
+	case out.Answered:
+		return done, nil
+	case out.Stage == idempotency.StageAgain && (errors.Is(out.Err, store.ErrCommitUnknown) || store.IsConnLost(out.Err)):
+		return "", errOutcomeUnknown(out.Err)
+	}
+	return "", out.Err
 }
 
 // errOutcomeUnknown is once's answer when no run could learn whether its
@@ -94,45 +98,3 @@ func errOutcomeUnknown(cause error) *errs.Error {
 
 // maxOnceRuns bounds how often once runs a create again.
 const maxOnceRuns = 4
-
-// onceRun is one run of once; again reports that it should run again.
-func (p *Portal) onceRun(r *http.Request, c *reqCtx, fields url.Values, create func(ctx context.Context) (string, error)) (path string, again bool, err error) {
-	key := strings.TrimSpace(r.PostFormValue(formKeyField))
-	if key == "" || len(key) > maxFormKey {
-		return "", false, errFormKey
-	}
-	pr := c.principal()
-	body := fields.Encode()
-	req := idempotency.Request{Scope: idempotency.Scope{MerchantID: pr.MerchantID, Livemode: pr.Livemode, PrincipalID: pr.ID},
-		Key: "portal:" + key, Method: r.Method, Path: r.URL.Path, Hash: idempotency.RequestHash(r.Method, r.URL.Path, []byte(body))}
-	found, err := idempotency.Lookup(r.Context(), p.cfg.DB, req)
-	if err != nil {
-		return "", false, err
-	}
-	if found.Replay != nil {
-		return string(found.Replay.Body), false, nil
-	}
-	ctx, claim := idempotency.Start(r.Context(), p.cfg.DB, req, found)
-	path, err = create(ctx)
-	if err == nil {
-		err = claim.Finish(ctx, idempotency.Stored{Status: http.StatusSeeOther, ContentType: "text/plain", Body: []byte(path)})
-		if errors.Is(err, store.ErrCommitUnknown) || store.IsConnLost(err) {
-			claim.Abort(context.WithoutCancel(r.Context()))
-			return "", true, err // the key tells whether it committed
-		}
-	}
-	if err != nil {
-		retry := claim.Unit().Retryable()
-		if abortErr := claim.Abort(context.WithoutCancel(r.Context())); abortErr != nil {
-			return "", false, abortErr
-		}
-		if rep := claim.Replayed(); rep != nil {
-			return string(rep.Body), false, nil // the same form, committed by a submission that raced this one
-		}
-		if refused := claim.Refused(); refused != nil {
-			return "", false, refused
-		}
-		return "", retry, err
-	}
-	return path, false, nil
-}

@@ -15,6 +15,7 @@ import (
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
 )
 
 // WithPayments adds the payment intent pages (list with filters, detail with
@@ -195,8 +196,8 @@ func (p *Portal) captureIntent(w http.ResponseWriter, r *http.Request, c *reqCtx
 		amount = &n
 	}
 	path, err := p.once(r, c, url.Values{"intent": {id}, "action": {"capture"}, "amount_to_capture_minor": {r.PostFormValue("amount_to_capture_minor")}},
-		func(ctx context.Context) (string, error) {
-			if _, err := p.payments().Capture(ctx, c.principal(), id, amount); err != nil {
+		func(ctx context.Context, cl store.Claim) (string, error) {
+			if _, err := p.payments().Capture(ctx, cl, c.principal(), id, amount); err != nil {
 				return "", err
 			}
 			return c.path("payment_intents", id) + "?done=payment_captured", nil
@@ -218,8 +219,8 @@ func (p *Portal) cancelIntent(w http.ResponseWriter, r *http.Request, c *reqCtx)
 		reason = &v
 	}
 	path, err := p.once(r, c, url.Values{"intent": {id}, "action": {"cancel"}, "cancellation_reason": {r.PostFormValue("cancellation_reason")}},
-		func(ctx context.Context) (string, error) {
-			if _, err := p.payments().Cancel(ctx, c.principal(), id, reason); err != nil {
+		func(ctx context.Context, cl store.Claim) (string, error) {
+			if _, err := p.payments().Cancel(ctx, cl, c.principal(), id, reason); err != nil {
 				return "", err
 			}
 			return c.path("payment_intents", id) + "?done=payment_canceled", nil

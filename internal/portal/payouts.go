@@ -10,6 +10,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payouts"
+	"github.com/payd/payd/internal/store"
 )
 
 // WithPayouts adds the payout and batch pages (upload a CSV as a variant B
@@ -119,7 +120,7 @@ func (p *Portal) renderPayout(w http.ResponseWriter, r *http.Request, c *reqCtx,
 // self_approval_not_allowed, shown on the page.
 func (p *Portal) approvePayout(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id := r.PathValue("id")
-	_, err := p.payouts().Approve(r.Context(), c.principal(), id)
+	_, err := p.payouts().Approve(r.Context(), store.NoClaim, c.principal(), id)
 	p.audit(r.Context(), c, "payout.approve", id, err, "")
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderPayout(w, r, c, statusOf(err), v) })
@@ -131,7 +132,7 @@ func (p *Portal) approvePayout(w http.ResponseWriter, r *http.Request, c *reqCtx
 func (p *Portal) reviewPayout(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id := r.PathValue("id")
 	decision, note := r.PostFormValue("decision"), r.PostFormValue("note")
-	_, err := p.payouts().Review(r.Context(), c.principal(), id, decision, note)
+	_, err := p.payouts().Review(r.Context(), store.NoClaim, c.principal(), id, decision, note)
 	p.audit(r.Context(), c, "payout.review", id, err, decision+": "+note)
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderPayout(w, r, c, statusOf(err), v) }, "note")

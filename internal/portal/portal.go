@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/payd/payd/internal/auth"
@@ -27,6 +26,7 @@ import (
 	"github.com/payd/payd/internal/disputes"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/httpx"
+	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payments"
@@ -65,7 +65,7 @@ type Portal struct {
 	// has in flight, as the API bounds each key's.
 	uploads *httpx.UploadSlots
 	// inFlight holds the form keys whose submission runs now (once.go).
-	inFlight sync.Map
+	inFlight idempotency.Flights
 	caps     []capability
 	volume   volumeSource
 	daily    dailySource

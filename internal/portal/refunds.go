@@ -12,6 +12,7 @@ import (
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/refunds"
+	"github.com/payd/payd/internal/store"
 )
 
 // WithRefunds adds refunds to the payment intent page: a refund form
@@ -77,9 +78,9 @@ func (p *Portal) createRefund(w http.ResponseWriter, r *http.Request, c *reqCtx)
 	}
 	var re *refunds.Refund
 	path, err := p.once(r, c, url.Values{"intent": {id}, "amount_minor": {r.PostFormValue("amount_minor")}, "reason": {r.PostFormValue("reason")}},
-		func(ctx context.Context) (string, error) {
+		func(ctx context.Context, cl store.Claim) (string, error) {
 			var err error
-			if re, err = p.refunds().Create(ctx, c.principal(), in); err != nil {
+			if re, err = p.refunds().Create(ctx, cl, c.principal(), in); err != nil {
 				return "", err
 			}
 			notice := "refund_created"
@@ -102,7 +103,10 @@ func (p *Portal) createRefund(w http.ResponseWriter, r *http.Request, c *reqCtx)
 
 // approveRefund approves a refund waiting for a second principal.
 func (p *Portal) approveRefund(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	return p.refundAction(w, r, c, "refund.approve", p.refunds().Approve, "refund_approved")
+	approve := func(ctx context.Context, pr auth.Principal, id string) (*refunds.Refund, error) {
+		return p.refunds().Approve(ctx, store.NoClaim, pr, id)
+	}
+	return p.refundAction(w, r, c, "refund.approve", approve, "refund_approved")
 }
 
 // cancelRefund cancels a refund waiting for approval.

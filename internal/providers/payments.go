@@ -75,6 +75,12 @@ type Payment struct {
 	// ManualCapture: capture_method manual. A card payment's approval is
 	// then held (an authorisation) until payd captures or releases it.
 	ManualCapture bool
+	// BeforeDelay, when set, runs before the adapter spends time outside
+	// the database on the payment (the sandbox's simulated timeout): the
+	// request's claim reads its key (store.Claim's LookUp), so a retry of a
+	// request already answered answers at once. An error from it is
+	// returned as it is.
+	BeforeDelay func(context.Context) error
 }
 
 // Outcome is where a provider call left the payment.

@@ -9,6 +9,7 @@ import (
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/refunds"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkRefundCreate(b *testing.B) {
 			var n atomic.Int64
 			create := func(b *testing.B) {
 				i := n.Add(1)
-				r, err := svc.Create(ctx, p, refunds.CreateParams{PaymentIntent: intents[i%int64(len(intents))], AmountMinor: &one})
+				r, err := svc.Create(ctx, store.NoClaim, p, refunds.CreateParams{PaymentIntent: intents[i%int64(len(intents))], AmountMinor: &one})
 				if err != nil {
 					b.Fatal(err)
 				}

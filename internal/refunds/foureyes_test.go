@@ -11,6 +11,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/refunds"
+	"github.com/payd/payd/internal/store"
 )
 
 // TestFourEyes: above approval_threshold_minor a refund waits for a second
@@ -108,21 +109,21 @@ func TestFourEyes(t *testing.T) {
 			alice := auth.Principal{ID: "usr_alice", MerchantID: mid, Kind: "user", Role: "admin"}
 			bob := auth.Principal{ID: "usr_bob", MerchantID: mid, Kind: "user", Role: "approver"}
 			pi := bankPayment(t, e, e.SK, 700)
-			re, err := svc.Create(ctx, alice, refunds.CreateParams{PaymentIntent: pi})
+			re, err := svc.Create(ctx, store.NoClaim, alice, refunds.CreateParams{PaymentIntent: pi})
 			if err != nil || re.Status != refunds.RequiresApproval {
 				t.Fatalf("user refund: %v %+v", err, re)
 			}
-			if _, err := svc.Approve(ctx, alice, re.ID); !errs.IsCode(err, "self_approval_not_allowed") {
+			if _, err := svc.Approve(ctx, store.NoClaim, alice, re.ID); !errs.IsCode(err, "self_approval_not_allowed") {
 				t.Fatalf("the creating user approved: %v", err)
 			}
-			ok, err := svc.Approve(ctx, bob, re.ID)
+			ok, err := svc.Approve(ctx, store.NoClaim, bob, re.ID)
 			if err != nil || ok.Status != refunds.Succeeded || ok.ApprovedBy == nil || *ok.ApprovedBy != "usr_bob" {
 				t.Fatalf("second user: %v %+v", err, ok)
 			}
 			// A key may approve what a user made, and the other way round.
 			pi2 := bankPayment(t, e, e.SK, 700)
 			byKey := createRefund(t, e, e.SK, map[string]any{"payment_intent": pi2}, "")
-			if got, err := svc.Approve(ctx, bob, byKey.ID); err != nil || got.Status != refunds.Succeeded {
+			if got, err := svc.Approve(ctx, store.NoClaim, bob, byKey.ID); err != nil || got.Status != refunds.Succeeded {
 				t.Fatalf("user approving a key's refund: %v %+v", err, got)
 			}
 			verifyLedger(t, e)

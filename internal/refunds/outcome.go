@@ -9,7 +9,6 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/jobs"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/providers"
@@ -117,8 +116,8 @@ const pointSend = "refund.send"
 // commit only with the answer, and a crash during the call would lose a
 // refund the provider may have paid. A retry after such a crash resumes at
 // the point (resumed) instead of making a second refund.
-func (s *Service) sendRemote(ctx context.Context, a providers.RefundAdapter, r *Refund, t payments.RefundTarget) (*Refund, error) {
-	if err := idempotency.RecoveryPoint(ctx, pointSend, r.ID); err != nil {
+func (s *Service) sendRemote(ctx context.Context, cl store.Claim, a providers.RefundAdapter, r *Refund, t payments.RefundTarget) (*Refund, error) {
+	if err := cl.RecoveryPoint(ctx, pointSend, r.ID); err != nil {
 		return nil, err
 	}
 	res, err := a.SendRefund(ctx, request(r, t))
@@ -225,8 +224,8 @@ func (s *Service) ask(ctx context.Context, r *Refund, resend bool) error {
 // resumed answers a request whose earlier run sent a refund and ended
 // without an answer (see sendRemote): the refund as it is now, which
 // reconciliation settles once the provider tells.
-func (s *Service) resumed(ctx context.Context, pr auth.Principal) (*Refund, bool, error) {
-	rp, ok := idempotency.Resuming(ctx)
+func (s *Service) resumed(ctx context.Context, cl store.Claim, pr auth.Principal) (*Refund, bool, error) {
+	rp, ok := cl.Resuming()
 	if !ok || rp.Point != pointSend {
 		return nil, false, nil
 	}

@@ -77,12 +77,14 @@ func (in *CreateParams) validate() error {
 // the merchant's approval threshold the refund waits in requires_approval
 // for a second principal; otherwise it is sent to the intent's provider at
 // once and answered as the provider left it (succeeded, failed, or pending
-// until the provider's answer arrives).
-func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams) (*Refund, error) {
+// until the provider's answer arrives). cl is the request's idempotency
+// claim (store.NoClaim without one): a remote provider's call commits a
+// recovery point on it first.
+func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal, in CreateParams) (*Refund, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	if r, ok, err := s.resumed(ctx, pr); ok {
+	if r, ok, err := s.resumed(ctx, cl, pr); ok {
 		return r, err
 	}
 	target, err := payments.RefundTargetOf(ctx, s.db, pr.MerchantID, pr.Livemode, in.PaymentIntent)
@@ -184,7 +186,7 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 		return nil, err
 	}
 	if out.Status == Pending && res == nil {
-		return s.sendRemote(ctx, adapter, &out, target)
+		return s.sendRemote(ctx, cl, adapter, &out, target)
 	}
 	return out.view(), nil
 }
@@ -192,8 +194,8 @@ func (s *Service) Create(ctx context.Context, pr auth.Principal, in CreateParams
 // Approve clears a refund that requires approval and sends it. Four-eyes:
 // the approver must not be the refund's creator (403
 // self_approval_not_allowed); a refund in any other state is 409.
-func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*Refund, error) {
-	if r, ok, err := s.resumed(ctx, pr); ok {
+func (s *Service) Approve(ctx context.Context, cl store.Claim, pr auth.Principal, id string) (*Refund, error) {
+	if r, ok, err := s.resumed(ctx, cl, pr); ok {
 		return r, err
 	}
 	r, err := get(ctx, s.db, pr.MerchantID, pr.Livemode, id)
@@ -242,7 +244,7 @@ func (s *Service) Approve(ctx context.Context, pr auth.Principal, id string) (*R
 		return nil, err
 	}
 	if res == nil {
-		return s.sendRemote(ctx, adapter, &out, target)
+		return s.sendRemote(ctx, cl, adapter, &out, target)
 	}
 	return out.view(), nil
 }

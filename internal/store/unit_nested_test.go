@@ -49,7 +49,7 @@ func TestNestedFailureKeepsTheKeyAfterARecoveryPoint(t *testing.T) {
 		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_k1") }); err != nil {
 			t.Fatal(err)
 		}
-		if err := idempotency.RecoveryPoint(ctx, "test.point", "mer_k1"); err != nil {
+		if err := claim.RecoveryPoint(ctx, "test.point", "mer_k1"); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_k2") }); err != nil {

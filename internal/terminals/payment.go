@@ -10,7 +10,6 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/payments"
@@ -46,8 +45,9 @@ const DeclineExpiredCard = "expired_card"
 // Every refusal before the gateway call writes nothing. idemKey is the
 // request's Idempotency-Key: a retry of a request that failed after its KSN
 // was accepted (a 5xx) resumes that payment instead of being refused as a
-// replay.
-func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey string, in PaymentParams) (payments.Intent, error) {
+// replay; cl is its claim, on which a remote gateway's call commits a
+// recovery point first.
+func (s *Service) Pay(ctx context.Context, cl store.Claim, p auth.Principal, terminalID, idemKey string, in PaymentParams) (payments.Intent, error) {
 	if idemKey == "" {
 		return payments.Intent{}, errs.Invalid("Idempotency-Key", "idempotency_key_required", "card-present payments require an Idempotency-Key header")
 	}
@@ -142,7 +142,7 @@ func (s *Service) Pay(ctx context.Context, p auth.Principal, terminalID, idemKey
 		if local, ok := gw.(InProcess); !ok || !local.InProcess() {
 			// A retry resumes here: acceptKSN finds this payment by its
 			// key and the gateway answers its reference again.
-			if err := idempotency.RecoveryPoint(ctx, "terminal_payment.authorize", payID); err != nil {
+			if err := cl.RecoveryPoint(ctx, "terminal_payment.authorize", payID); err != nil {
 				return payments.Intent{}, err
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/auth"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/store"
 )
@@ -64,7 +63,7 @@ const DeclineNotReceived = "processing_error"
 // ledger credit; a decline: the canceled intent), once whoever else records
 // it. A gateway with no record of the payment has never authorised it; that
 // is recorded as a decline only when no request holds the payment at its
-// recovery point (a POS retrying within idempotency.ResumeGrace resumes it
+// recovery point (a POS retrying within its grace resumes it
 // and sends it). It returns the payment's status afterwards.
 func (s *Service) ReconcileAuthorization(ctx context.Context, payID string) (string, error) {
 	var (
@@ -116,7 +115,7 @@ func (s *Service) ReconcileAuthorization(ctx context.Context, payID string) (str
 		held := true
 		err := s.db.InTx(ctx, func(tx *store.Tx) error {
 			var err error
-			if held, err = idempotency.Holds(ctx, tx, payID, tx.Now()); err != nil || held {
+			if held, err = s.holds(ctx, tx, payID, tx.Now()); err != nil || held {
 				return err
 			}
 			res, err := tx.Exec(ctx, "UPDATE terminal_payments SET status = ?, updated_at = ? WHERE id = ? AND status = ?",

@@ -1,8 +1,10 @@
 package terminals
 
 import (
+	"context"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/store"
@@ -17,6 +19,10 @@ type Config struct {
 	// SetRecorder) card-present payments answer 503.
 	Recorder IntentRecorder
 	Logger   *slog.Logger
+	// Holds reports whether an idempotent request in flight holds ref at a
+	// recovery point (idempotency.Holds, handed over by the wiring), run in
+	// the transaction that would decide about ref. Nil: none ever does.
+	Holds func(ctx context.Context, tx *store.Tx, ref string, now time.Time) (bool, error)
 }
 
 // Service is the terminal registry and the card-present payment pipeline.
@@ -26,6 +32,7 @@ type Service struct {
 	gateways GatewaySelector
 	recorder atomic.Pointer[recorderBox]
 	log      *slog.Logger
+	holds    func(ctx context.Context, tx *store.Tx, ref string, now time.Time) (bool, error)
 }
 
 type recorderBox struct{ IntentRecorder }
@@ -35,7 +42,10 @@ func NewService(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Service{db: cfg.DB, keys: cfg.Keys, gateways: cfg.Gateways, log: cfg.Logger}
+	if cfg.Holds == nil {
+		cfg.Holds = func(context.Context, *store.Tx, string, time.Time) (bool, error) { return false, nil }
+	}
+	s := &Service{db: cfg.DB, keys: cfg.Keys, gateways: cfg.Gateways, log: cfg.Logger, holds: cfg.Holds}
 	s.SetRecorder(cfg.Recorder)
 	return s
 }

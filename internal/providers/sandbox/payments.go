@@ -172,7 +172,7 @@ func (s *Sandbox) decisive(ctx context.Context, p providers.Payment) (providers.
 	case providers.KYCBlocked.Name:
 		return providers.Result{Outcome: providers.Review}, true, nil
 	case providers.NetworkTimeout.Name:
-		if err := wait(ctx, s.cfg.TimeoutDelay); err != nil {
+		if err := wait(ctx, p, s.cfg.TimeoutDelay); err != nil {
 			return providers.Result{}, true, err
 		}
 		return failed("provider_timeout", "The provider did not answer in time."), true, nil

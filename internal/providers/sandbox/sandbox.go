@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/providers"
 )
 
@@ -117,15 +116,17 @@ func notOffered(param, rail, name string) *errs.Error {
 }
 
 // wait sleeps d unless ctx ends first. Before it sleeps, an idempotent
-// request that did not read its key yet does (idempotency.LookUp): a retry
-// of a request already answered replays that answer at once rather than
-// after the simulated delay.
-func wait(ctx context.Context, d time.Duration) error {
+// request that did not read its key yet does (p.BeforeDelay): a retry of a
+// request already answered replays that answer at once rather than after
+// the simulated delay.
+func wait(ctx context.Context, p providers.Payment, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	if err := idempotency.LookUp(ctx); err != nil {
-		return err
+	if p.BeforeDelay != nil {
+		if err := p.BeforeDelay(ctx); err != nil {
+			return err
+		}
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
