@@ -23,7 +23,7 @@ func TestSmallAdvance(t *testing.T) {
 					if os.Getenv("CI") == "true" {
 						t.Fatal("PAYD_TEST_DATABASE_URL is not set (required under CI=true)")
 					}
-					t.Skip("set PAYD_TEST_DATABASE_URL to run on PostgreSQL")
+					t.Skip("PostgreSQL tests skipped: set PAYD_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/payd_test?sslmode=disable to run them")
 				}
 			}
 			if err := measure(db, 20, 4, 2*time.Minute); err != nil {
