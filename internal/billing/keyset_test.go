@@ -2,8 +2,6 @@ package billing
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -64,47 +62,7 @@ func TestRunScansAreKeysets(t *testing.T) {
 // storetest.QueryPlan does, since the test's tables are empty.
 func runPlan(t *testing.T, db *store.DB, q string, args ...any) string {
 	t.Helper()
-	var plan strings.Builder
-	errPlanned := errors.New("planned")
-	err := db.InTx(context.Background(), func(tx *store.Tx) error {
-		ctx := context.Background()
-		if err := tx.PreferIndexes(ctx); err != nil {
-			return err
-		}
-		if err := tx.PreferIndexOrder(ctx); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, tx.Engine().ExplainPrefix(false)+q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		cols, err := rows.Columns()
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			for i := range vals {
-				vals[i] = new(any)
-			}
-			if err := rows.Scan(vals...); err != nil {
-				return err
-			}
-			for _, v := range vals {
-				fmt.Fprintf(&plan, "%v ", *v.(*any))
-			}
-			plan.WriteString("\n")
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return errPlanned // roll back
-	})
-	if !errors.Is(err, errPlanned) {
-		t.Fatal(err)
-	}
-	return plan.String()
+	return storetest.QueryPlanIn(t, db, func(ctx context.Context, tx *store.Tx) error { return tx.PreferIndexOrder(ctx) }, q, args...)
 }
 
 // TestSmallChunksManyWorkers: with chunks of three rows and four workers

@@ -203,12 +203,25 @@ func Count(tb testing.TB, db *store.DB, q string, args ...any) int {
 // serves the query at all. The transaction is rolled back, so q may write.
 func QueryPlan(tb testing.TB, db *store.DB, q string, args ...any) string {
 	tb.Helper()
+	return QueryPlanIn(tb, db, nil, q, args...)
+}
+
+// QueryPlanIn is QueryPlan in a transaction that prepare (when not nil) has
+// set up first as the code under test sets up its own (for example with
+// store.Tx.PreferIndexOrder).
+func QueryPlanIn(tb testing.TB, db *store.DB, prepare func(context.Context, *store.Tx) error, q string, args ...any) string {
+	tb.Helper()
 	var plan strings.Builder
 	errPlanned := errors.New("planned")
 	err := db.InTx(context.Background(), func(tx *store.Tx) error {
 		ctx := context.Background()
 		if err := tx.PreferIndexes(ctx); err != nil {
 			return err
+		}
+		if prepare != nil {
+			if err := prepare(ctx, tx); err != nil {
+				return err
+			}
 		}
 		rows, err := tx.Query(ctx, tx.Engine().ExplainPrefix(false)+q, args...)
 		if err != nil {
