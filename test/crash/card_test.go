@@ -55,18 +55,7 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 	if !*full {
 		payments, crashes = 12, 2
 	}
-	keys := filepath.Join(t.TempDir(), "p2pe.json")
-	if err := os.WriteFile(keys, []byte(`{"countertop":"`+crashBDK+`"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	prov := startProvider(t, sim.Config{})
-	f := &keyedload.Fleet{}
-	callbacks, _ := front(t, f)
-	cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
-		"PAYD_P2PE_KEYS="+keys, "PAYD_RECONCILE_INTERVAL="+map[string]string{"reconciliation": "1s", "retry": "1m"}[settler])
-	goLive(t, cl, prov, "wallet_a")
-	term, dev := liveTerminal(t, cl)
-	num, _ := money.Numeric("DJF")
+	prov, cl, term, dev, num := liveCardCluster(t, engine, n, settler)
 
 	every := max(payments/(crashes+1), 1)
 	var restarting sync.WaitGroup
@@ -138,6 +127,27 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 	}
 }
 
+// liveCardCluster starts n payd processes on engine, live on the provider
+// simulator's wallet_a rail with the crash tests' P2PE key, reconciling every
+// second (settler "reconciliation") or every minute (settler "retry", so
+// that retries settle what a dead process left), and registers one live
+// countertop terminal: the set-up the card crash tests share.
+func liveCardCluster(t *testing.T, engine storetest.Engine, n int, settler string) (*provider, *cluster, string, *simulator.Device, string) {
+	keys := filepath.Join(t.TempDir(), "p2pe.json")
+	if err := os.WriteFile(keys, []byte(`{"countertop":"`+crashBDK+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prov := startProvider(t, sim.Config{})
+	f := &keyedload.Fleet{}
+	callbacks, _ := front(t, f)
+	cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
+		"PAYD_P2PE_KEYS="+keys, "PAYD_RECONCILE_INTERVAL="+map[string]string{"reconciliation": "1s", "retry": "1m"}[settler])
+	goLive(t, cl, prov, "wallet_a")
+	term, dev := liveTerminal(t, cl)
+	num, _ := money.Numeric("DJF")
+	return prov, cl, term, dev, num
+}
+
 // liveTerminal registers and activates a countertop terminal on the
 // cluster's live key and returns it with its device, which encrypts under
 // crashBDK.
@@ -195,18 +205,7 @@ func captureCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 	if !*full {
 		payments, crashes = 8, 2
 	}
-	keys := filepath.Join(t.TempDir(), "p2pe.json")
-	if err := os.WriteFile(keys, []byte(`{"countertop":"`+crashBDK+`"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	prov := startProvider(t, sim.Config{})
-	f := &keyedload.Fleet{}
-	callbacks, _ := front(t, f)
-	cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
-		"PAYD_P2PE_KEYS="+keys, "PAYD_RECONCILE_INTERVAL="+map[string]string{"reconciliation": "1s", "retry": "1m"}[settler])
-	goLive(t, cl, prov, "wallet_a")
-	term, dev := liveTerminal(t, cl)
-	num, _ := money.Numeric("DJF")
+	prov, cl, term, dev, num := liveCardCluster(t, engine, n, settler)
 
 	// Authorised, held: nothing is killed yet.
 	intents := map[string]string{} // authorise key → intent id
