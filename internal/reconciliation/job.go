@@ -178,8 +178,30 @@ func (s *Service) runCards(ctx context.Context) error {
 	if s.cfg.Cards == nil {
 		return nil
 	}
+	return s.askGateway(ctx, gatewayPass{
+		list: s.cfg.Cards.OpenAuthorizations, settle: s.cfg.Cards.ReconcileAuthorization,
+		object: "terminal_payment", logKey: "terminal_payment", unsettled: "authorizing", failure: "reconciliation: card gateway not answered",
+	})
+}
+
+// gatewayPass is one of reconciliation's passes over calls to the card
+// gateway whose answers were never recorded.
+type gatewayPass struct {
+	list   func(ctx context.Context, olderThan time.Time) ([]OpenAuthorization, error)
+	settle func(ctx context.Context, id string) (string, error)
+	// object names the rows in metrics, logKey their ids in logs;
+	// unsettled is the status a row keeps while the gateway's answer is
+	// still unknown (not logged as settled), failure the warning when the
+	// gateway could not be asked.
+	object, logKey, unsettled, failure string
+}
+
+// askGateway settles every call p lists that has waited longer than the
+// card gateway's timeout for its merchant; one that fails is asked about
+// again next run.
+func (s *Service) askGateway(ctx context.Context, p gatewayPass) error {
 	now := s.cfg.DB.Now()
-	open, err := s.cfg.Cards.OpenAuthorizations(ctx, now.Add(-minTimeout))
+	open, err := p.list(ctx, now.Add(-minTimeout))
 	if err != nil {
 		return err
 	}
@@ -190,16 +212,15 @@ func (s *Service) runCards(ctx context.Context) error {
 		if now.Sub(o.UpdatedAt) < s.cfg.Timeout(ctx, o.MerchantID, CardGatewayProvider) {
 			continue
 		}
-		status, err := s.cfg.Cards.ReconcileAuthorization(ctx, o.ID)
+		status, err := p.settle(ctx, o.ID)
 		if err != nil {
-			s.cfg.Counted("terminal_payment", "error")
-			s.cfg.Logger.Warn("reconciliation: card gateway not answered", "terminal_payment", o.ID,
-				"merchant_id", o.MerchantID, "err", err)
+			s.cfg.Counted(p.object, "error")
+			s.cfg.Logger.Warn(p.failure, p.logKey, o.ID, "merchant_id", o.MerchantID, "err", err)
 			continue
 		}
-		s.cfg.Counted("terminal_payment", status)
-		if status != "authorizing" {
-			s.cfg.Logger.Info("reconciliation: settled", "terminal_payment", o.ID, "status", status)
+		s.cfg.Counted(p.object, status)
+		if status != p.unsettled {
+			s.cfg.Logger.Info("reconciliation: settled", p.logKey, o.ID, "status", status)
 		}
 	}
 	return nil
@@ -207,11 +228,9 @@ func (s *Service) runCards(ctx context.Context) error {
 
 // OpenSettlement is a live intent whose held card authorisation's capture
 // or release was sent to the card gateway without its answer recorded.
-type OpenSettlement struct {
-	ID         string // pi_...
-	MerchantID string
-	UpdatedAt  time.Time
-}
+//
+// It has an authorisation's fields (the intent's pi_ id in ID).
+type OpenSettlement = OpenAuthorization
 
 // SettlementReconciler is the manual-capture side of reconciliation
 // (payments.Service through the wiring).
@@ -234,27 +253,8 @@ func (s *Service) runSettlements(ctx context.Context) error {
 	if s.cfg.Settlements == nil {
 		return nil
 	}
-	now := s.cfg.DB.Now()
-	open, err := s.cfg.Settlements.OpenSettlements(ctx, now.Add(-minTimeout))
-	if err != nil {
-		return err
-	}
-	for _, o := range open {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if now.Sub(o.UpdatedAt) < s.cfg.Timeout(ctx, o.MerchantID, CardGatewayProvider) {
-			continue
-		}
-		status, err := s.cfg.Settlements.ReconcileSettlement(ctx, o.ID)
-		if err != nil {
-			s.cfg.Counted("payment_intent_settlement", "error")
-			s.cfg.Logger.Warn("reconciliation: card gateway capture or release not settled", "payment_intent", o.ID,
-				"merchant_id", o.MerchantID, "err", err)
-			continue
-		}
-		s.cfg.Counted("payment_intent_settlement", status)
-		s.cfg.Logger.Info("reconciliation: settled", "payment_intent", o.ID, "status", status)
-	}
-	return nil
+	return s.askGateway(ctx, gatewayPass{
+		list: s.cfg.Settlements.OpenSettlements, settle: s.cfg.Settlements.ReconcileSettlement,
+		object: "payment_intent_settlement", logKey: "payment_intent", failure: "reconciliation: card gateway capture or release not settled",
+	})
 }
