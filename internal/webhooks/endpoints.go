@@ -40,7 +40,8 @@ type Endpoint struct {
 	MaxRate *int `json:"max_rate"`
 	// PreviousSecretExpiresAt is when the secret replaced by the last
 	// rotation stops signing deliveries (until then each carries both
-	// signatures); nil when no previous secret was kept.
+	// signatures); nil when no previous secret was kept. A past time stays
+	// as the record of when the old secret stopped signing.
 	PreviousSecretExpiresAt *Time  `json:"previous_secret_expires_at"`
 	Secret                  string `json:"secret,omitempty"`
 
