@@ -341,11 +341,26 @@ func (s *Service) OpenSettlements(ctx context.Context, olderThan time.Time) ([]O
 // anything twice, even while the request that started the settlement
 // resumes at the same time: the gateway answers a key once, and the
 // settlement row is deleted once. It returns the intent's status afterwards.
+// A settlement it could not finish (the gateway not asked, or refusing) is
+// asked about again next run; its row's updated_at moves so that the
+// others in flight come first, and rows that keep failing cannot hold
+// every place of a run's batch.
 func (s *Service) ReconcileSettlement(ctx context.Context, id string) (Status, error) {
 	r, err := loadByID(ctx, s.db, id)
 	if err != nil {
 		return "", err
 	}
+	status, err := s.reconcileSettlement(ctx, r)
+	if err != nil {
+		if _, uerr := s.db.Exec(ctx, "UPDATE payment_intent_settlements SET updated_at = ? WHERE payment_intent_id = ?",
+			store.Micros(s.db.Now()), id); uerr != nil {
+			return r.Status, uerr
+		}
+	}
+	return status, err
+}
+
+func (s *Service) reconcileSettlement(ctx context.Context, r *record) (Status, error) {
 	st, err := s.holdSettler(ctx, r)
 	if err != nil || st == nil {
 		return r.Status, err
@@ -355,20 +370,14 @@ func (s *Service) ReconcileSettlement(ctx context.Context, id string) (Status, e
 		return r.Status, err
 	}
 	if found && h.Status != providers.Held {
-		out, err := s.recordSettlement(ctx, id, h)
+		out, err := s.recordSettlement(ctx, r.ID, h)
 		if err != nil {
 			return r.Status, err
 		}
 		return out.Status, nil
 	}
-	out, err := s.sendSettlement(ctx, st, id)
+	out, err := s.sendSettlement(ctx, st, r.ID)
 	if err != nil {
-		// Asked again next run; the row's updated_at moves so that the
-		// oldest others come first.
-		if _, uerr := s.db.Exec(ctx, "UPDATE payment_intent_settlements SET updated_at = ? WHERE payment_intent_id = ?",
-			store.Micros(s.db.Now()), id); uerr != nil {
-			return r.Status, uerr
-		}
 		return r.Status, err
 	}
 	return out.Status, nil

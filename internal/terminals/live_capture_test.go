@@ -243,6 +243,22 @@ func TestLiveManualCapture(t *testing.T) {
 			}
 			// A capture now is refused: the release is decided.
 			requireError(t, lc.post(t, "/v1/payment_intents/"+in.ID+"/capture", nil, newKey()), 409, "invalid_state", "")
+			// A run that cannot even ask the gateway moves the row behind
+			// the others, so rows that keep failing cannot fill every run.
+			old := store.Micros(e.Main.DB.Now().Add(-time.Hour))
+			if _, err := e.Main.DB.Exec(ctx, "UPDATE payment_intent_settlements SET updated_at = ? WHERE payment_intent_id = ?", old, in.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Main.PaymentIntents().ReconcileSettlement(ctx, in.ID); err == nil {
+				t.Fatal("reconciled while the gateway answers 500")
+			}
+			var updated int64
+			if err := e.Main.DB.QueryRow(ctx, "SELECT updated_at FROM payment_intent_settlements WHERE payment_intent_id = ?", in.ID).Scan(&updated); err != nil {
+				t.Fatal(err)
+			}
+			if updated <= old {
+				t.Fatalf("the release's row kept updated_at %d after a failed run", updated)
+			}
 			s.SetFaults(0, 0)
 			got := lc.waitIntent(t, in.ID, "canceled")
 			if got.CancellationReason != nil {
