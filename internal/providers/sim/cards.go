@@ -113,6 +113,19 @@ func findAuth(a *account, key string) *cardAuth {
 	return a.auths[key]
 }
 
+// heldAuth is the authorized authorisation key (a.mu held) that a capture
+// or a void (done: "captured", "voided") changes, or the answer refusing it.
+func heldAuth(a *account, key, done string) (*cardAuth, answer, bool) {
+	au := findAuth(a, key)
+	switch {
+	case au == nil:
+		return nil, errAnswer(http.StatusNotFound, "authorization_not_found", "no such card authorisation", ""), false
+	case au.Status != protocol.AuthorizationAuthorized:
+		return nil, errAnswer(http.StatusConflict, "invalid_state", "only an authorized authorisation can be "+done+"; this one is "+au.Status, ""), false
+	}
+	return au, answer{}, true
+}
+
 // cardAuthByID handles GET /{provider}/v1/card_authorizations/{id} (the
 // gateway's id or the merchant's reference).
 func (s *Sim) cardAuthByID(r *http.Request, a *account, _ []byte) answer {
@@ -153,12 +166,10 @@ func (s *Sim) captureCard(r *http.Request, a *account, body []byte) answer {
 	now := s.cfg.Now().UTC()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	au := findAuth(a, r.PathValue("id"))
+	au, ans, ok := heldAuth(a, r.PathValue("id"), "captured")
 	switch {
-	case au == nil:
-		return errAnswer(http.StatusNotFound, "authorization_not_found", "no such card authorisation", "")
-	case au.Status != protocol.AuthorizationAuthorized:
-		return errAnswer(http.StatusConflict, "invalid_state", "only an authorized authorisation can be captured; this one is "+au.Status, "")
+	case !ok:
+		return ans
 	case req.AmountMinor <= 0 || req.AmountMinor > au.AmountMinor:
 		return errAnswer(http.StatusBadRequest, "amount_too_large", "amount_minor must be positive and at most the authorised amount", "amount_minor")
 	}
@@ -176,12 +187,9 @@ func (s *Sim) voidCard(r *http.Request, a *account, body []byte) answer {
 	now := s.cfg.Now().UTC()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	au := findAuth(a, r.PathValue("id"))
-	switch {
-	case au == nil:
-		return errAnswer(http.StatusNotFound, "authorization_not_found", "no such card authorisation", "")
-	case au.Status != protocol.AuthorizationAuthorized:
-		return errAnswer(http.StatusConflict, "invalid_state", "only an authorized authorisation can be voided; this one is "+au.Status, "")
+	au, ans, ok := heldAuth(a, r.PathValue("id"), "voided")
+	if !ok {
+		return ans
 	}
 	au.Status, au.UpdatedAt = protocol.AuthorizationVoided, now
 	return answer{status: http.StatusOK, body: au.CardAuthorization, hang: s.hangNow()}

@@ -232,14 +232,11 @@ func (s *Sim) capturePayment(r *http.Request, a *account, body []byte) answer {
 	}
 	now := s.cfg.Now().UTC()
 	a.mu.Lock()
-	p := a.lookupPayment(r.PathValue("id"))
+	p, ans, ok := a.heldPayment(r.PathValue("id"), "captured")
 	switch {
-	case p == nil:
+	case !ok:
 		a.mu.Unlock()
-		return errAnswer(http.StatusNotFound, "payment_not_found", "no such payment", "")
-	case p.Status != protocol.StatusAuthorized:
-		a.mu.Unlock()
-		return errAnswer(http.StatusConflict, "invalid_state", "only an authorized payment can be captured; this one is "+p.Status, "")
+		return ans
 	case req.AmountMinor <= 0 || req.AmountMinor > p.AmountMinor:
 		a.mu.Unlock()
 		return errAnswer(http.StatusBadRequest, "amount_too_large", "amount_minor must be positive and at most the authorised amount", "amount_minor")
@@ -261,20 +258,29 @@ func (s *Sim) voidPayment(r *http.Request, a *account, body []byte) answer {
 	}
 	now := s.cfg.Now().UTC()
 	a.mu.Lock()
-	p := a.lookupPayment(r.PathValue("id"))
-	switch {
-	case p == nil:
+	p, ans, ok := a.heldPayment(r.PathValue("id"), "voided")
+	if !ok {
 		a.mu.Unlock()
-		return errAnswer(http.StatusNotFound, "payment_not_found", "no such payment", "")
-	case p.Status != protocol.StatusAuthorized:
-		a.mu.Unlock()
-		return errAnswer(http.StatusConflict, "invalid_state", "only an authorized payment can be voided; this one is "+p.Status, "")
+		return ans
 	}
 	ev := s.fail(a, p, now, &protocol.Failure{Code: protocol.FailureVoided, Message: "The authorisation was released."})
 	view := p.Payment
 	a.mu.Unlock()
 	s.send(a, ev)
 	return answer{status: http.StatusOK, body: view, hang: s.hangNow()}
+}
+
+// heldPayment is the authorized payment id (a.mu held) that a capture or a
+// void (done: "captured", "voided") changes, or the answer refusing it.
+func (a *account) heldPayment(id, done string) (*payment, answer, bool) {
+	p := a.lookupPayment(id)
+	switch {
+	case p == nil:
+		return nil, errAnswer(http.StatusNotFound, "payment_not_found", "no such payment", ""), false
+	case p.Status != protocol.StatusAuthorized:
+		return nil, errAnswer(http.StatusConflict, "invalid_state", "only an authorized payment can be "+done+"; this one is "+p.Status, ""), false
+	}
+	return p, answer{}, true
 }
 
 // fail refuses p (a.mu held) and returns its callback.
