@@ -333,6 +333,44 @@ func TestLiveManualCapture(t *testing.T) {
 			}
 		})
 
+		t.Run("reconciliation leaves a payment its request holds at the gateway call", func(t *testing.T) {
+			// The request committed its recovery point and is sending the
+			// card: the gateway has no record of it yet. Reconciliation
+			// must not record "never received" (the wiring hands the
+			// terminals service the key's lease check): the request's
+			// approval then lands on a payment still authorizing.
+			held, release := make(chan struct{}, 1), make(chan struct{})
+			var once sync.Once
+			s := apptest.StartSim(t, sim.Config{Before: func(_, op string) {
+				if op == "card_authorize" {
+					once.Do(func() { held <- struct{}{}; <-release })
+				}
+			}})
+			lc := goLiveCard(t, h, s, "wallet_a", "5s")
+			body := lc.body(t, cardgateway.CardApproved, 450)
+			done := make(chan *apptest.Response, 1)
+			go func() { done <- lc.pay(t, body, newKey()) }()
+			select {
+			case <-held:
+			case r := <-done:
+				t.Fatalf("payment answered %d %s before reaching the gateway", r.Status, r.Body)
+			}
+			var payID string
+			err := e.Main.DB.QueryRow(ctx, "SELECT id FROM terminal_payments WHERE terminal_id = ?", lc.termID).Scan(&payID)
+			var st string
+			if err == nil {
+				st, err = h.svc.ReconcileAuthorization(ctx, payID)
+			}
+			close(release)
+			r := <-done
+			if err != nil || st != "authorizing" {
+				t.Fatalf("reconciling while the request sends the card: %q %v, want it left authorizing", st, err)
+			}
+			if in := decodeIntent(t, r, 201); in.Status != "succeeded" {
+				t.Fatalf("payment: %+v", in)
+			}
+		})
+
 		t.Run("authorisation answer lost, reconciled as held", func(t *testing.T) {
 			s := apptest.StartSim(t, sim.Config{TimeoutRate: 1, HangFor: 5 * time.Second})
 			lc := goLiveCard(t, h, s, "wallet_a", "300ms")
