@@ -176,7 +176,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		resp.send(w)
 	case out.Stage == idempotency.StageRefused, out.Stage == idempotency.StageClaim, out.Stage == idempotency.StageRun:
 		giveUp(w, r, out.Err)
-	case out.Stage == idempotency.StageAgain && unavailable(out.Err):
+	case unavailable(out.Err):
+		// The database took no writes (gone, or a standby), including
+		// when storing the answer: nothing committed, and a retry with
+		// the key settles it.
 		giveUp(w, r, out.Err)
 	default:
 		WriteError(w, r, errs.Internal(out.Err))

@@ -3,6 +3,8 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,7 +14,9 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/api"
+	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 	"github.com/payd/payd/internal/testutil"
@@ -210,5 +214,40 @@ func TestAnswerLostPastRecoveryPointResumes(t *testing.T) {
 	w := postKeyed(s, key, "/v1/test/lost_answer", "lost-1")
 	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), "obj_lost") {
 		t.Fatalf("answered %d %s; want 201, resumed from obj_lost", w.Code, w.Body)
+	}
+}
+
+// TestKeyedAnswerOnStandbyIs503 (PostgreSQL): a keyed request whose handler
+// wrote nothing (it answered a validation error) still writes its key's row
+// with its answer; when that write reaches a server taking no writes (a
+// standby, during a failover: SQLSTATE 25006, played here by a pool whose
+// sessions are read-only), the request answers 503 database_unavailable
+// with Retry-After, not 500: nothing committed and a retry settles it.
+func TestKeyedAnswerOnStandbyIs503(t *testing.T) {
+	u := storetest.MigratedURL(t, storetest.Postgres)
+	rw, err := store.Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rw.Close() })
+	_, key, _ := apiOnDB(t, rw, "Standby answer")
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	ro, err := store.Open(context.Background(), u+sep+"default_transaction_read_only=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	box, _ := secretbox.New("")
+	s := api.NewServer(api.Config{DB: ro, Merchants: merchants.NewService(ro, box), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s.Handle("POST /v1/test/refuse", func(w http.ResponseWriter, r *http.Request) error {
+		return errs.Invalid("n", "parameter_invalid", "n is refused")
+	})
+	w := postKeyed(s, key, "/v1/test/refuse", "standby-answer-1")
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), `"database_unavailable"`) || w.Header().Get("Retry-After") == "" {
+		t.Errorf("a keyed answer whose key's write reached a standby: %d %s (Retry-After %q), want 503 database_unavailable with Retry-After",
+			w.Code, w.Body, w.Header().Get("Retry-After"))
 	}
 }

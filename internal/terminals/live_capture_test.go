@@ -292,6 +292,101 @@ func TestLiveManualCapture(t *testing.T) {
 			}
 		})
 
+		t.Run("capture and cancel commit their recovery point on the request's key", func(t *testing.T) {
+			// While the gateway holds the call, the settlement and the
+			// recovery point on this request's Idempotency-Key have
+			// committed: a retry after a crash resumes from them. A
+			// handler that handed the operation store.NoClaim would
+			// commit nothing before the call.
+			held, release := make(chan string, 1), make(chan struct{})
+			var hold sync.Mutex
+			holding := ""
+			s := apptest.StartSim(t, sim.Config{Before: func(_, op string) {
+				hold.Lock()
+				blocked, wait := op == holding, release
+				hold.Unlock()
+				if blocked {
+					held <- op
+					<-wait
+				}
+			}})
+			lc := goLiveCard(t, h, s, "wallet_a", "5s")
+			for _, c := range []struct{ path, op, want string }{
+				{"capture", "card_capture", "succeeded"},
+				{"cancel", "card_void", "canceled"},
+			} {
+				in := lc.authorizeHeld(t, s, 700)
+				key := newKey()
+				hold.Lock()
+				holding = c.op
+				hold.Unlock()
+				done := make(chan *apptest.Response, 1)
+				go func() { done <- lc.post(t, "/v1/payment_intents/"+in.ID+"/"+c.path, nil, key) }()
+				select {
+				case <-held:
+				case r := <-done:
+					t.Fatalf("%s answered %d %s before reaching the gateway", c.path, r.Status, r.Body)
+				}
+				var point, ref, state string
+				err := e.Main.DB.QueryRow(ctx, `SELECT COALESCE(recovery_point, ''), COALESCE(recovery_ref, ''), state
+					FROM idempotency_keys WHERE idem_key = ?`, key).Scan(&point, &ref, &state)
+				hold.Lock()
+				holding = ""
+				close(release)
+				release = make(chan struct{})
+				hold.Unlock()
+				r := <-done
+				if err != nil {
+					t.Fatalf("%s: the request's key has no committed row while the gateway holds the call: %v", c.path, err)
+				}
+				if point != "payment_intent.settle" || ref != in.ID || state != "in_flight" {
+					t.Fatalf("%s: key at %q %q (%s), want recovery point payment_intent.settle %q in flight", c.path, point, ref, state, in.ID)
+				}
+				if got := lc.intent(t, in.ID); r.Status != 200 || got.Status != c.want {
+					t.Fatalf("%s: %d %s, intent %s", c.path, r.Status, r.Body, got.Status)
+				}
+				lc.settledOnce(t, in.ID, c.path == "capture")
+			}
+		})
+
+		t.Run("reconciliation leaves a payment its request holds at the gateway call", func(t *testing.T) {
+			// The request committed its recovery point and is sending the
+			// card: the gateway has no record of it yet. Reconciliation
+			// must not record "never received" (the wiring hands the
+			// terminals service the key's lease check): the request's
+			// approval then lands on a payment still authorizing.
+			held, release := make(chan struct{}, 1), make(chan struct{})
+			var once sync.Once
+			s := apptest.StartSim(t, sim.Config{Before: func(_, op string) {
+				if op == "card_authorize" {
+					once.Do(func() { held <- struct{}{}; <-release })
+				}
+			}})
+			lc := goLiveCard(t, h, s, "wallet_a", "5s")
+			body := lc.body(t, cardgateway.CardApproved, 450)
+			done := make(chan *apptest.Response, 1)
+			go func() { done <- lc.pay(t, body, newKey()) }()
+			select {
+			case <-held:
+			case r := <-done:
+				t.Fatalf("payment answered %d %s before reaching the gateway", r.Status, r.Body)
+			}
+			var payID string
+			err := e.Main.DB.QueryRow(ctx, "SELECT id FROM terminal_payments WHERE terminal_id = ?", lc.termID).Scan(&payID)
+			var st string
+			if err == nil {
+				st, err = h.svc.ReconcileAuthorization(ctx, payID)
+			}
+			close(release)
+			r := <-done
+			if err != nil || st != "authorizing" {
+				t.Fatalf("reconciling while the request sends the card: %q %v, want it left authorizing", st, err)
+			}
+			if in := decodeIntent(t, r, 201); in.Status != "succeeded" {
+				t.Fatalf("payment: %+v", in)
+			}
+		})
+
 		t.Run("authorisation answer lost, reconciled as held", func(t *testing.T) {
 			s := apptest.StartSim(t, sim.Config{TimeoutRate: 1, HangFor: 5 * time.Second})
 			lc := goLiveCard(t, h, s, "wallet_a", "300ms")

@@ -17,6 +17,7 @@ package upgrade
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -114,10 +115,21 @@ func TestRollingUpgrade(t *testing.T) {
 // why it cannot (skip: the history is not there).
 func buildPrevious(t *testing.T, dir string) (bin, skip string, err error) {
 	root := testutil.RepoRoot(t)
-	if err := exec.Command("git", "-C", root, "cat-file", "-e", previousRelease+"^{commit}").Run(); err != nil {
+	// An ancestor of HEAD, not merely an object this checkout holds: a
+	// commit left from a branch that was rebased or dropped is found here
+	// but not in a fresh clone, where the test would then skip (and fail
+	// under CI=true).
+	out, err := exec.Command("git", "-C", root, "merge-base", "--is-ancestor", previousRelease, "HEAD").CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return "", "", fmt.Errorf("previousRelease %.12s is not in the history of HEAD: a fresh clone would not have it; set it to a commit of this branch", previousRelease)
+	default:
 		shallow, _ := exec.Command("git", "-C", root, "rev-parse", "--is-shallow-repository").Output()
 		return "", fmt.Sprintf("git history unavailable: the rolling-upgrade test builds payd at commit %.12s, which this checkout does not have "+
-			"(shallow clone: %s; %v); fetch it with `git fetch --unshallow` to run the test", previousRelease, strings.TrimSpace(string(shallow)), err), nil
+			"(shallow clone: %s; %v: %s); fetch it with `git fetch --unshallow` to run the test",
+			previousRelease, strings.TrimSpace(string(shallow)), err, strings.TrimSpace(string(out))), nil
 	}
 	start := time.Now()
 	src := filepath.Join(dir, "src")
