@@ -311,6 +311,12 @@ func settle(bg context.Context, claim *Claim, ans Answer, o Options) (out Outcom
 		// failure while storing, before anything committed.
 		return Outcome{}, true, err
 	}
+	// Storing the answer failed for certain (its writes rolled back): past a
+	// recovery point the key's lease ends now, as for any run that ended
+	// without an answer, so a retry resumes at once instead of meeting it.
+	if aerr := claim.Abort(bg); aerr != nil {
+		o.log(slog.LevelError, "release idempotency key", "err", aerr)
+	}
 	return Outcome{Err: err, Stage: StageFinish}, false, nil
 }
 
