@@ -824,12 +824,3 @@ func Holds(ctx context.Context, tx *store.Tx, ref string, now time.Time) (bool, 
 	}
 	return held, rows.Err()
 }
-
-// Purge deletes keys older than the retention period.
-func Purge(ctx context.Context, db *store.DB) (int64, error) {
-	res, err := db.Exec(ctx, "DELETE FROM idempotency_keys WHERE created_at < ?", store.Micros(db.Now().Add(-Retention)))
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}

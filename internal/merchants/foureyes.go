@@ -16,15 +16,11 @@ import (
 // key's settings never touch live money. Every capability that applies
 // four-eyes reads the threshold here, so the rule has one owner.
 func ApprovalThreshold(ctx context.Context, q store.Querier, merchantID string, livemode bool) (*int64, error) {
-	var t sql.NullInt64
-	err := q.QueryRow(ctx, "SELECT approval_threshold_minor FROM merchant_settings WHERE merchant_id = ? AND livemode = ?", merchantID, livemode).Scan(&t)
-	if store.IsNotFound(err) || (err == nil && !t.Valid) {
-		return nil, nil
-	}
+	c, err := ApprovalControls(ctx, q, merchantID, livemode)
 	if err != nil {
 		return nil, err
 	}
-	return &t.Int64, nil
+	return c.Threshold, nil
 }
 
 // SamePerson reports whether two principals (key_... or usr_... ids) count as

@@ -2,7 +2,6 @@ package payouts_test
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,28 +61,11 @@ func TestFourEyesCumulativeRace(t *testing.T) {
 		if r := e.Post("/v1/settings", map[string]any{"approval_threshold_minor": 5000}); r.Status != 200 {
 			t.Fatalf("settings %d %s", r.Status, r.Body)
 		}
-		const n = 8
-		statuses := make([]string, n)
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				_, statuses[i] = cumulativePayout(e, e.SK, 2000)
-			}(i)
-		}
-		wg.Wait()
-		through := 0
-		for i, s := range statuses {
-			switch s {
-			case "succeeded", "processing":
-				through++
-			case "requires_approval":
-			default:
-				t.Fatalf("payout %d: %s", i, s)
-			}
-		}
-		if through != 2 {
+		statuses := apptest.Concurrently(8, 0, func(int) string {
+			_, s := cumulativePayout(e, e.SK, 2000)
+			return s
+		})
+		if through, _ := apptest.TallyApproval(t, statuses, "succeeded", "processing"); through != 2 {
 			t.Fatalf("%d payouts of 2000 went through without approval, want 2 (threshold 5000): %v", through, statuses)
 		}
 		verifyLedger(t, e)

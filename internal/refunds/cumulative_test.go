@@ -2,7 +2,6 @@ package refunds_test
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,35 +64,16 @@ func TestFourEyesCumulativeRace(t *testing.T) {
 			t.Fatalf("earlier refund: %+v", re)
 		}
 		e.Main.DB.SetClock(func() time.Time { return time.Now().UTC() })
-		const n = 8
-		statuses := make([]string, n)
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				r := post(e, e.SK, "/v1/refunds", map[string]any{"payment_intent": pi, "amount_minor": 2000}, "")
-				var re refund
-				if r.Status == 201 {
-					r.JSON(t, &re)
-					statuses[i] = re.Status
-				} else {
-					statuses[i] = fmt.Sprintf("%d %s", r.Status, r.Body)
-				}
-			}(i)
-		}
-		wg.Wait()
-		through := 0
-		for i, s := range statuses {
-			switch s {
-			case "succeeded", "pending":
-				through++
-			case "requires_approval":
-			default:
-				t.Fatalf("refund %d: status %q", i, s)
+		statuses := apptest.Concurrently(8, 0, func(int) string {
+			r := post(e, e.SK, "/v1/refunds", map[string]any{"payment_intent": pi, "amount_minor": 2000}, "")
+			if r.Status != 201 {
+				return fmt.Sprintf("%d %s", r.Status, r.Body)
 			}
-		}
-		if through != 2 {
+			var re refund
+			r.JSON(t, &re)
+			return re.Status
+		})
+		if through, _ := apptest.TallyApproval(t, statuses, "succeeded", "pending"); through != 2 {
 			t.Fatalf("%d refunds of 2000 went through without approval, want 2 (threshold 5000): %v", through, statuses)
 		}
 		verifyLedger(t, e)

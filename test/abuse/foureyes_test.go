@@ -2,7 +2,6 @@ package abuse_test
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,38 +21,19 @@ func TestAbuseSplitPayouts(t *testing.T) {
 			t.Fatalf("settings %d %s", r.Status, r.Body)
 		}
 		const n, amount = 60, 499
-		var mu sync.Mutex
-		var through, waiting int
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 16)
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts", Key: e.SK,
-					Body: map[string]any{"amount": amount, "currency": "DJF", "provider": "wallet_b", "recipient_msisdn": "+25377123456"}})
-				if r.Status != 201 {
-					t.Errorf("payout: %d %s", r.Status, r.Body)
-					return
-				}
-				var p struct {
-					Status string `json:"status"`
-				}
-				r.JSON(t, &p)
-				mu.Lock()
-				defer mu.Unlock()
-				switch p.Status {
-				case "requires_approval":
-					waiting++
-				case "succeeded", "processing":
-					through++
-				default:
-					t.Errorf("payout status %q", p.Status)
-				}
-			}()
-		}
-		wg.Wait()
+		statuses := apptest.Concurrently(n, 16, func(int) string {
+			r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts", Key: e.SK,
+				Body: map[string]any{"amount": amount, "currency": "DJF", "provider": "wallet_b", "recipient_msisdn": "+25377123456"}})
+			if r.Status != 201 {
+				return fmt.Sprintf("%d %s", r.Status, r.Body)
+			}
+			var p struct {
+				Status string `json:"status"`
+			}
+			r.JSON(t, &p)
+			return p.Status
+		})
+		through, waiting := apptest.TallyApproval(t, statuses, "succeeded", "processing")
 		if through*amount > 5000 || through != 5000/amount || through+waiting != n {
 			t.Fatalf("%d payouts of %d went through without approval (%d waiting), want %d: the threshold is 5000",
 				through, amount, waiting, 5000/amount)
