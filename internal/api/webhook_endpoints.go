@@ -172,7 +172,7 @@ func (h webhookHandlers) rotateSecret(w http.ResponseWriter, r *http.Request) er
 		}
 		grace = time.Duration(n) * time.Second
 	}
-	ep, replayed, err := h.svc.RotateSecret(r.Context(), owner(r), r.PathValue("id"), grace, idem)
+	ep, replayed, err := h.svc.RotateSecret(r.Context(), owner(r), r.PathValue("id"), grace, idem, auth.Must(r.Context()).ID)
 	if err != nil {
 		return err
 	}

@@ -201,6 +201,26 @@ func TestRotateSecret(t *testing.T) {
 			rows.Close()
 		}
 		e.RequireSecretsAbsent(oldSecret, newSecret, rot3.Secret, rot4.Secret)
+
+		// Each rotation through the API is a row of the audit log naming
+		// the key (three rotations; replays and refusals write none).
+		a := e.Get("/v1/audit_events?action=" + webhooks.AuditRotateSecret)
+		var audit struct {
+			Data []struct {
+				Actor    struct{ Type string } `json:"actor"`
+				ObjectID string                `json:"object_id"`
+				Detail   string                `json:"detail"`
+			} `json:"data"`
+		}
+		a.JSON(t, &audit)
+		if a.Status != 200 || len(audit.Data) != 3 {
+			t.Fatalf("audit of API rotations: %d %s", a.Status, a.Body)
+		}
+		for _, row := range audit.Data {
+			if row.Actor.Type != "api_key" || row.ObjectID != ep.ID || strings.Contains(row.Detail, "whsec_") {
+				t.Fatalf("audit row: %+v", row)
+			}
+		}
 	})
 }
 
