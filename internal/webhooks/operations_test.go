@@ -99,6 +99,7 @@ func TestRotateSecret(t *testing.T) {
 		}{
 			{"negative", map[string]any{"expires_in_seconds": -1}},
 			{"over 7 days", map[string]any{"expires_in_seconds": 7*24*3600 + 1}},
+			{"past a Duration", map[string]any{"expires_in_seconds": int64(1) << 62}},
 			{"not a number", map[string]any{"expires_in_seconds": "soon"}},
 			{"fraction", map[string]any{"expires_in_seconds": 1.5}},
 		} {
