@@ -1266,7 +1266,7 @@ type WebhookEndpointWithSecret struct {
 // WebhookRecovery is an object of the API.
 type WebhookRecovery struct {
 	EndpointID string `json:"endpoint_id"`
-	// true when failed deliveries since then remain (the call's cap of 10,000, or the endpoint's waiting queue of 10,000, stopped it): call again later.
+	// true when failed deliveries since then remain (the call's cap of 1,000, or the endpoint's waiting queue of 10,000, stopped it): call again later.
 	HasMore bool   `json:"has_more"`
 	Object  string `json:"object"`
 	// Failed deliveries this call sent again (new deliveries of the same events).

@@ -67,7 +67,13 @@ func (b endpointRequest) params() (webhooks.EndpointParams, error) {
 
 // endpointIdempotency reads a request's Idempotency-Key for the routes that
 // keep it beside the endpoint (their answers hold a secret); nil without one.
-func endpointIdempotency(r *http.Request, body []byte) (*webhooks.Idempotency, error) {
+// It reads the body to hash it and leaves it in place for decoding.
+func endpointIdempotency(r *http.Request) (*webhooks.Idempotency, error) {
+	body, err := ReadBody(r)
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
 		return nil, nil
@@ -85,12 +91,7 @@ func endpointIdempotency(r *http.Request, body []byte) (*webhooks.Idempotency, e
 // endpoint instead: a repeat answers the same endpoint and secret with
 // Idempotent-Replayed: true; the key with another body is 422.
 func (h webhookHandlers) createEndpoint(w http.ResponseWriter, r *http.Request) error {
-	body, err := ReadBody(r)
-	if err != nil {
-		return err
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	idem, err := endpointIdempotency(r, body)
+	idem, err := endpointIdempotency(r)
 	if err != nil {
 		return err
 	}
@@ -148,12 +149,7 @@ func (h webhookHandlers) updateEndpoint(w http.ResponseWriter, r *http.Request) 
 // here). The body is optional: {"expires_in_seconds": n} says how long the
 // old secret keeps signing beside the new one (default 24 h, 0 to 7 days).
 func (h webhookHandlers) rotateSecret(w http.ResponseWriter, r *http.Request) error {
-	body, err := ReadBody(r)
-	if err != nil {
-		return err
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	idem, err := endpointIdempotency(r, body)
+	idem, err := endpointIdempotency(r)
 	if err != nil {
 		return err
 	}
@@ -165,14 +161,14 @@ func (h webhookHandlers) rotateSecret(w http.ResponseWriter, r *http.Request) er
 	}
 	grace := webhooks.DefaultSecretGrace
 	if req.ExpiresInSeconds != nil {
-		n := *req.ExpiresInSeconds
-		if n < 0 || n > int64(webhooks.MaxSecretGrace/time.Second) {
-			return errs.Invalid("expires_in_seconds", "parameter_invalid",
-				"expires_in_seconds must be from 0 (the old secret stops signing at once) to %d (7 days)", int64(webhooks.MaxSecretGrace/time.Second))
+		// RotateSecret refuses a grace out of range naming the field; one
+		// too large to be a Duration is out of range too.
+		grace = -1
+		if n := *req.ExpiresInSeconds; n >= 0 && n <= int64(webhooks.MaxSecretGrace/time.Second) {
+			grace = time.Duration(n) * time.Second
 		}
-		grace = time.Duration(n) * time.Second
 	}
-	ep, replayed, err := h.svc.RotateSecret(r.Context(), owner(r), r.PathValue("id"), grace, idem)
+	ep, replayed, err := h.svc.RotateSecret(r.Context(), owner(r), r.PathValue("id"), grace, idem, auth.Must(r.Context()).ID)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
-	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -46,15 +45,7 @@ func TestNormalizeEmail(t *testing.T) {
 func TestUserEmailNormalisedEverywhere(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		box, err := secretbox.New(strings.Repeat("5a", 32))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms := merchants.NewService(db, box)
-		m, err := ms.Create(ctx, merchants.CreateParams{Name: "Email Norm"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ms, m := newMerchant(t, db, "Email Norm")
 		if _, err := ms.CreateUser(ctx, m.MerchantID, "eve@example.com\r\nX-Injected: 1", "correct horse battery", "viewer"); !isEmailInvalid(err) {
 			t.Fatalf("create with CRLF: %v, want invalid email", err)
 		}

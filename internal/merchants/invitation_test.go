@@ -2,12 +2,9 @@ package merchants_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/payd/payd/internal/errs"
-	"github.com/payd/payd/internal/merchants"
-	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -24,15 +21,7 @@ func hasCode(err error, code string) bool {
 func TestSetOwnPassword(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		box, err := secretbox.New(strings.Repeat("5a", 32))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms := merchants.NewService(db, box)
-		m, err := ms.Create(ctx, merchants.CreateParams{Name: "Invitations"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ms, m := newMerchant(t, db, "Invitations")
 		admin, err := ms.CreateUser(ctx, m.MerchantID, "own@example.com", "own-password-1", "admin")
 		if err != nil {
 			t.Fatal(err)

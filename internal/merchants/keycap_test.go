@@ -9,7 +9,6 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
-	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -42,15 +41,7 @@ func activeKeys(t *testing.T, ms *merchants.Service, merchantID string, live boo
 func TestActiveKeysCapped(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		box, err := secretbox.New(strings.Repeat("5a", 32))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms := merchants.NewService(db, box)
-		m, err := ms.Create(ctx, merchants.CreateParams{Name: "Key Cap"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ms, m := newMerchant(t, db, "Key Cap")
 		other, err := ms.Create(ctx, merchants.CreateParams{Name: "Other"})
 		if err != nil {
 			t.Fatal(err)

@@ -142,7 +142,7 @@ func (s *Service) createKey(ctx context.Context, merchantID string, livemode boo
 		out = NewKey{Key: Key{ID: id, Object: "api_key", Kind: kind, Livemode: livemode, CreatedAt: tx.Now(),
 			Display: secret[:len(auth.KeyPrefix(kind, livemode))] + "…" + secret[len(secret)-4:]}, Secret: secret}
 		if auditAs != "" {
-			return auditSettings(ctx, tx, merchantID, livemode, auditAs, "api_key.create", id, kind+" key "+out.Display)
+			return AuditInTx(ctx, tx, merchantID, livemode, auditAs, "api_key.create", id, kind+" key "+out.Display)
 		}
 		return nil
 	})
@@ -284,7 +284,7 @@ func (s *Service) revokeKey(ctx context.Context, merchantID, keyID, auditAs stri
 		if err != nil || auditAs == "" {
 			return err
 		}
-		return auditSettings(ctx, tx, merchantID, live, auditAs, "api_key.revoke", keyID, "")
+		return AuditInTx(ctx, tx, merchantID, live, auditAs, "api_key.revoke", keyID, "")
 	})
 	if err == nil {
 		s.cache.purgeKeyID(keyID)

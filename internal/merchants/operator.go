@@ -95,7 +95,7 @@ func (s *Service) CreateUserByOperator(ctx context.Context, merchantID, email, r
 		if err != nil {
 			return err
 		}
-		return auditSettings(ctx, tx, merchantID, false, OperatorPrincipal, "user.create", u.ID, email+" as "+role)
+		return AuditInTx(ctx, tx, merchantID, false, OperatorPrincipal, "user.create", u.ID, email+" as "+role)
 	})
 	if err != nil {
 		return User{}, "", err

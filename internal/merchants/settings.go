@@ -153,7 +153,7 @@ func (s *Service) UpdateSettings(ctx context.Context, merchantID string, livemod
 			VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`, c.ID, merchantID, livemode, nullable(next.Threshold), window, by, store.Micros(c.CreatedAt)); err != nil {
 			return err
 		}
-		if err := auditSettings(ctx, tx, merchantID, livemode, by, "settings.change_requested", c.ID,
+		if err := AuditInTx(ctx, tx, merchantID, livemode, by, "settings.change_requested", c.ID,
 			describe(tight, next)+", waiting for another person"); err != nil {
 			return err
 		}
@@ -306,7 +306,7 @@ func applyControls(ctx context.Context, tx *store.Tx, merchantID string, livemod
 		if changeID != "" {
 			detail += " (approved change " + changeID + ")"
 		}
-		if err := auditSettings(ctx, tx, merchantID, livemode, by, "settings.loosened", changeID, detail); err != nil {
+		if err := AuditInTx(ctx, tx, merchantID, livemode, by, "settings.loosened", changeID, detail); err != nil {
 			return err
 		}
 	}
@@ -329,9 +329,10 @@ func describe(cur, next Controls) string {
 	return strings.Join(parts, ", ")
 }
 
-// auditSettings writes a row of the merchant's audit log (the log the portal
-// shows) in the change's own transaction.
-func auditSettings(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, principal, action, objectID, detail string) error {
+// AuditInTx writes a row of the merchant's audit log (the log the portal
+// shows and GET /v1/audit_events reads) in the change's own transaction, so
+// the row and the change commit together.
+func AuditInTx(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, principal, action, objectID, detail string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO portal_audit (id, merchant_id, livemode, principal_id, action, object_id, outcome, detail, ip, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, 'ok', ?, '', ?)`, ids.New("aud_"), merchantID, livemode, principal, action, objectID, detail, store.Micros(tx.Now()))
 	return err

@@ -208,8 +208,8 @@ func (p *Portal) rotateEndpointSecret(w http.ResponseWriter, r *http.Request, c 
 		}
 		grace = time.Duration(n) * time.Second
 	}
-	ep, _, err := p.webhooks().RotateSecret(r.Context(), owner(c), id, grace, nil)
-	p.audit(r.Context(), c, "webhook_endpoint.rotate_secret", id, err, "old secret signs for "+grace.String())
+	ep, _, err := p.webhooks().RotateSecret(r.Context(), owner(c), id, grace, nil, "")
+	p.audit(r.Context(), c, webhooks.AuditRotateSecret, id, err, "old secret signs for "+grace.String())
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderEndpoint(w, r, c, statusOf(err), v, id, "") })
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 )
 
@@ -19,6 +20,8 @@ const (
 	DefaultSecretGrace = 24 * time.Hour
 	// MaxSecretGrace bounds it.
 	MaxSecretGrace = 7 * 24 * time.Hour
+	// AuditRotateSecret is a rotation's action in the audit log.
+	AuditRotateSecret = "webhook_endpoint.rotate_secret"
 )
 
 // RotateSecret gives an endpoint a new signing secret and returns the
@@ -27,8 +30,11 @@ const (
 // a repeat answers the same secret (replayed true) while no later rotation
 // replaced it (409 idempotency_key_superseded afterwards), and the key with
 // another request is 422; like creation, the key is kept beside the endpoint
-// so the secret is never stored in clear.
-func (s *Service) RotateSecret(ctx context.Context, o Owner, id string, grace time.Duration, idem *Idempotency) (ep Endpoint, replayed bool, err error) {
+// so the secret is never stored in clear. With by (the principal, such as
+// an API key's id) the rotation is a row of the merchant's audit log written
+// in its own transaction; a replay writes none. The portal passes "" and
+// audits the attempt itself, refusals included.
+func (s *Service) RotateSecret(ctx context.Context, o Owner, id string, grace time.Duration, idem *Idempotency, by string) (ep Endpoint, replayed bool, err error) {
 	if grace < 0 || grace > MaxSecretGrace {
 		return Endpoint{}, false, errs.Invalid("expires_in_seconds", "parameter_invalid",
 			"expires_in_seconds must be from 0 (the old secret stops signing at once) to %d (7 days)", int(MaxSecretGrace/time.Second))
@@ -67,6 +73,11 @@ func (s *Service) RotateSecret(ctx context.Context, o Owner, id string, grace ti
 			return errs.InvalidState("webhook endpoint %s changed while this request ran; retrieve it and try again", id)
 		}
 		ep.secretVersion++
+		if by != "" {
+			if err := merchants.AuditInTx(ctx, tx, o.MerchantID, o.Livemode, by, AuditRotateSecret, id, "old secret signs for "+grace.String()); err != nil {
+				return err
+			}
+		}
 		if idem != nil {
 			_, err = tx.Exec(ctx, `INSERT INTO webhook_secret_rotations (merchant_id, livemode, idem_principal, idem_key, idem_hash, endpoint_id,
 				secret_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, o.MerchantID, o.Livemode, idem.PrincipalID, idem.Key, idem.RequestHash,

@@ -1026,7 +1026,7 @@ export interface WebhookEndpointWithSecret {
 
 export interface WebhookRecovery {
   endpoint_id: string;
-  /** true when failed deliveries since then remain (the call's cap of 10,000, or the endpoint's waiting queue of 10,000, stopped it): call again later. */
+  /** true when failed deliveries since then remain (the call's cap of 1,000, or the endpoint's waiting queue of 10,000, stopped it): call again later. */
   has_more: boolean;
   object: "webhook_recovery";
   /** Failed deliveries this call sent again (new deliveries of the same events). */
