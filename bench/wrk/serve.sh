@@ -2,17 +2,21 @@
 # the engine asked for ($engine: sqlite in a temporary directory, postgres a
 # fresh database on 127.0.0.1:5432 dropped at exit), waits until it is ready
 # and sets $port and $key (the demo merchant's secret test key). Everything
-# is stopped and removed when the calling script exits.
+# is stopped and removed when the calling script exits. PAYD_BIN=path runs
+# that binary instead of building this tree (to compare two builds in one
+# sitting).
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=$(mktemp -d); pid=
 trap '[ -n "$pid" ] && { kill $pid 2>/dev/null; wait $pid 2>/dev/null; }; [ -n "${db:-}" ] && dropdb -h 127.0.0.1 -U postgres --if-exists "$db"; rm -rf "$dir"' EXIT
-(cd "$root" && go build -o "$dir/payd" ./cmd/payd)
+if [ -n "${PAYD_BIN:-}" ]; then cp "$PAYD_BIN" "$dir/payd"; else (cd "$root" && go build -o "$dir/payd" ./cmd/payd); fi
 url="sqlite:$dir/payd.db"
 if [ "$engine" = postgres ]; then
   db=payd_wrk_$$; createdb -h 127.0.0.1 -U postgres "$db"
   url="postgres://postgres@127.0.0.1:5432/$db?sslmode=disable"
 fi
 port=$((20000 + RANDOM % 20000))
+# PostgreSQL needs the key that encrypts stored secrets; a throwaway one per run.
+PAYD_SECRETS_KEY=${PAYD_SECRETS_KEY:-$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')} \
 PAYD_ADDR=127.0.0.1:$port PAYD_DATABASE_URL=$url PAYD_RATE_LIMIT=0 PAYD_LOG_LEVEL=warn \
   "$dir/payd" serve >"$dir/out" 2>&1 & pid=$!
 for _ in $(seq 1 100); do grep -q "secret key" "$dir/out" && curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
