@@ -44,6 +44,12 @@ func serverURL(e *env) string {
 // do sends a JSON request and returns the answer's body; an error answer
 // becomes an error carrying the status and the API's message.
 func (c *apiClient) do(ctx context.Context, method, path string, body any) ([]byte, error) {
+	return c.send(ctx, method, path, body, "", nil)
+}
+
+// send is do with an Idempotency-Key (when key is not empty) and extra
+// headers.
+func (c *apiClient) send(ctx context.Context, method, path string, body any, key string, hdr map[string]string) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -57,6 +63,12 @@ func (c *apiClient) do(ctx context.Context, method, path string, body any) ([]by
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

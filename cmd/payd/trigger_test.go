@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -15,31 +16,60 @@ import (
 	"github.com/payd/payd/webhook"
 )
 
-// TestTrigger: `payd trigger TYPE` makes the sandbox emit the event and
-// prints it; an unknown type is the API's 400.
+// TestTrigger: `payd trigger TYPE` runs the type's flow (real objects, the
+// event about them) or, for a type no flow makes or with --fixture, sends a
+// synthetic fixture; an unknown type is the API's 400.
 func TestTrigger(t *testing.T) {
 	e := apptest.Start(t, "sqlite")
 	vars := map[string]string{"PAYD_URL": e.URL, "PAYD_API_KEY": e.SK}
-	code, out, errOut := runPayd(vars, "trigger", "payout.failed")
-	var ev struct{ ID, Type string }
-	if err := json.Unmarshal([]byte(out), &ev); code != 0 || err != nil || ev.Type != "payout.failed" || !strings.HasPrefix(ev.ID, "evt_") {
-		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	for _, typ := range sortedFlows() {
+		t.Run(typ, func(t *testing.T) {
+			code, out, errOut := runPayd(vars, "trigger", typ)
+			var ev struct {
+				ID, Type string
+				Data     struct {
+					ID     string         `json:"id"`
+					Object map[string]any `json:"object"`
+				}
+			}
+			if err := json.Unmarshal([]byte(out), &ev); code != 0 || err != nil || ev.Type != typ || !strings.HasPrefix(ev.ID, "evt_") {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+			// The event is about a real object the flow made, not a fixture.
+			if ev.Data.Object["metadata"] != nil {
+				if md, _ := ev.Data.Object["metadata"].(map[string]any); md["sandbox_fixture"] != nil {
+					t.Fatalf("%s: a fixture, not the flow's object: %v", typ, ev.Data.Object)
+				}
+			}
+			if !strings.Contains(errOut, ev.Data.ID) {
+				t.Fatalf("the flow's objects are not reported: stderr %q, event about %s", errOut, ev.Data.ID)
+			}
+			if r := e.Get("/v1/events?related_object_id=" + ev.Data.ID); r.Status != 200 || !strings.Contains(string(r.Body), ev.ID) {
+				t.Fatalf("the event is not among the object's events: %d %s", r.Status, r.Body)
+			}
+		})
 	}
-	if r := e.Get("/v1/events/" + ev.ID); r.Status != 200 {
-		t.Fatalf("the triggered event is not stored: %d %s", r.Status, r.Body)
-	}
-	// A dispute event: a synthetic dispute of the dispute object's shape.
-	code, out, errOut = runPayd(vars, "trigger", "dispute.created")
-	var dev struct {
+	// No flow makes invoice.paid: a synthetic fixture of the invoice's shape.
+	code, out, errOut := runPayd(vars, "trigger", "invoice.paid")
+	var fev struct {
 		Type string
 		Data struct {
 			ID     string         `json:"id"`
 			Object map[string]any `json:"object"`
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &dev); code != 0 || err != nil || dev.Type != "dispute.created" ||
-		!strings.HasPrefix(dev.Data.ID, "dp_") || dev.Data.Object["object"] != "dispute" || dev.Data.Object["status"] != "needs_response" {
-		t.Fatalf("dispute.created: exit %d, stdout %q, stderr %q", code, out, errOut)
+	if err := json.Unmarshal([]byte(out), &fev); code != 0 || err != nil || fev.Type != "invoice.paid" || !strings.HasPrefix(fev.Data.ID, "in_") ||
+		!strings.Contains(errOut, "fixture") {
+		t.Fatalf("invoice.paid: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// --fixture sends a fixture even where a flow exists.
+	code, out, errOut = runPayd(vars, "trigger", "--fixture", "dispute.created")
+	if err := json.Unmarshal([]byte(out), &fev); code != 0 || err != nil || fev.Type != "dispute.created" ||
+		!strings.HasPrefix(fev.Data.ID, "dp_") || fev.Data.Object["object"] != "dispute" || fev.Data.Object["status"] != "needs_response" {
+		t.Fatalf("dispute.created fixture: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, out, _ := runPayd(vars, "trigger", "--list"); code != 0 || !strings.Contains(out, "refund.succeeded") {
+		t.Fatalf("--list: exit %d %q", code, out)
 	}
 	if code, _, errOut := runPayd(vars, "trigger", "nope.nope"); code != 1 || !strings.Contains(errOut, "400") {
 		t.Fatalf("unknown type: exit %d %q", code, errOut)
@@ -50,6 +80,15 @@ func TestTrigger(t *testing.T) {
 	if code, _, _ := runPayd(vars, "trigger"); code != 2 {
 		t.Fatalf("no type: exit %d", code)
 	}
+}
+
+func sortedFlows() []string {
+	var out []string
+	for typ := range flows {
+		out = append(out, typ)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // TestListenRetriesAFailedForward: a receiver that answers 503 twice gets
