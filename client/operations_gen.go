@@ -27,6 +27,7 @@ var Operations = map[string]string{
 	"GET /banking/v1/transfers/{uetr}":                       "GetTransfer",
 	"GET /healthz":                                           "GetHealth",
 	"GET /readyz":                                            "GetReadiness",
+	"GET /v1/account":                                        "GetAccount",
 	"GET /v1/audit_events":                                   "ListAuditEvents",
 	"GET /v1/balance":                                        "GetBalance",
 	"GET /v1/balance_transactions":                           "ListBalanceTransactions",
@@ -121,6 +122,7 @@ var answerTypes = map[string]func(status int) any{
 	"GET /banking/v1/transfers/{uetr}":                       func(int) any { return new(Transfer) },
 	"GET /healthz":                                           func(int) any { return new(HealthResult) },
 	"GET /readyz":                                            func(int) any { return new(ReadinessResult) },
+	"GET /v1/account":                                        func(int) any { return new(Account) },
 	"GET /v1/audit_events":                                   func(int) any { return new(List[AuditEvent]) },
 	"GET /v1/balance":                                        func(int) any { return new(Balance) },
 	"GET /v1/balance_transactions":                           func(int) any { return new(List[BalanceTransaction]) },
@@ -381,6 +383,17 @@ func (c *Client) ReceiveProviderCallback(ctx context.Context, provider string, p
 func (c *Client) GetReadiness(ctx context.Context, opts ...RequestOption) (*ReadinessResult, error) {
 	out := new(ReadinessResult)
 	err := c.call(ctx, "GET", "/readyz", nil, nil, out, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GetAccount sends GET /v1/account.
+// The merchant and mode the key acts for.
+func (c *Client) GetAccount(ctx context.Context, opts ...RequestOption) (*Account, error) {
+	out := new(Account)
+	err := c.call(ctx, "GET", "/v1/account", nil, nil, out, nil, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,20 @@ import (
 var _ = json.RawMessage(nil)
 var _ time.Time
 
+// Account is an object of the API.
+type Account struct {
+	CreatedAt time.Time `json:"created_at"`
+	// The merchant's id (mer_...).
+	ID string `json:"id"`
+	// The id of the key that made the request (key_...).
+	KeyID     string `json:"key_id"`
+	KycStatus string `json:"kyc_status"`
+	// The key's mode.
+	Livemode bool   `json:"livemode"`
+	Name     string `json:"name"`
+	Object   string `json:"object"`
+}
+
 // ActivateTerminalRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type ActivateTerminalRequest struct {
 	// A KSN the device shows (its initial KSN or a later one). Binds the terminal to that device now:

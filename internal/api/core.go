@@ -27,6 +27,7 @@ func (s *Server) registerCore() {
 		return nil
 	}, Public())
 	s.Handle("GET /v1/balance", s.getBalance)
+	s.Handle("GET /v1/account", s.getAccount)
 	s.Handle("POST /v1/sandbox/topups", s.createTopup, TestModeOnly(), ClaimAtOnce())
 	s.Handle("GET /v1/settings", s.getSettings)
 	s.Handle("POST /v1/settings", s.updateSettings)

@@ -4,6 +4,19 @@
 import type { List, OperationSpec, RequestOptions, EventStream } from "./core.js";
 import { BaseClient } from "./core.js";
 
+export interface Account {
+  created_at: string;
+  /** The merchant's id (mer_...). */
+  id: string;
+  /** The id of the key that made the request (key_...). */
+  key_id: string;
+  kyc_status: string;
+  /** The key's mode. */
+  livemode: boolean;
+  name: string;
+  object: "account";
+}
+
 export interface ActivateTerminalRequest {
   /** A KSN the device shows (its initial KSN or a later one). Binds the terminal to that device now: */
   ksn?: string;
@@ -1247,6 +1260,7 @@ export const operations = {
   getHealth: { name: "getHealth", method: "GET", path: "/healthz", pathParams: [], idempotencyRequired: false, public: true, alsoDecode: [] },
   receiveProviderCallback: { name: "receiveProviderCallback", method: "POST", path: "/providers/{provider}/callbacks", pathParams: ["provider"], idempotencyRequired: false, public: true, alsoDecode: [] },
   getReadiness: { name: "getReadiness", method: "GET", path: "/readyz", pathParams: [], idempotencyRequired: false, public: true, alsoDecode: [] },
+  getAccount: { name: "getAccount", method: "GET", path: "/v1/account", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   listAuditEvents: { name: "listAuditEvents", method: "GET", path: "/v1/audit_events", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   getBalance: { name: "getBalance", method: "GET", path: "/v1/balance", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
   listBalanceTransactions: { name: "listBalanceTransactions", method: "GET", path: "/v1/balance_transactions", pathParams: [], idempotencyRequired: false, public: false, alsoDecode: [] },
@@ -1379,6 +1393,11 @@ export abstract class GeneratedClient extends BaseClient {
   /** This process can write now (the database is reachable, takes writes, and migrations are applied). `GET /readyz` */
   getReadiness(options: RequestOptions = {}): Promise<ReadinessResult> {
     return this.request(operations.getReadiness, { path: {} }, options);
+  }
+
+  /** The merchant and mode the key acts for. `GET /v1/account` */
+  getAccount(options: RequestOptions = {}): Promise<Account> {
+    return this.request(operations.getAccount, { path: {} }, options);
   }
 
   /** List the audit log of the key's merchant in the key's mode, newest first (what the portal's audit log shows). `GET /v1/audit_events` */
