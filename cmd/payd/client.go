@@ -13,20 +13,40 @@ import (
 )
 
 // apiClient is what the client commands (trigger, logs tail, listen,
-// terminal simulate) share: the server from PAYD_URL (default http:// +
-// PAYD_ADDR) and the key from PAYD_API_KEY.
+// terminal simulate) share: the server and the key, from PAYD_URL and
+// PAYD_API_KEY, else from the profile `payd login` kept.
 type apiClient struct {
 	base, key string
 	http      *http.Client
 }
 
-// newAPIClient reads PAYD_URL, PAYD_ADDR and PAYD_API_KEY.
+func defaultHTTP() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
+
+// newAPIClient reads PAYD_API_KEY and PAYD_URL (else PAYD_ADDR); where they
+// are unset, PAYD_PROFILE's profile (else the default one) gives them.
 func newAPIClient(e *env) (*apiClient, error) {
-	key := e.getenv("PAYD_API_KEY")
-	if key == "" {
-		return nil, errors.New("PAYD_API_KEY is not set: export your test secret key (sk_test_...)")
+	key, base := e.getenv("PAYD_API_KEY"), strings.TrimRight(e.getenv("PAYD_URL"), "/")
+	if key == "" || base == "" {
+		_, p, ok, err := activeProfile(e)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if key == "" {
+				key = p.APIKey
+			}
+			if base == "" && e.getenv("PAYD_ADDR") == "" {
+				base = p.URL
+			}
+		}
 	}
-	return &apiClient{base: serverURL(e), key: key, http: &http.Client{Timeout: 30 * time.Second}}, nil
+	if key == "" {
+		return nil, errors.New("PAYD_API_KEY is not set: export your test secret key (sk_test_...), or keep it with payd login")
+	}
+	if base == "" {
+		base = serverURL(e)
+	}
+	return &apiClient{base: base, key: key, http: defaultHTTP()}, nil
 }
 
 // serverURL is PAYD_URL, else http:// + PAYD_ADDR, else the default address.

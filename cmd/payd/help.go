@@ -58,14 +58,16 @@ var variables = map[string]string{
 	"PAYD_DB_MAX_CONNS":               "database connection pool size (default 32 on PostgreSQL, 8 on SQLite, where the writer has one more of its own)",
 	"PAYD_IDEMPOTENCY_LEASE":          "how soon the Idempotency-Key of a request that called a live provider is free for a retry to resume it once its run stopped (killed, or cut off from the database); a running request renews it every third of it, however long its provider call takes (default 10s)",
 	"PAYD_URL":                        "the payd server client commands talk to (default http:// + PAYD_ADDR)",
-	"PAYD_API_KEY":                    "the API key client commands send (a secret key, sk_test_...)",
+	"PAYD_API_KEY":                    "the API key client commands send (a secret key, sk_test_...; default: the profile's)",
+	"PAYD_PROFILE":                    "the profile payd login kept that client commands use (default: the default profile)",
+	"PAYD_CONFIG":                     "the client's config file: login profiles, listen's signing secrets (default payd/config.json in the user config directory)",
 	"PAYD_TERMINAL_STATE_DIR":         "where terminal simulate keeps each device's KSN counter (default payd/terminals in the user cache directory)",
 }
 
 // Variable groups commands share.
 var (
 	databaseVars = []string{"PAYD_DATABASE_URL", "PAYD_SECRETS_KEY", "PAYD_SECRETS_KEY_FILE", "PAYD_LOG_LEVEL", "PAYD_LOG_FORMAT"}
-	clientVars   = []string{"PAYD_URL", "PAYD_ADDR", "PAYD_API_KEY"}
+	clientVars   = []string{"PAYD_URL", "PAYD_ADDR", "PAYD_API_KEY", "PAYD_PROFILE", "PAYD_CONFIG"}
 )
 
 // errHelp reports that help was printed on request: exit status 0.

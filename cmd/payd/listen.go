@@ -21,9 +21,12 @@ import (
 func init() {
 	register(command{name: "listen", summary: "stream your events and forward each, signed, to a local URL (for building a receiver)", run: runListen})
 	describe("listen", usage{
-		synopsis: "--forward-to URL [--events t1,t2] [--secret whsec_...] [--retries 3]",
+		synopsis: "--forward-to URL [--events t1,t2] [--secret whsec_... | --rotate-secret] [--retries 3]",
 		about: "Reads the merchant's events from GET /v1/events/stream and posts each to the local URL exactly as a\n" +
-			"webhook delivery (same headers, signed with a secret printed at start), printing one line per\n" +
+			"webhook delivery (same headers, signed with the secret printed at start), printing one line per\n" +
+			"delivery. The secret is this device's for the key's merchant and mode: made at the first run, kept in\n" +
+			"the client's config file (PAYD_CONFIG) and the same at every run until --rotate-secret replaces it, so\n" +
+			"a receiver configured once keeps verifying. --secret uses a secret of yours instead.\n" +
 			"delivery. A forward that gets no answer, a 429 or a 5xx is retried --retries times with a doubling\n" +
 			"wait (0.5 s, 1 s, 2 s, ...), one line per attempt; events keep their order. It reconnects with\n" +
 			"Last-Event-ID when the stream drops.",
@@ -41,7 +44,8 @@ func runListen(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("listen")
 	forward := fs.String("forward-to", "", "local URL to post each event to, e.g. http://localhost:4242/webhooks")
 	types := fs.String("events", "", "comma-separated event types to forward (default: all)")
-	secret := fs.String("secret", "", "signing secret to use (default: a new whsec_... printed at start)")
+	secret := fs.String("secret", "", "signing secret to use (default: this device's secret for the key's merchant and mode, made at the first run and kept until --rotate-secret)")
+	rotate := fs.Bool("rotate-secret", false, "replace this device's kept signing secret for the merchant and mode with a new one")
 	retries := fs.Int("retries", 3, "times a failed forward (no answer, 429 or 5xx) is retried, waiting 0.5 s, 1 s, 2 s, ... (at most 10)")
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
@@ -60,7 +64,11 @@ func runListen(ctx context.Context, e *env, args []string) error {
 		return badUsage(e, fs, "--retries is between 0 and 10")
 	}
 	if *secret == "" {
-		*secret = ids.Secret("whsec_", 32)
+		if *secret, err = deviceSecret(ctx, e, api, *rotate); err != nil {
+			return err
+		}
+	} else if *rotate {
+		return badUsage(e, fs, "--rotate-secret makes the kept secret: it cannot be given with --secret")
 	}
 	l := &listener{out: e.stdout, errOut: e.stderr, base: api.base, key: api.key, forwardTo: *forward, secret: *secret, retries: *retries,
 		types: strings.ReplaceAll(*types, " ", ""), seen: webhook.NewDedup(10000),
@@ -234,4 +242,49 @@ func (l *listener) forwardOnce(ctx context.Context, id, typ string, body []byte,
 	resp.Body.Close()
 	fmt.Fprintf(l.out, "%s POST %s [%d] %d ms\n", prefix, l.forwardTo, resp.StatusCode, ms)
 	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+}
+
+// deviceSecret is this device's signing secret for the key's merchant and
+// mode, kept in the client's config file (PAYD_CONFIG) so a receiver keeps
+// working across runs: made at the first run, replaced with rotate. When
+// the file cannot be written, the secret is used for this run only, and
+// the receiver must take it from the Ready line.
+func deviceSecret(ctx context.Context, e *env, api *apiClient, rotate bool) (string, error) {
+	raw, err := api.do(ctx, "GET", "/v1/account", nil)
+	if err != nil {
+		return "", err
+	}
+	var acct struct {
+		ID       string `json:"id"`
+		Livemode bool   `json:"livemode"`
+	}
+	if err := json.Unmarshal(raw, &acct); err != nil || acct.ID == "" {
+		return "", fmt.Errorf("GET /v1/account: an answer that is not an account: %.200s", raw)
+	}
+	slot := acct.ID + "/" + modeName(acct.Livemode)
+	path, err := configPath(e)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "payd listen: %v; the signing secret lasts this run only\n", err)
+		return ids.Secret("whsec_", 32), nil
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return "", err
+	}
+	if s := cfg.ListenSecrets[slot]; s != "" && !rotate {
+		return s, nil
+	}
+	s := ids.Secret("whsec_", 32)
+	if cfg.ListenSecrets == nil {
+		cfg.ListenSecrets = map[string]string{}
+	}
+	cfg.ListenSecrets[slot] = s
+	if err := cfg.save(path); err != nil {
+		fmt.Fprintf(e.stderr, "payd listen: cannot keep the signing secret in %s (%v); it lasts this run only\n", path, err)
+		return s, nil
+	}
+	if rotate {
+		fmt.Fprintf(e.stderr, "payd listen: a new signing secret replaces the one kept for %s in %s mode\n", acct.ID, modeName(acct.Livemode))
+	}
+	return s, nil
 }

@@ -30,6 +30,7 @@ type command struct {
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	stdin          io.Reader // nil: os.Stdin
 }
 
 // registered holds the commands; each command file adds its own in init, so
