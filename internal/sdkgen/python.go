@@ -397,16 +397,16 @@ from ._core import BaseClient, EventStream, Operation
 				}
 			}
 			ret = "Union[" + strings.Join(ts, ", ") + "]"
-			impl = "return self._request(" + call + ")  # type: ignore[no-any-return]"
+			impl = "return self._request(" + call + ")"
 		case o.Stream:
 			ret = "EventStream"
 			impl = "return self._open_stream(" + call + ")"
 		case o.ListItem != nil:
 			ret = pages[m.pyType(*o.ListItem)]
-			impl = "return self._request(" + call + ")  # type: ignore[no-any-return]"
+			impl = "return self._request(" + call + ")"
 		case o.Result != nil:
 			ret = m.pyType(*o.Result)
-			impl = "return self._request(" + call + ")  # type: ignore[no-any-return]"
+			impl = "return self._request(" + call + ")"
 		default:
 			ret = "None"
 			impl = "self._request(" + call + ")"

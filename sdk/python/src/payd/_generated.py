@@ -1777,7 +1777,7 @@ class GeneratedClient(BaseClient):
 
     def list_transfers(self, query: Optional[ListTransfersParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> TransferPage:
         """The caller's transfers, as debtor or creditor agent, newest first. ``GET /banking/v1/transfers``"""
-        return self._request(OPERATIONS["list_transfers"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_transfers"], {}, None, query, headers=headers)
 
     def all_transfers(self, query: Optional[ListTransfersParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Transfer]:
         """Every item list_transfers pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1785,39 +1785,39 @@ class GeneratedClient(BaseClient):
 
     def create_transfer(self, params: CreditTransferMessage, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> PaymentStatusReport:
         """Send a customer credit transfer (pacs.008.001.08); answered with a status report (pacs.002.001.10). ``POST /banking/v1/transfers`` The API also accepts application/xml bodies: send them with ``request_raw``."""
-        return self._request(OPERATIONS["create_transfer"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_transfer"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_transfer(self, uetr: str, *, headers: Optional[Mapping[str, str]] = None) -> Transfer:
         """A transfer, as its row (JSON) or, with `Accept: application/xml`, its current pacs.002.001.10. ``GET /banking/v1/transfers/{uetr}``"""
-        return self._request(OPERATIONS["get_transfer"], {"uetr": uetr}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_transfer"], {"uetr": uetr}, None, None, headers=headers)
 
     def cancel_transfer(self, uetr: str, params: TransferReturnRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Transfer:
         """Cancel a settled transfer, in full or in part (debtor agent only); functionally a return. ``POST /banking/v1/transfers/{uetr}/cancel`` The API also accepts application/xml bodies: send them with ``request_raw``."""
-        return self._request(OPERATIONS["cancel_transfer"], {"uetr": uetr}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["cancel_transfer"], {"uetr": uetr}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def return_transfer(self, uetr: str, params: TransferReturnRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Transfer:
         """Return a settled transfer, in full or in part (creditor agent only). ``POST /banking/v1/transfers/{uetr}/return`` The API also accepts application/xml bodies: send them with ``request_raw``."""
-        return self._request(OPERATIONS["return_transfer"], {"uetr": uetr}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["return_transfer"], {"uetr": uetr}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def review_transfer(self, uetr: str, params: ReviewTransferRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Transfer:
         """Decide a transfer held by sanctions screening (ACWP). ``POST /banking/v1/transfers/{uetr}/review``"""
-        return self._request(OPERATIONS["review_transfer"], {"uetr": uetr}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["review_transfer"], {"uetr": uetr}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_health(self, *, headers: Optional[Mapping[str, str]] = None) -> HealthResult:
         """The process is up. ``GET /healthz``"""
-        return self._request(OPERATIONS["get_health"], {}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_health"], {}, None, None, headers=headers)
 
     def receive_provider_callback(self, provider: str, params: ProviderEvent, query: ReceiveProviderCallbackParams, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> ProviderCallbackReceipt:
         """A live provider's signed callback (docs/providers.md). ``POST /providers/{provider}/callbacks``"""
-        return self._request(OPERATIONS["receive_provider_callback"], {"provider": provider}, params, query, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["receive_provider_callback"], {"provider": provider}, params, query, idempotency_key=idempotency_key, headers=headers)
 
     def get_readiness(self, *, headers: Optional[Mapping[str, str]] = None) -> ReadinessResult:
         """This process can write now (the database is reachable, takes writes, and migrations are applied). ``GET /readyz``"""
-        return self._request(OPERATIONS["get_readiness"], {}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_readiness"], {}, None, None, headers=headers)
 
     def list_audit_events(self, query: Optional[ListAuditEventsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> AuditEventPage:
         """List the audit log of the key's merchant in the key's mode, newest first (what the portal's audit log shows). ``GET /v1/audit_events``"""
-        return self._request(OPERATIONS["list_audit_events"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_audit_events"], {}, None, query, headers=headers)
 
     def all_audit_events(self, query: Optional[ListAuditEventsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[AuditEvent]:
         """Every item list_audit_events pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1825,11 +1825,11 @@ class GeneratedClient(BaseClient):
 
     def get_balance(self, *, headers: Optional[Mapping[str, str]] = None) -> Balance:
         """The merchant's balances per currency in the key's mode. ``GET /v1/balance``"""
-        return self._request(OPERATIONS["get_balance"], {}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_balance"], {}, None, None, headers=headers)
 
     def list_balance_transactions(self, query: Optional[ListBalanceTransactionsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> BalanceTransactionPage:
         """List the movements of the merchant's available balances, newest first. ``GET /v1/balance_transactions``"""
-        return self._request(OPERATIONS["list_balance_transactions"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_balance_transactions"], {}, None, query, headers=headers)
 
     def all_balance_transactions(self, query: Optional[ListBalanceTransactionsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[BalanceTransaction]:
         """Every item list_balance_transactions pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1837,11 +1837,11 @@ class GeneratedClient(BaseClient):
 
     def get_balance_transaction(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> BalanceTransaction:
         """Retrieve a balance transaction. ``GET /v1/balance_transactions/{id}``"""
-        return self._request(OPERATIONS["get_balance_transaction"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_balance_transaction"], {"id": id}, None, None, headers=headers)
 
     def list_customers(self, query: Optional[ListCustomersParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> CustomerPage:
         """List customers, newest first (deleted ones are left out). ``GET /v1/customers``"""
-        return self._request(OPERATIONS["list_customers"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_customers"], {}, None, query, headers=headers)
 
     def all_customers(self, query: Optional[ListCustomersParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Customer]:
         """Every item list_customers pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1849,23 +1849,23 @@ class GeneratedClient(BaseClient):
 
     def create_customer(self, params: Optional[CustomerCreate] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Customer:
         """Create a customer (customer.created). ``POST /v1/customers``"""
-        return self._request(OPERATIONS["create_customer"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_customer"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_customer(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> Customer:
         """Retrieve a customer. ``GET /v1/customers/{id}``"""
-        return self._request(OPERATIONS["get_customer"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_customer"], {"id": id}, None, None, headers=headers)
 
     def update_customer(self, id: str, params: Optional[CustomerCreate] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Customer:
         """Update the fields sent (customer.updated); `test_clock` cannot change. ``POST /v1/customers/{id}``"""
-        return self._request(OPERATIONS["update_customer"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["update_customer"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def delete_customer(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> CustomerDeleted:
         """Delete a customer; its subscriptions are canceled now (customer.subscription.deleted, customer.deleted). ``DELETE /v1/customers/{id}``"""
-        return self._request(OPERATIONS["delete_customer"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["delete_customer"], {"id": id}, None, None, headers=headers)
 
     def list_disputes(self, query: Optional[ListDisputesParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> DisputePage:
         """List disputes, newest first. ``GET /v1/disputes``"""
-        return self._request(OPERATIONS["list_disputes"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_disputes"], {}, None, query, headers=headers)
 
     def all_disputes(self, query: Optional[ListDisputesParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Dispute]:
         """Every item list_disputes pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1873,19 +1873,19 @@ class GeneratedClient(BaseClient):
 
     def get_dispute(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> Dispute:
         """Retrieve a dispute. ``GET /v1/disputes/{id}``"""
-        return self._request(OPERATIONS["get_dispute"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_dispute"], {"id": id}, None, None, headers=headers)
 
     def update_dispute(self, id: str, params: Optional[DisputeUpdate] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Dispute:
         """Save a dispute's evidence, or submit it with `submit:true`. ``POST /v1/disputes/{id}``"""
-        return self._request(OPERATIONS["update_dispute"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["update_dispute"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def close_dispute(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Dispute:
         """Accept the dispute's loss (`needs_response` → `lost`). ``POST /v1/disputes/{id}/close``"""
-        return self._request(OPERATIONS["close_dispute"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["close_dispute"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def list_events(self, query: Optional[ListEventsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> EventPage:
         """List events, newest first. ``GET /v1/events``"""
-        return self._request(OPERATIONS["list_events"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_events"], {}, None, query, headers=headers)
 
     def all_events(self, query: Optional[ListEventsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Event]:
         """Every item list_events pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1897,11 +1897,11 @@ class GeneratedClient(BaseClient):
 
     def get_event(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> Event:
         """Retrieve an event. ``GET /v1/events/{id}``"""
-        return self._request(OPERATIONS["get_event"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_event"], {"id": id}, None, None, headers=headers)
 
     def list_event_deliveries(self, id: str, query: Optional[ListEventDeliveriesParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> WebhookDeliveryPage:
         """The deliveries of an event, newest first, each with its attempts. ``GET /v1/events/{id}/deliveries``"""
-        return self._request(OPERATIONS["list_event_deliveries"], {"id": id}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_event_deliveries"], {"id": id}, None, query, headers=headers)
 
     def all_event_deliveries(self, id: str, query: Optional[ListEventDeliveriesParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[WebhookDelivery]:
         """Every item list_event_deliveries pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1909,11 +1909,11 @@ class GeneratedClient(BaseClient):
 
     def redeliver_event(self, id: str, params: Optional[RedeliverEventRequest] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> WebhookDeliveryPage:
         """Send an event again, as new deliveries to every enabled endpoint subscribed to its type (or to one endpoint). ``POST /v1/events/{id}/redeliver``"""
-        return self._request(OPERATIONS["redeliver_event"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["redeliver_event"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def list_invoices(self, query: Optional[ListInvoicesParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> InvoicePage:
         """List invoices, newest first. ``GET /v1/invoices``"""
-        return self._request(OPERATIONS["list_invoices"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_invoices"], {}, None, query, headers=headers)
 
     def all_invoices(self, query: Optional[ListInvoicesParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Invoice]:
         """Every item list_invoices pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1921,31 +1921,31 @@ class GeneratedClient(BaseClient):
 
     def create_invoice(self, params: InvoiceCreate, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Invoice:
         """Create a one-off invoice as a draft (invoice.created). ``POST /v1/invoices``"""
-        return self._request(OPERATIONS["create_invoice"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_invoice"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_invoice(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> Invoice:
         """Retrieve an invoice. ``GET /v1/invoices/{id}``"""
-        return self._request(OPERATIONS["get_invoice"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_invoice"], {"id": id}, None, None, headers=headers)
 
     def finalize_invoice(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Invoice:
         """Finalize a draft: open (invoice.finalized; invoice.paid too for a zero total). Not a draft: 409 invalid_state. ``POST /v1/invoices/{id}/finalize``"""
-        return self._request(OPERATIONS["finalize_invoice"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["finalize_invoice"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def mark_invoice_uncollectible(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Invoice:
         """Mark an open invoice uncollectible: no more automatic attempts; it can still be paid or voided. ``POST /v1/invoices/{id}/mark_uncollectible``"""
-        return self._request(OPERATIONS["mark_invoice_uncollectible"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["mark_invoice_uncollectible"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def pay_invoice(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Invoice:
         """Charge the customer's default payment now (any rail). Paid at once, or open with payment_intent set while the intent waits for the customer; a refusal is 402 payment_failed. ``POST /v1/invoices/{id}/pay``"""
-        return self._request(OPERATIONS["pay_invoice"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["pay_invoice"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def void_invoice(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Invoice:
         """Void an open or uncollectible invoice (invoice.voided). Otherwise 409 invalid_state. ``POST /v1/invoices/{id}/void``"""
-        return self._request(OPERATIONS["void_invoice"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["void_invoice"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def list_payment_intents(self, query: Optional[ListPaymentIntentsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> PaymentIntentPage:
         """List payment intents, newest first. ``GET /v1/payment_intents``"""
-        return self._request(OPERATIONS["list_payment_intents"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_payment_intents"], {}, None, query, headers=headers)
 
     def all_payment_intents(self, query: Optional[ListPaymentIntentsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[PaymentIntent]:
         """Every item list_payment_intents pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1953,27 +1953,27 @@ class GeneratedClient(BaseClient):
 
     def create_payment_intent(self, params: PaymentIntentCreate, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> PaymentIntent:
         """Create a payment intent. ``POST /v1/payment_intents`` (a refusal raises a PaydError whose ``body`` is the answer)"""
-        return self._request(OPERATIONS["create_payment_intent"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_payment_intent"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_payment_intent(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> PaymentIntent:
         """Retrieve a payment intent (verify after return, poll push intents). ``GET /v1/payment_intents/{id}``"""
-        return self._request(OPERATIONS["get_payment_intent"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_payment_intent"], {"id": id}, None, None, headers=headers)
 
     def cancel_payment_intent(self, id: str, params: Optional[CancelPaymentIntentRequest] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> PaymentIntent:
         """Cancel a payment intent that waits for the customer or for its capture. ``POST /v1/payment_intents/{id}/cancel``"""
-        return self._request(OPERATIONS["cancel_payment_intent"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["cancel_payment_intent"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def capture_payment_intent(self, id: str, params: Optional[CapturePaymentIntentRequest] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> PaymentIntent:
         """Capture a held card authorisation (capture_method manual), all of it or part. ``POST /v1/payment_intents/{id}/capture``"""
-        return self._request(OPERATIONS["capture_payment_intent"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["capture_payment_intent"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def confirm_payment_intent(self, id: str, params: ConfirmPaymentIntentRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> PaymentIntent:
         """Confirm a collect_otp intent with the customer's SMS code (secret or publishable key). ``POST /v1/payment_intents/{id}/confirm`` (a refusal raises a PaydError whose ``body`` is the answer)"""
-        return self._request(OPERATIONS["confirm_payment_intent"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["confirm_payment_intent"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def list_payouts(self, query: Optional[ListPayoutsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> PayoutPage:
         """List payouts, newest first. ``GET /v1/payouts``"""
-        return self._request(OPERATIONS["list_payouts"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_payouts"], {}, None, query, headers=headers)
 
     def all_payouts(self, query: Optional[ListPayoutsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Payout]:
         """Every item list_payouts pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1981,11 +1981,11 @@ class GeneratedClient(BaseClient):
 
     def create_payout(self, params: PayoutCreate, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Payout:
         """Create a single payout. ``POST /v1/payouts``"""
-        return self._request(OPERATIONS["create_payout"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_payout"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def list_payout_batches(self, query: Optional[ListPayoutBatchesParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> PayoutBatchPage:
         """List batches, newest first. ``GET /v1/payouts/bulk``"""
-        return self._request(OPERATIONS["list_payout_batches"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_payout_batches"], {}, None, query, headers=headers)
 
     def all_payout_batches(self, query: Optional[ListPayoutBatchesParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[PayoutBatch]:
         """Every item list_payout_batches pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -1993,43 +1993,43 @@ class GeneratedClient(BaseClient):
 
     def create_payout_batch(self, params: Optional[CreatePayoutBatchRequest] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> PayoutBatch:
         """Create a bulk batch; the body's shape picks the variant. ``POST /v1/payouts/bulk`` The API also accepts multipart/form-data, text/csv bodies: send them with ``request_raw``."""
-        return self._request(OPERATIONS["create_payout_batch"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_payout_batch"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_payout_batch(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> PayoutBatch:
         """A batch's progress. ``GET /v1/payouts/bulk/{id}``"""
-        return self._request(OPERATIONS["get_payout_batch"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_payout_batch"], {"id": id}, None, None, headers=headers)
 
     def approve_payout_batch(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> PayoutBatch:
         """Approve a `pending_approval` batch (four-eyes). ``POST /v1/payouts/bulk/{id}/approve``"""
-        return self._request(OPERATIONS["approve_payout_batch"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["approve_payout_batch"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def cancel_payout_batch(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> PayoutBatch:
         """Cancel a batch before any row has been sent. ``POST /v1/payouts/bulk/{id}/cancel``"""
-        return self._request(OPERATIONS["cancel_payout_batch"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["cancel_payout_batch"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_payout(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> Payout:
         """Retrieve a payout. ``GET /v1/payouts/{id}``"""
-        return self._request(OPERATIONS["get_payout"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_payout"], {"id": id}, None, None, headers=headers)
 
     def approve_payout(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Payout:
         """Approve a payout in `requires_approval` (four-eyes). ``POST /v1/payouts/{id}/approve``"""
-        return self._request(OPERATIONS["approve_payout"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["approve_payout"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def retry_payout(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Payout:
         """Retry a `failed` payout under its original reference. ``POST /v1/payouts/{id}/retry``"""
-        return self._request(OPERATIONS["retry_payout"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["retry_payout"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def review_payout(self, id: str, params: ReviewPayoutRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Payout:
         """Review a `held` payout (a screening hit or the rail's compliance hold). ``POST /v1/payouts/{id}/review``"""
-        return self._request(OPERATIONS["review_payout"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["review_payout"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_settlement_reconciliation(self, provider: str, query: GetSettlementReconciliationParams, *, headers: Optional[Mapping[str, str]] = None) -> SettlementReconciliation:
         """Compare a provider's daily settlement report with the ledger (live keys). ``GET /v1/providers/{provider}/settlement_reconciliation``"""
-        return self._request(OPERATIONS["get_settlement_reconciliation"], {"provider": provider}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_settlement_reconciliation"], {"provider": provider}, None, query, headers=headers)
 
     def list_refunds(self, query: Optional[ListRefundsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> RefundPage:
         """List refunds, newest first. ``GET /v1/refunds``"""
-        return self._request(OPERATIONS["list_refunds"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_refunds"], {}, None, query, headers=headers)
 
     def all_refunds(self, query: Optional[ListRefundsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Refund]:
         """Every item list_refunds pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -2037,27 +2037,27 @@ class GeneratedClient(BaseClient):
 
     def create_refund(self, params: RefundCreate, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Refund:
         """Refund all or part of a succeeded payment intent. ``POST /v1/refunds``"""
-        return self._request(OPERATIONS["create_refund"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_refund"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_refund(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> Refund:
         """Retrieve a refund. ``GET /v1/refunds/{id}``"""
-        return self._request(OPERATIONS["get_refund"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_refund"], {"id": id}, None, None, headers=headers)
 
     def approve_refund(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Refund:
         """Approve a refund in `requires_approval` (four-eyes) and send it. ``POST /v1/refunds/{id}/approve``"""
-        return self._request(OPERATIONS["approve_refund"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["approve_refund"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def cancel_refund(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Refund:
         """Cancel a refund in `requires_approval`; its amount returns to available. ``POST /v1/refunds/{id}/cancel``"""
-        return self._request(OPERATIONS["cancel_refund"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["cancel_refund"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_settlement_report(self, query: GetSettlementReportParams, *, headers: Optional[Mapping[str, str]] = None) -> SettlementReport:
         """A day's payments and refunds per currency, provider and outlet (JSON, or CSV with Accept text/csv). ``GET /v1/reports/settlement``"""
-        return self._request(OPERATIONS["get_settlement_report"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_settlement_report"], {}, None, query, headers=headers)
 
     def list_request_logs(self, query: Optional[ListRequestLogsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> RequestLogPage:
         """List the recent API requests of the key's merchant in the key's mode, newest first (what `payd logs tail` shows). ``GET /v1/request_logs``"""
-        return self._request(OPERATIONS["list_request_logs"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_request_logs"], {}, None, query, headers=headers)
 
     def all_request_logs(self, query: Optional[ListRequestLogsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[RequestLog]:
         """Every item list_request_logs pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -2065,39 +2065,39 @@ class GeneratedClient(BaseClient):
 
     def create_sandbox_dispute(self, params: SandboxDisputeCreate, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Dispute:
         """Dispute a succeeded test-mode card payment, as a cardholder's bank would. ``POST /v1/sandbox/disputes``"""
-        return self._request(OPERATIONS["create_sandbox_dispute"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_sandbox_dispute"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def create_sandbox_override(self, params: CreateSandboxOverrideRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> SandboxOverrideResult:
         """Make the next step of a test-mode intent follow a sandbox scenario. ``POST /v1/sandbox/overrides``"""
-        return self._request(OPERATIONS["create_sandbox_override"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_sandbox_override"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def create_sandbox_topup(self, params: CreateSandboxTopupRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Topup:
         """Add sandbox funds to the available balance (test mode only). ``POST /v1/sandbox/topups``"""
-        return self._request(OPERATIONS["create_sandbox_topup"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_sandbox_topup"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def trigger_sandbox_event(self, params: TriggerSandboxEventRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Event:
         """Fire a test-mode event of any type to the registered endpoints (test mode only). ``POST /v1/sandbox/webhooks/trigger``"""
-        return self._request(OPERATIONS["trigger_sandbox_event"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["trigger_sandbox_event"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_settings(self, *, headers: Optional[Mapping[str, str]] = None) -> Settings:
         """Merchant settings. ``GET /v1/settings``"""
-        return self._request(OPERATIONS["get_settings"], {}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_settings"], {}, None, None, headers=headers)
 
     def update_settings(self, params: Optional[UpdateSettingsRequest] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Union[Settings, SettingsChange]:
         """Update the key's mode's settings (the approval threshold, null clears it; the cumulative rule's window). ``POST /v1/settings``"""
-        return self._request(OPERATIONS["update_settings"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["update_settings"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_settings_change(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> SettingsChange:
         """A settings change of the key's mode. ``GET /v1/settings/changes/{id}``"""
-        return self._request(OPERATIONS["get_settings_change"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_settings_change"], {"id": id}, None, None, headers=headers)
 
     def approve_settings_change(self, id: str, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> SettingsChange:
         """Approve a pending settings change (four-eyes). ``POST /v1/settings/changes/{id}/approve``"""
-        return self._request(OPERATIONS["approve_settings_change"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["approve_settings_change"], {"id": id}, None, None, idempotency_key=idempotency_key, headers=headers)
 
     def list_subscriptions(self, query: Optional[ListSubscriptionsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> SubscriptionPage:
         """List subscriptions, newest first. ``GET /v1/subscriptions``"""
-        return self._request(OPERATIONS["list_subscriptions"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_subscriptions"], {}, None, query, headers=headers)
 
     def all_subscriptions(self, query: Optional[ListSubscriptionsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Subscription]:
         """Every item list_subscriptions pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -2105,23 +2105,23 @@ class GeneratedClient(BaseClient):
 
     def create_subscription(self, params: SubscriptionCreate, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Subscription:
         """Start a subscription (customer.subscription.created). ``POST /v1/subscriptions``"""
-        return self._request(OPERATIONS["create_subscription"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_subscription"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_subscription(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> Subscription:
         """Retrieve a subscription. ``GET /v1/subscriptions/{id}``"""
-        return self._request(OPERATIONS["get_subscription"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_subscription"], {"id": id}, None, None, headers=headers)
 
     def update_subscription(self, id: str, params: Optional[SubscriptionUpdate] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Subscription:
         """Change items (prorated on the next invoice unless proration_behavior is none), cancel_at_period_end or metadata. ``POST /v1/subscriptions/{id}``"""
-        return self._request(OPERATIONS["update_subscription"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["update_subscription"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def cancel_subscription(self, id: str, params: Optional[CancelSubscriptionRequest] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Subscription:
         """Cancel now (customer.subscription.deleted) or at the period's end (`at_period_end`). ``POST /v1/subscriptions/{id}/cancel``"""
-        return self._request(OPERATIONS["cancel_subscription"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["cancel_subscription"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def list_terminals(self, query: Optional[ListTerminalsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> TerminalPage:
         """List terminals, newest first; deregistered ones only with `status=deregistered`. ``GET /v1/terminals``"""
-        return self._request(OPERATIONS["list_terminals"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_terminals"], {}, None, query, headers=headers)
 
     def all_terminals(self, query: Optional[ListTerminalsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Terminal]:
         """Every item list_terminals pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -2129,27 +2129,27 @@ class GeneratedClient(BaseClient):
 
     def create_terminal(self, params: TerminalCreate, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Terminal:
         """Register a terminal; it starts `inactive`. ``POST /v1/terminals``"""
-        return self._request(OPERATIONS["create_terminal"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_terminal"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_terminal(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> Terminal:
         """Retrieve a terminal and its status (deregistered ones too). ``GET /v1/terminals/{id}``"""
-        return self._request(OPERATIONS["get_terminal"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_terminal"], {"id": id}, None, None, headers=headers)
 
     def delete_terminal(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> TerminalDeleted:
         """Deregister a terminal; it takes no payment again. A deregistered terminal is 409. ``DELETE /v1/terminals/{id}``"""
-        return self._request(OPERATIONS["delete_terminal"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["delete_terminal"], {"id": id}, None, None, headers=headers)
 
     def activate_terminal(self, id: str, params: Optional[ActivateTerminalRequest] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Terminal:
         """Enable transaction processing on an `inactive` terminal (otherwise 409 `invalid_state`). ``POST /v1/terminals/{id}/activate``"""
-        return self._request(OPERATIONS["activate_terminal"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["activate_terminal"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def create_terminal_payment(self, id: str, params: TerminalPaymentCreate, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> CardPresentPaymentIntent:
         """Take a card-present payment from the device's encrypted chip read. ``POST /v1/terminals/{id}/payments`` (a refusal raises a PaydError whose ``body`` is the answer)"""
-        return self._request(OPERATIONS["create_terminal_payment"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_terminal_payment"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def list_test_clocks(self, query: Optional[ListTestClocksParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> TestClockPage:
         """List test clocks, newest first. ``GET /v1/test_helpers/test_clocks``"""
-        return self._request(OPERATIONS["list_test_clocks"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_test_clocks"], {}, None, query, headers=headers)
 
     def all_test_clocks(self, query: Optional[ListTestClocksParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[TestClock]:
         """Every item list_test_clocks pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -2157,19 +2157,19 @@ class GeneratedClient(BaseClient):
 
     def create_test_clock(self, params: CreateTestClockRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> TestClock:
         """Create a test clock (test mode only; a live key is 403 permission_denied). ``POST /v1/test_helpers/test_clocks``"""
-        return self._request(OPERATIONS["create_test_clock"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_test_clock"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_test_clock(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> TestClock:
         """Retrieve a test clock (poll it until `ready` after an advance). ``GET /v1/test_helpers/test_clocks/{id}``"""
-        return self._request(OPERATIONS["get_test_clock"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_test_clock"], {"id": id}, None, None, headers=headers)
 
     def advance_test_clock(self, id: str, params: AdvanceTestClockRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> TestClock:
         """Move the clock to frozen_time and run every billing step due up to it, in time order. ``POST /v1/test_helpers/test_clocks/{id}/advance``"""
-        return self._request(OPERATIONS["advance_test_clock"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["advance_test_clock"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def list_webhook_endpoints(self, query: Optional[ListWebhookEndpointsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpointPage:
         """List webhook endpoints, newest first. ``GET /v1/webhook_endpoints``"""
-        return self._request(OPERATIONS["list_webhook_endpoints"], {}, None, query, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["list_webhook_endpoints"], {}, None, query, headers=headers)
 
     def all_webhook_endpoints(self, query: Optional[ListWebhookEndpointsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[WebhookEndpoint]:
         """Every item list_webhook_endpoints pages through, fetching pages as the loop needs them (newest first; backwards from ending_before when set)."""
@@ -2177,24 +2177,24 @@ class GeneratedClient(BaseClient):
 
     def create_webhook_endpoint(self, params: WebhookEndpointCreate, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpointWithSecret:
         """Register a webhook endpoint; the answer holds its signing secret, shown only this once. ``POST /v1/webhook_endpoints``"""
-        return self._request(OPERATIONS["create_webhook_endpoint"], {}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["create_webhook_endpoint"], {}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def get_webhook_endpoint(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpoint:
         """Retrieve a webhook endpoint (without its secret). ``GET /v1/webhook_endpoints/{id}``"""
-        return self._request(OPERATIONS["get_webhook_endpoint"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["get_webhook_endpoint"], {"id": id}, None, None, headers=headers)
 
     def update_webhook_endpoint(self, id: str, params: Optional[WebhookEndpointUpdate] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpoint:
         """Update a webhook endpoint's url, enabled_events, description, or disable it. ``POST /v1/webhook_endpoints/{id}``"""
-        return self._request(OPERATIONS["update_webhook_endpoint"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["update_webhook_endpoint"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def delete_webhook_endpoint(self, id: str, *, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpointResult:
         """Delete a webhook endpoint; its pending deliveries end failed, past ones stay visible. ``DELETE /v1/webhook_endpoints/{id}``"""
-        return self._request(OPERATIONS["delete_webhook_endpoint"], {"id": id}, None, None, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["delete_webhook_endpoint"], {"id": id}, None, None, headers=headers)
 
     def recover_webhook_endpoint(self, id: str, params: RecoverWebhookEndpointRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> WebhookRecovery:
         """Send again every delivery to the endpoint that ended failed since a time. ``POST /v1/webhook_endpoints/{id}/recover``"""
-        return self._request(OPERATIONS["recover_webhook_endpoint"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["recover_webhook_endpoint"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
 
     def rotate_webhook_endpoint_secret(self, id: str, params: Optional[RotateWebhookEndpointSecretRequest] = None, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpointWithSecret:
         """Give an endpoint a new signing secret; the old one keeps signing beside it for a grace period. ``POST /v1/webhook_endpoints/{id}/rotate_secret``"""
-        return self._request(OPERATIONS["rotate_webhook_endpoint_secret"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)  # type: ignore[no-any-return]
+        return self._request(OPERATIONS["rotate_webhook_endpoint_secret"], {"id": id}, params, None, idempotency_key=idempotency_key, headers=headers)
