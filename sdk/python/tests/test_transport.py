@@ -268,6 +268,17 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(srv.requests[0].headers["Idempotency-Key"], "bulk-1")
         self.assertEqual(srv.requests[0].body, b"a,b\n")
 
+    def test_event_stream(self) -> None:
+        sse = b': keep-alive\n\nid: 1\ndata: {"id":"evt_1",\ndata: "type":"payout.created"}\n\nid: 2\r\ndata:{"id":"evt_2"}\r\n\r\n'
+        srv, client, _ = self.serve((200, {}, sse))
+        with client.stream_events({"types": "payout.created"}) as stream:
+            self.assertEqual(stream.next_event(), {"id": "evt_1", "type": "payout.created"})
+            self.assertEqual(stream.last_id, "1")
+            self.assertEqual([ev["id"] for ev in stream], ["evt_2"])
+            self.assertEqual(stream.last_id, "2")
+        self.assertEqual(srv.requests[0].headers["Accept"], "text/event-stream")
+        self.assertEqual(srv.requests[0].query, {"types": ["payout.created"]})
+
     def test_version_matches_pyproject(self) -> None:
         pyproject = os.path.join(os.path.dirname(__file__), "..", "pyproject.toml")
         with open(pyproject, encoding="utf-8") as f:

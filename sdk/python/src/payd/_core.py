@@ -245,7 +245,10 @@ class BaseClient:
         while True:
             req = urllib.request.Request(url, data=data, headers=h, method=op.method)
             try:
-                res = self._opener.open(req, timeout=None if stream else self._timeout)
+                # For a stream the timeout bounds each read: payd sends a
+                # keep-alive every 15 s, so silence that long means the
+                # connection is gone.
+                res = self._opener.open(req, timeout=self._timeout)
                 body = b"" if stream else res.read()
                 if not stream:
                     res.close()
@@ -407,7 +410,11 @@ class EventStream:
         data: List[str] = []
         ev_id: Optional[str] = None
         while True:
-            raw = self._res.readline()
+            try:
+                raw = self._res.readline()
+            except _NETWORK_ERRORS as e:
+                self.close()
+                raise PaydNetworkError(f"payd: the event stream broke: {e}; reconnect with last_event_id={self.last_id}", 1) from e
             if not raw:
                 return None
             line = raw.decode("utf-8").rstrip("\r\n")
