@@ -26,6 +26,14 @@ var pyKeywords = map[string]bool{
 	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
 }
 
+// pyReserved are the names the generated module imports or defines itself: a
+// schema may not take one.
+var pyReserved = map[string]bool{
+	"Any": true, "Dict": true, "Iterator": true, "List": true, "Literal": true, "Mapping": true, "Optional": true,
+	"TypedDict": true, "Union": true, "BaseClient": true, "EventStream": true, "Operation": true,
+	"GeneratedClient": true, "OPERATIONS": true, "Page": true,
+}
+
 func pyFieldName(k string) bool { return pyIdent.MatchString(k) && !pyKeywords[k] }
 
 // snake turns lowerCamel, PascalCase, kebab-case and "created[gte]" into a
@@ -224,6 +232,9 @@ from ._core import BaseClient, EventStream, Operation
 `)
 	names := map[string]bool{}
 	for _, t := range m.Types {
+		if pyReserved[t.Name] || pyKeywords[t.Name] {
+			return nil, fmt.Errorf("python: schema %s would hide a name the module uses", t.Name)
+		}
 		names[t.Name] = true
 	}
 	// Enums first: they are aliases evaluated at import time.
@@ -317,6 +328,27 @@ from ._core import BaseClient, EventStream, Operation
 		fmt.Fprintf(&b, "    %q,\n", e)
 	}
 	b.WriteString("]\n\n\n")
+
+	// Method names: snake case must keep operations apart, and leave
+	// BaseClient's own names alone.
+	methods := map[string]string{"request_raw": "BaseClient", "livemode": "BaseClient"}
+	add := func(name, key string) error {
+		if prev, ok := methods[name]; ok {
+			return fmt.Errorf("python: %s would name both %s and %s", name, prev, key)
+		}
+		methods[name] = key
+		return nil
+	}
+	for _, o := range m.Ops {
+		if err := add(snake(o.Name), o.Key()); err != nil {
+			return nil, err
+		}
+		if pyIterates(o) {
+			if err := add(pyAllName(o), o.Key()); err != nil {
+				return nil, err
+			}
+		}
+	}
 
 	b.WriteString("class GeneratedClient(BaseClient):\n    \"\"\"The methods of every operation; the transport is BaseClient's.\"\"\"\n")
 	for _, o := range m.Ops {
@@ -412,8 +444,8 @@ from ._core import BaseClient, EventStream, Operation
 			impl = "self._request(" + call + ")"
 		}
 		fmt.Fprintf(&b, "\n    def %s(%s) -> %s:\n        %s\n        %s\n", meth, sigText, ret, pyDocstring(doc), impl)
-		if o.ListItem != nil && o.Paginated && o.Cursor != "" {
-			all := "all_" + strings.TrimPrefix(snake(o.Name), "list_")
+		if pyIterates(o) {
+			all := pyAllName(o)
 			itemT := m.pyType(*o.ListItem)
 			allSig := strings.Replace(sigText, "idempotency_key: Optional[str] = None, ", "", 1)
 			allCall := fmt.Sprintf("OPERATIONS[%q], {%s}, %s, %q, headers=headers", meth, strings.Join(pathArgs, ", "), query, o.Cursor)
@@ -430,3 +462,9 @@ func pyBool(v bool) string {
 	}
 	return "False"
 }
+
+// pyIterates reports whether an operation gets an all_... iterator.
+func pyIterates(o *Op) bool { return o.ListItem != nil && o.Paginated && o.Cursor != "" }
+
+// pyAllName is the name of an operation's iterator: list_refunds → all_refunds.
+func pyAllName(o *Op) string { return "all_" + strings.TrimPrefix(snake(o.Name), "list_") }
