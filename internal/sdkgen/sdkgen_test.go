@@ -134,3 +134,18 @@ func TestModel(t *testing.T) {
 		}
 	}
 }
+
+func TestPythonRefusesHiddenNames(t *testing.T) {
+	for name, m := range map[string]*Model{
+		"schema named like an import": {Types: []*Type{{Name: "Operation"}}},
+		"two operations, one method": {Ops: []*Op{
+			{Name: "getThing", Method: "GET", Path: "/a"},
+			{Name: "get_thing", Method: "GET", Path: "/b"},
+		}},
+		"an operation named like the transport": {Ops: []*Op{{Name: "requestRaw", Method: "GET", Path: "/a"}}},
+	} {
+		if _, err := m.PyFile(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
