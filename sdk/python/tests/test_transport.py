@@ -148,24 +148,27 @@ class TransportTest(unittest.TestCase):
 
     def test_a_long_retry_after_is_raised_at_once(self) -> None:
         srv, client, waits = self.serve((429, {"Retry-After": "120"}, envelope("rate_limited", type="rate_limit_error")))
-        with self.assertRaises(PaydError) as cm:
+        with self.assertRaises(payd.RateLimitError) as cm:
             client.get_balance()
         self.assertEqual(cm.exception.code, "rate_limited")
         self.assertEqual(len(srv.requests), 1)
         self.assertEqual(waits, [])
 
     def test_errors_are_typed_and_not_retried(self) -> None:
-        for status, env in [
-            (400, envelope("parameter_missing", param="currency")),
-            (500, envelope("api_error", type="api_error")),
-            (503, envelope("provider_unavailable", type="provider_error")),
-            (422, envelope("idempotency_key_reused", type="idempotency_error")),
+        for status, env, cls in [
+            (400, envelope("parameter_missing", param="currency"), payd.InvalidRequestError),
+            (401, envelope("invalid_api_key", type="authentication_error"), payd.AuthenticationError),
+            (403, envelope("self_approval_not_allowed", type="permission_error"), payd.PermissionDeniedError),
+            (500, envelope("api_error", type="api_error"), payd.APIError),
+            (503, envelope("provider_unavailable", type="provider_error"), payd.ProviderError),
+            (422, envelope("idempotency_key_reused", type="idempotency_error"), payd.IdempotencyError),
         ]:
             with self.subTest(status=status):
                 srv, client, waits = self.serve((status, {}, env))
                 with self.assertRaises(PaydError) as cm:
                     client.create_payment_intent({"amount": 1, "currency": "DJF", "provider": "bank_a"})
                 e = cm.exception
+                self.assertIsInstance(e, cls)
                 self.assertEqual(len(srv.requests), 1)
                 self.assertEqual(waits, [])
                 self.assertEqual(e.status, status)
@@ -181,6 +184,7 @@ class TransportTest(unittest.TestCase):
         with self.assertRaises(PaydError) as cm:
             client.create_payment_intent({"amount": 1, "currency": "DJF", "provider": "wallet_a"})
         self.assertEqual((cm.exception.status, cm.exception.code, cm.exception.type), (402, "insufficient_funds", "provider_error"))
+        self.assertIsInstance(cm.exception, payd.ProviderError)
         self.assertEqual(cm.exception.body["status"], "canceled")
         self.assertEqual(cm.exception.request_id, "req_1")
 
@@ -238,13 +242,15 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(srv.requests[0].path, "/v1/payment_intents/pi_a%2Fb%3Fc")
         client.list_balance_transactions({"created[gte]": "2026-01-01T00:00:00Z", "limit": 5})
         self.assertEqual(srv.requests[1].query, {"created[gte]": ["2026-01-01T00:00:00Z"], "limit": ["5"]})
+        client.list_events({"type": "payout.created", "limit": None})  # None is left out
+        self.assertEqual(srv.requests[2].query, {"type": ["payout.created"]})
         with self.assertRaises(TypeError):
             client.get_payment_intent("")
 
     def test_a_publishable_key_only_confirms(self) -> None:
         srv, _, _ = self.serve((200, {}, dict(INTENT, status="succeeded")))
         pk = Payd("pk_test_abc", base_url=srv.url)
-        with self.assertRaises(PaydError) as cm:
+        with self.assertRaises(payd.PermissionDeniedError) as cm:
             pk.get_balance()
         self.assertEqual(cm.exception.code, "permission_denied")
         self.assertEqual(srv.requests, [])

@@ -14,11 +14,18 @@ Standard library only.
 
 from ._core import (
     DEFAULT_BASE_URL,
+    APIError,
+    AuthenticationError,
     EventStream,
+    IdempotencyError,
+    InvalidRequestError,
     Operation,
     PaydError,
     PaydException,
     PaydNetworkError,
+    PermissionDeniedError,
+    ProviderError,
+    RateLimitError,
     RawResponse,
     parse_retry_after,
 )
@@ -34,7 +41,14 @@ class Payd(GeneratedClient):
 
 
 __all__ = _generated.__all__ + [
+    "APIError",
+    "AuthenticationError",
     "DEFAULT_BASE_URL",
+    "IdempotencyError",
+    "InvalidRequestError",
+    "PermissionDeniedError",
+    "ProviderError",
+    "RateLimitError",
     "EventStream",
     "Operation",
     "Payd",

@@ -92,6 +92,51 @@ class PaydError(PaydException):
         return s
 
 
+class InvalidRequestError(PaydError):
+    """``invalid_request_error``: the request is wrong (400, 404, 409, 413, 415); ``param`` names the field."""
+
+
+class AuthenticationError(PaydError):
+    """``authentication_error``: the API key is missing or unknown (401)."""
+
+
+class PermissionDeniedError(PaydError):
+    """``permission_error``: the key may not do this (403), e.g. a self-approval or a publishable key."""
+
+
+class IdempotencyError(PaydError):
+    """``idempotency_error``: the Idempotency-Key was used for another request (422) or is still running (409)."""
+
+
+class RateLimitError(PaydError):
+    """``rate_limit_error``: too many requests (429); raised once the retries (after Retry-After) are spent."""
+
+
+class ProviderError(PaydError):
+    """``provider_error``: a provider refused or did not answer (402, 502, 503, 504); for a refused
+    payment ``body`` is the canceled payment intent."""
+
+
+class APIError(PaydError):
+    """``api_error``: payd failed (500), or could not reach its database (503 ``database_unavailable``)."""
+
+
+# The exception class of each error type of the envelope.
+_ERROR_CLASSES = {
+    "invalid_request_error": InvalidRequestError,
+    "authentication_error": AuthenticationError,
+    "permission_error": PermissionDeniedError,
+    "idempotency_error": IdempotencyError,
+    "rate_limit_error": RateLimitError,
+    "provider_error": ProviderError,
+    "api_error": APIError,
+}
+
+
+def _error(message: str, *, type: str, **kw: Any) -> PaydError:
+    return _ERROR_CLASSES.get(type, PaydError)(message, type=type, **kw)
+
+
 class PaydNetworkError(PaydException):
     """No answer arrived after every retry (connection refused or reset, timeout)."""
 
@@ -202,6 +247,8 @@ class BaseClient:
                 continue
             if isinstance(v, bool):
                 v = "true" if v else "false"
+            elif isinstance(v, (list, tuple)):
+                v = ",".join(str(x) for x in v)
             pairs.append((k, str(v)))
         qs = urllib.parse.urlencode(pairs)
         return self._base_url + p + ("?" + qs if qs else "")
@@ -223,7 +270,7 @@ class BaseClient:
         too), except for streams, whose body is left to EventStream.
         """
         if self._key.startswith("pk_") and op.name != "confirmPaymentIntent" and not op.public:
-            raise PaydError(
+            raise PermissionDeniedError(
                 f"payd: a publishable key can only confirm payment intents, not call {op.name}",
                 status=0,
                 type="permission_error",
@@ -367,7 +414,7 @@ def _error_from(status: int, headers: Any, text: bytes) -> PaydError:
     request_id = headers.get("Request-Id") if headers is not None else None
     env = body.get("error") if isinstance(body, dict) else None
     if isinstance(env, dict):
-        return PaydError(
+        return _error(
             str(env.get("message") or ""),
             status=status,
             type=str(env.get("type") or "api_error"),
@@ -380,7 +427,7 @@ def _error_from(status: int, headers: Any, text: bytes) -> PaydError:
     last = body.get("last_error") if isinstance(body, dict) else None
     if isinstance(last, dict):
         # A provider's refusal of a payment (402): the body is the canceled intent.
-        return PaydError(
+        return ProviderError(
             str(last.get("message") or ""),
             status=status,
             type="provider_error",
@@ -388,7 +435,7 @@ def _error_from(status: int, headers: Any, text: bytes) -> PaydError:
             request_id=request_id,
             body=body,
         )
-    return PaydError("answer without an error envelope", status=status, type="api_error", code=str(status), request_id=request_id, body=body)
+    return APIError("answer without an error envelope", status=status, type="api_error", code=str(status), request_id=request_id, body=body)
 
 
 class EventStream:
