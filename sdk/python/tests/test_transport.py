@@ -292,6 +292,11 @@ class TransportTest(unittest.TestCase):
         self.assertIsNotNone(m)
         self.assertEqual(m.group(1) if m else None, payd.__version__)
 
+    def test_licence_is_the_repositorys(self) -> None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "..", "LICENSE"), "rb") as a, open(os.path.join(here, "..", "..", "..", "LICENSE"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
     def test_every_operation_has_a_method(self) -> None:
         for name, op in payd.OPERATIONS.items():
             self.assertTrue(callable(getattr(Payd, name, None)), name)
