@@ -1,15 +1,18 @@
 """The SDK against a real ``payd serve`` (see payd_server.py): the
 walk-through, refusals and idempotency, iteration, settings, a rotated
 webhook secret verified with the old and the new secret, the event stream,
-and examples/python/walkthrough.py."""
+a lost answer retried under the same key, and examples/python/walkthrough.py."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 import threading
 import time
 import unittest
+import urllib.error
+import urllib.request
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional
@@ -196,6 +199,72 @@ class AgainstPaydTest(unittest.TestCase):
             self.assertEqual(ev["type"], "payout.created")
             self.assertEqual(ev["data"]["id"], po["id"])
             self.assertTrue(stream.last_id)
+
+
+class LosingProxy:
+    """Forwards requests to payd and, for the first POST, throws payd's answer
+    away and drops the connection: the request took effect, the caller never
+    heard. Records each forwarded request's key and whether payd replayed."""
+
+    def __init__(self, upstream: str) -> None:
+        self.seen: List[Dict[str, Optional[str]]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def forward(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else None
+                hdrs = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")}
+                req = urllib.request.Request(upstream + self.path, data=body, headers=hdrs, method=self.command)
+                try:
+                    res = urllib.request.urlopen(req, timeout=30)
+                    status, rh, data = res.status, res.headers, res.read()
+                except urllib.error.HTTPError as e:
+                    status, rh, data = e.code, e.headers, e.read()
+                outer.seen.append({"key": self.headers.get("Idempotency-Key"), "replayed": rh.get("Idempotent-Replayed")})
+                if self.command == "POST" and len([x for x in outer.seen if x["key"]]) == 1:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self.send_response(status)
+                for k in ("Content-Type", "Request-Id", "Idempotent-Replayed"):
+                    if rh.get(k):
+                        self.send_header(k, rh[k])
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_DELETE = forward
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class RetryAgainstPaydTest(unittest.TestCase):
+    def test_a_lost_answer_is_retried_with_the_same_key_and_replayed(self) -> None:
+        assert srv is not None
+        proxy = LosingProxy(srv.url)
+        self.addCleanup(proxy.close)
+        client = Payd(srv.secret_keys[0], base_url=proxy.url, sleep=lambda s: None)
+        marker = f"lost-answer-{uuid.uuid4().hex[:8]}"
+        pi = client.create_payment_intent({"amount_minor": 900, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "+25377123456", "description": marker})
+        posts = [x for x in proxy.seen if x["key"]]
+        self.assertEqual(len(posts), 2, proxy.seen)
+        self.assertEqual(posts[0]["key"], posts[1]["key"])
+        self.assertEqual(posts[1]["replayed"], "true")
+        direct = Payd(srv.secret_keys[0], base_url=srv.url)
+        made = [x["id"] for x in direct.all_payment_intents({"limit": 100}) if x.get("description") == marker]
+        self.assertEqual(made, [pi["id"]])  # one intent, though payd was asked twice
 
 
 class ExampleTest(unittest.TestCase):
