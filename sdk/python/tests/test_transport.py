@@ -144,6 +144,7 @@ class TransportTest(unittest.TestCase):
         self.assertIsNone(srv.requests[0].headers.get("Idempotency-Key"))  # GET carries no key
         self.assertAlmostEqual(parse_retry_after(formatdate(1000.0 + 7, usegmt=True), now=1000.0) or 0, 7.0)
         self.assertIsNone(parse_retry_after("soon"))
+        self.assertIsNone(parse_retry_after("\u00b2"))  # a digit to str.isdigit, not a number of seconds
         self.assertEqual(parse_retry_after(formatdate(10.0, usegmt=True), now=1000.0), 0.0)
 
     def test_a_long_retry_after_is_raised_at_once(self) -> None:

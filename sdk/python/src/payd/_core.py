@@ -160,7 +160,7 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
     if not value:
         return None
     s = value.strip()
-    if s.isdigit():
+    if s.isascii() and s.isdigit():
         return min(float(s), _MAX_RETRY_AFTER)
     try:
         when = email.utils.parsedate_to_datetime(s)
