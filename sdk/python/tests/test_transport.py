@@ -147,6 +147,24 @@ class TransportTest(unittest.TestCase):
         self.assertIsNone(parse_retry_after("\u00b2"))  # a digit to str.isdigit, not a number of seconds
         self.assertEqual(parse_retry_after(formatdate(10.0, usegmt=True), now=1000.0), 0.0)
 
+    def test_retry_after_fuzz(self) -> None:
+        # Seeded and bounded: any header value gives None or a wait in [0, 1 day].
+        import random
+
+        rng = random.Random(33)
+        seeds = ["0", "120", "Wed, 21 Oct 2015 07:28:00 GMT", "Sun, 29 Nov 2026 04:00:00 +0000", "99999999999999999999"]
+        alphabet = "0123456789 ,:+-GMTSunWedOct\u00b2\u0660x"
+        for _ in range(3000):
+            v = list(rng.choice(seeds))
+            for _ in range(rng.randint(0, 5)):
+                pos = rng.randint(0, len(v))
+                if rng.random() < 0.5 and v:
+                    del v[min(pos, len(v) - 1)]
+                else:
+                    v.insert(pos, rng.choice(alphabet))
+            got = parse_retry_after("".join(v), now=1_795_910_811.0)
+            self.assertTrue(got is None or 0.0 <= got <= 86400.0, ("".join(v), got))
+
     def test_a_long_retry_after_is_raised_at_once(self) -> None:
         srv, client, waits = self.serve((429, {"Retry-After": "120"}, envelope("rate_limited", type="rate_limit_error")))
         with self.assertRaises(payd.RateLimitError) as cm:
