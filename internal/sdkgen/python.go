@@ -130,7 +130,11 @@ func pyComment(b *bytes.Buffer, indent, text string) {
 
 func pyDocstring(text string) string {
 	text = strings.ReplaceAll(text, `\`, `\\`)
-	return `"""` + strings.ReplaceAll(text, `"""`, `\"\"\"`) + `"""`
+	text = strings.ReplaceAll(text, `"""`, `\"\"\"`)
+	if strings.HasSuffix(text, `"`) {
+		text += " " // a quote before the closing quotes would end the string early
+	}
+	return `"""` + text + `"""`
 }
 
 // pyTypedDict writes one TypedDict. Fields whose JSON names are not Python

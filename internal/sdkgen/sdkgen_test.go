@@ -149,3 +149,16 @@ func TestPythonRefusesHiddenNames(t *testing.T) {
 		}
 	}
 }
+
+func TestPyDocstring(t *testing.T) {
+	for in, want := range map[string]string{
+		`plain`:             `"""plain"""`,
+		`ends with "quote"`: `"""ends with "quote" """`,
+		`a \ backslash`:     `"""a \\ backslash"""`,
+		`three """ quotes`:  `"""three \"\"\" quotes"""`,
+	} {
+		if got := pyDocstring(in); got != want {
+			t.Errorf("pyDocstring(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
