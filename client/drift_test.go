@@ -14,7 +14,8 @@ import (
 )
 
 // TestSDKsCoverEveryOperation fails when api/openapi.yaml has an operation
-// that the Go client or the TypeScript SDK does not implement.
+// that the Go client, the TypeScript SDK or the Python SDK does not
+// implement.
 func TestSDKsCoverEveryOperation(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	ops, err := sdkgen.Operations(filepath.Join(root, "api", "openapi.yaml"))
@@ -25,6 +26,10 @@ func TestSDKsCoverEveryOperation(t *testing.T) {
 		t.Fatalf("only %d operations read from the document", len(ops))
 	}
 	ts, err := os.ReadFile(filepath.Join(root, "sdk", "typescript", "src", "generated.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(sdkgen.PythonFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +46,11 @@ func TestSDKsCoverEveryOperation(t *testing.T) {
 		method, path, _ := strings.Cut(op, " ")
 		if !bytes.Contains(ts, []byte(`method: "`+method+`", path: "`+path+`"`)) {
 			t.Errorf("TypeScript SDK: no method for %s", op)
+		}
+		if name := pythonMethod(py, method, path); name == "" {
+			t.Errorf("Python SDK: no method for %s", op)
+		} else if !bytes.Contains(py, []byte("    def "+name+"(self")) {
+			t.Errorf("Python SDK: the operation table names %s for %s, but GeneratedClient has no such method", name, op)
 		}
 	}
 	if len(client.Operations) != len(ops) {
@@ -67,4 +77,19 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 			t.Errorf("%s is not what api/openapi.yaml generates: run go generate ./client", name)
 		}
 	}
+}
+
+// pythonMethod returns the method name the Python SDK's operation table gives
+// the operation, or "" when the table lacks it.
+func pythonMethod(py []byte, method, path string) string {
+	for _, line := range strings.Split(string(py), "\n") {
+		if !strings.Contains(line, `method="`+method+`", path="`+path+`"`) {
+			continue
+		}
+		name, _, ok := strings.Cut(strings.TrimSpace(line), `": Operation(`)
+		if ok && strings.HasPrefix(name, `"`) {
+			return name[1:]
+		}
+	}
+	return ""
 }

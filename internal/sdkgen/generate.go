@@ -16,5 +16,10 @@ func Generate(specPath string) (map[string][]byte, error) {
 		out["client/"+name] = data
 	}
 	out["sdk/typescript/src/generated.ts"] = m.TSFile()
+	py, err := m.PyFile()
+	if err != nil {
+		return nil, err
+	}
+	out[PythonFile] = py
 	return out, nil
 }

@@ -30,6 +30,25 @@ func TestNames(t *testing.T) {
 	}
 }
 
+func TestSnake(t *testing.T) {
+	for in, want := range map[string]string{
+		"createPaymentIntent":      "create_payment_intent",
+		"getHealth":                "get_health",
+		"listUETRs":                "list_uetrs",
+		"getHTTPStatus":            "get_http_status",
+		"created[gte]":             "created_gte",
+		"Last-Event-ID":            "last_event_id",
+		"id":                       "id",
+		"from":                     "from_",
+		"rotateSecretV2":           "rotate_secret_v2",
+		"markInvoiceUncollectible": "mark_invoice_uncollectible",
+	} {
+		if got := snake(in); got != want {
+			t.Errorf("snake(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestModel(t *testing.T) {
 	m, err := Load("testdata/mini.yaml")
 	if err != nil {
@@ -74,6 +93,33 @@ func TestModel(t *testing.T) {
 			t.Errorf("operations lack %s", want)
 		}
 	}
+	pyb, err := m.PyFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := string(pyb)
+	for _, want := range []string{
+		`Kind = Literal["big", "small"]`,
+		"class _ThingRequired(TypedDict):", // required keys apart from optional ones
+		"class Thing(_ThingRequired, total=False):",
+		"gone_at: Optional[str]",
+		"meta: Dict[str, str]",
+		"detail: ThingDetail",
+		"note: Optional[str]",
+		"class Job(_JobRequired, total=False):",
+		"queue: str",             // allOf merged
+		`"created[gte]": "str",`, // not an identifier: the functional form
+		"class ThingPage(TypedDict):",
+		`"create_thing": Operation(name="createThing", method="POST", path="/v1/things", path_params=(), idempotency_required=True, public=False, also_decode=()),`,
+		"def create_thing(self, params: CreateThingRequest, *, idempotency_key: Optional[str] = None, headers: Optional[Mapping[str, str]] = None) -> Union[Thing, Job]:",
+		"def list_things(self, query: Optional[ListThingsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> ThingPage:",
+		"def all_things(self, query: Optional[ListThingsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> Iterator[Thing]:",
+		`return self._paginate(OPERATIONS["list_things"], {}, query, "id", headers=headers)`,
+	} {
+		if !strings.Contains(py, want) {
+			t.Errorf("Python lacks %s", want)
+		}
+	}
 	ts := string(m.TSFile())
 	for _, want := range []string{
 		`export type Kind = "big" | "small";`,
@@ -85,6 +131,34 @@ func TestModel(t *testing.T) {
 	} {
 		if !strings.Contains(ts, want) {
 			t.Errorf("TypeScript lacks %s", want)
+		}
+	}
+}
+
+func TestPythonRefusesHiddenNames(t *testing.T) {
+	for name, m := range map[string]*Model{
+		"schema named like an import": {Types: []*Type{{Name: "Operation"}}},
+		"two operations, one method": {Ops: []*Op{
+			{Name: "getThing", Method: "GET", Path: "/a"},
+			{Name: "get_thing", Method: "GET", Path: "/b"},
+		}},
+		"an operation named like the transport": {Ops: []*Op{{Name: "requestRaw", Method: "GET", Path: "/a"}}},
+	} {
+		if _, err := m.PyFile(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestPyDocstring(t *testing.T) {
+	for in, want := range map[string]string{
+		`plain`:             `"""plain"""`,
+		`ends with "quote"`: `"""ends with "quote" """`,
+		`a \ backslash`:     `"""a \\ backslash"""`,
+		`three """ quotes`:  `"""three \"\"\" quotes"""`,
+	} {
+		if got := pyDocstring(in); got != want {
+			t.Errorf("pyDocstring(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -1,5 +1,6 @@
 // Command sdkgen writes the generated halves of payd's SDKs from
-// api/openapi.yaml: client/*_gen.go (Go) and sdk/typescript/src/generated.ts.
+// api/openapi.yaml: client/*_gen.go (Go), sdk/typescript/src/generated.ts and
+// sdk/python/src/payd/_generated.py.
 // Run it from the repository root: go run ./internal/sdkgen/cmd/sdkgen
 package main
 
