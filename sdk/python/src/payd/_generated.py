@@ -34,6 +34,19 @@ SandboxScenario = Literal["success", "insufficient_funds", "otp_expired", "card_
 SubscriptionStatus = Literal["trialing", "active", "past_due", "unpaid", "canceled"]
 
 
+class Account(TypedDict):
+    created_at: str
+    #: The merchant's id (mer_...).
+    id: str
+    #: The id of the key that made the request (key_...).
+    key_id: str
+    kyc_status: str
+    #: The key's mode.
+    livemode: bool
+    name: str
+    object: Literal["account"]
+
+
 class ActivateTerminalRequest(TypedDict, total=False):
     #: A KSN the device shows (its initial KSN or a later one). Binds the terminal to that device now:
     ksn: str
@@ -1539,6 +1552,7 @@ OPERATIONS: Dict[str, Operation] = {
     "get_health": Operation(name="getHealth", method="GET", path="/healthz", path_params=(), idempotency_required=False, public=True, also_decode=()),
     "receive_provider_callback": Operation(name="receiveProviderCallback", method="POST", path="/providers/{provider}/callbacks", path_params=("provider",), idempotency_required=False, public=True, also_decode=()),
     "get_readiness": Operation(name="getReadiness", method="GET", path="/readyz", path_params=(), idempotency_required=False, public=True, also_decode=()),
+    "get_account": Operation(name="getAccount", method="GET", path="/v1/account", path_params=(), idempotency_required=False, public=False, also_decode=()),
     "list_audit_events": Operation(name="listAuditEvents", method="GET", path="/v1/audit_events", path_params=(), idempotency_required=False, public=False, also_decode=()),
     "get_balance": Operation(name="getBalance", method="GET", path="/v1/balance", path_params=(), idempotency_required=False, public=False, also_decode=()),
     "list_balance_transactions": Operation(name="listBalanceTransactions", method="GET", path="/v1/balance_transactions", path_params=(), idempotency_required=False, public=False, also_decode=()),
@@ -1623,6 +1637,7 @@ OPERATIONS: Dict[str, Operation] = {
 
 
 __all__ = [
+    "Account",
     "ActivateTerminalRequest",
     "AdvanceTestClockRequest",
     "AuditEvent",
@@ -1814,6 +1829,10 @@ class GeneratedClient(BaseClient):
     def get_readiness(self, *, headers: Optional[Mapping[str, str]] = None) -> ReadinessResult:
         """This process can write now (the database is reachable, takes writes, and migrations are applied). ``GET /readyz``"""
         return self._request(OPERATIONS["get_readiness"], {}, None, None, headers=headers)
+
+    def get_account(self, *, headers: Optional[Mapping[str, str]] = None) -> Account:
+        """The merchant and mode the key acts for. ``GET /v1/account``"""
+        return self._request(OPERATIONS["get_account"], {}, None, None, headers=headers)
 
     def list_audit_events(self, query: Optional[ListAuditEventsParams] = None, *, headers: Optional[Mapping[str, str]] = None) -> AuditEventPage:
         """List the audit log of the key's merchant in the key's mode, newest first (what the portal's audit log shows). ``GET /v1/audit_events``"""
