@@ -18,7 +18,8 @@ func wirePortal(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	p, err := portal.New(portal.Config{DB: m.DB, Merchants: m.Merchants, Box: box, Logger: m.Logger, PublicURL: m.Config.PublicURL, Uploads: m.Uploads})
+	p, err := portal.New(portal.Config{DB: m.DB, Merchants: m.Merchants, Box: box, Logger: m.Logger, PublicURL: m.Config.PublicURL, Uploads: m.Uploads,
+		SanctionsReady: func() bool { s := m.Sanctions(); return s != nil && s.Ready() }})
 	if err != nil {
 		return err
 	}

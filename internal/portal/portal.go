@@ -43,6 +43,9 @@ import (
 type Config struct {
 	DB        *store.DB
 	Merchants *merchants.Service
+	// SanctionsReady says whether a sanctions list is loaded (the go-live
+	// checklist shows it); nil leaves the step out.
+	SanctionsReady func() bool
 	// Box seals TOTP secrets (PAYD_SECRETS_KEY); without a key, two-factor
 	// enrolment is unavailable and says why.
 	Box       *secretbox.Box
@@ -133,6 +136,7 @@ func (p *Portal) Register(mux *http.ServeMux) {
 	m.Handle("POST /portal/{mode}/users/{id}/disable", p.page(roleAdmin, p.disableUser))
 	m.Handle("GET /portal/{mode}/audit", p.page(roleAdmin, p.auditPage))
 	m.Handle("GET /portal/{mode}/settings", p.page(roleViewer, p.settingsPage))
+	m.Handle("GET /portal/{mode}/go-live", p.page(roleViewer, p.goLivePage))
 	m.Handle("POST /portal/{mode}/settings", p.page(roleAdmin, p.updateSettings))
 	m.Handle("POST /portal/{mode}/settings/changes/{id}/approve", p.page(roleAdmin, p.approveSettingsChange))
 	m.Handle("GET /portal/{mode}/account", p.page(roleViewer, p.accountPage))

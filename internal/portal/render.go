@@ -108,6 +108,7 @@ var tailNav = []navItem{
 	{Section: "users", Label: "Users", Path: "users", MinRole: roleAdmin},
 	{Section: "audit", Label: "Audit log", Path: "audit", MinRole: roleAdmin},
 	{Section: "settings", Label: "Settings", Path: "settings"},
+	{Section: "golive", Label: "Go-live checklist", Path: "go-live", usable: func(_ context.Context, c *reqCtx) bool { return c.live }},
 	{Section: "account", Label: "Account", Path: "account"},
 }
 
