@@ -34,8 +34,8 @@ func TestPayoutToListedNameInOtherScripts(t *testing.T) {
 			name, list string
 			entry      int
 		}{
-			{"박영식", "un_sc", 9100001},        // PAK YONG SIK
-			{"高山清司", "eu_fsf", 910002},      // TAKAYAMA, Kiyoshi
+			{"박영식", "un_sc", 9100001},          // PAK YONG SIK
+			{"高山清司", "eu_fsf", 910002},         // TAKAYAMA, Kiyoshi
 			{"ניקולס מדורו", "eu_fsf", 910001}, // MADURO MOROS, Nicolas
 			{"Игорь Сечин", "un_sc", 9100002},  // IGOR IVANOVICH SECHIN
 		}
