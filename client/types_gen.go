@@ -877,10 +877,13 @@ const (
 
 // ScreeningMatch is an object of the API.
 type ScreeningMatch struct {
+	// The list's identifier of the entry: OFAC ent_num, UN DATAID, EU logicalId.
 	EntryID int `json:"entry_id"`
 	// How the screened name differs from the listed one, when the match rests on a rule of its own: given names written as initials, names the listed one lacks, one distinctive surname alone, letters spelled out one by one. Absent for a match word for word.
 	Explanation []string `json:"explanation,omitempty"`
 	IsAlias     bool     `json:"is_alias"`
+	// The sanctions list the entry is on: OFAC's SDN list, the UN Security Council Consolidated List, or the EU financial sanctions list.
+	List        string   `json:"list"`
 	ListName    string   `json:"list_name"`
 	MatchedName string   `json:"matched_name"`
 	Programs    []string `json:"programs"`

@@ -41,7 +41,7 @@ var variables = map[string]string{
 	"PAYD_WEBHOOK_RETRY_SCHEDULE":     "waits before each webhook retry (default 1m,5m,30m,2h,6h,12h,24h)",
 	"PAYD_WEBHOOK_BREAKER_FAILURES":   "consecutive failed attempts that disable a webhook endpoint, with the period; 0 turns it off (default 20)",
 	"PAYD_WEBHOOK_BREAKER_PERIOD":     "how long those failures must span at least (default 6h)",
-	"PAYD_SANCTIONS_LIST":             "path or https URL of an OFAC sdn.csv (alt.csv beside it adds aliases)",
+	"PAYD_SANCTIONS_LIST":             "sanctions lists, comma-separated paths or https URLs: OFAC sdn.csv (alt.csv beside it adds aliases), UN Security Council consolidated XML, EU financial sanctions XML; each file's format is read from its content",
 	"PAYD_P2PE_KEYS":                  "file of live base derivation keys for terminals",
 	"PAYD_RATE_LIMIT":                 "requests per second per key; 0 turns the limit off (default 200)",
 	"PAYD_RATE_BURST":                 "burst of the rate limit (default 400)",

@@ -14,7 +14,7 @@ import (
 func init() {
 	register(command{name: "sanctions", summary: "screen a name against the sanctions list", run: runSanctions, subs: []string{"check"}})
 	describe("sanctions check", usage{
-		synopsis: "[--list PATH|URL] [--threshold 0.82] [--json] NAME",
+		synopsis: "[--list PATH|URL[,PATH|URL...]] [--threshold 0.82] [--json] NAME",
 		about:    "Prints the entries of the sanctions list a name resembles, with their scores.",
 		vars:     []string{"PAYD_SANCTIONS_LIST"},
 	})
@@ -24,7 +24,7 @@ func init() {
 // it prints the listed entries the name resembles, with their scores.
 func runSanctions(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("sanctions check")
-	list := fs.String("list", "", "sdn.csv path or https URL (PAYD_SANCTIONS_LIST)")
+	list := fs.String("list", "", "list files or https URLs, comma-separated: OFAC sdn.csv, UN consolidated XML, EU FSF XML (PAYD_SANCTIONS_LIST)")
 	threshold := fs.Float64("threshold", screening.DefaultThreshold, "score at or above which a listed name is a hit")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseFlags(e, fs, args[1:]); err != nil {
@@ -65,7 +65,7 @@ func runSanctions(ctx context.Context, e *env, args []string) error {
 		if m.IsAlias {
 			via = fmt.Sprintf(" via alias %q", m.MatchedName)
 		}
-		fmt.Fprintf(e.stdout, "  %.3f  %s (entry %d, %s, %s)%s\n", m.Score, m.ListName, m.EntryID, m.Type, strings.Join(m.Programs, ", "), via)
+		fmt.Fprintf(e.stdout, "  %.3f  %s (%s entry %d, %s, %s)%s\n", m.Score, m.ListName, m.List, m.EntryID, m.Type, strings.Join(m.Programs, ", "), via)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ func TestSanctionsCheck(t *testing.T) {
 		want []string
 	}{
 		{"hit from the environment", []string{"sanctions", "check", "Daniel", "Moreno"}, map[string]string{"PAYD_SANCTIONS_LIST": list}, 0,
-			[]string{`"Daniel Moreno": hit`, "1.000  MORENO, Daniel (entry 15102, individual, SDNTK)"}},
+			[]string{`"Daniel Moreno": hit`, "1.000  MORENO, Daniel (ofac_sdn entry 15102, individual, SDNTK)"}},
 		{"alias by flag", []string{"sanctions", "check", "--list", list, "Hesa Trade Center"}, nil, 0, []string{"hit", `via alias "HESA TRADE CENTER"`}},
 		{"clear", []string{"sanctions", "check", "--list", list, "Fatouma Ahmed"}, nil, 0, []string{`"Fatouma Ahmed": clear`}},
 		{"json", []string{"sanctions", "check", "--list", list, "--json", "Daniel Moreno"}, nil, 0, []string{`"status": "hit"`, `"score": 1`}},

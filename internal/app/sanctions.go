@@ -36,13 +36,13 @@ func (m *Main) loadSanctions(ctx context.Context) error {
 	if err := scr.Reload(ctx); err != nil {
 		return fmt.Errorf("PAYD_SANCTIONS_LIST: %w", err)
 	}
-	m.Logger.Info("sanctions list loaded", "entries", scr.Size(), "took_ms", time.Since(start).Milliseconds())
+	m.Logger.Info("sanctions list loaded", "entries", scr.Size(), "lists", scr.List().Lists(), "took_ms", time.Since(start).Milliseconds())
 	m.OnReload(func(ctx context.Context) {
 		if err := scr.Reload(ctx); err != nil {
 			m.Logger.Error("sanctions list reload failed; the previous list stays in use", "err", err)
 			return
 		}
-		m.Logger.Info("sanctions list reloaded", "entries", scr.Size())
+		m.Logger.Info("sanctions list reloaded", "entries", scr.Size(), "lists", scr.List().Lists())
 	})
 	return nil
 }

@@ -87,7 +87,7 @@ func ReadTransferMessage(contentType string, body []byte) (Format, iso20022.Mess
 }
 
 // ReadReturnRequest reads a return or cancellation body: the JSON body
-// or a pacs.004.001.09 / camt.056.001.08 Document. Every problem is an
+// or a pacs.004.001.09 / pacs.004.001.10 / camt.056.001.08 Document. Every problem is an
 // *errs.Error: 400 naming the field (or the XML path), 413, 415.
 func ReadReturnRequest(contentType string, body []byte) (iso20022.ReturnRequest, error) {
 	f, err := FormatOf(contentType)

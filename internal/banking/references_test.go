@@ -213,7 +213,18 @@ func TestStatusReportFields(t *testing.T) {
 			t.Fatalf("GET: %d %s", g.Status, g.Body)
 		}
 		docs.add("get", g.Body)
-		for name, doc := range map[string]string{"submit": string(r.Body), "get": string(g.Body)} {
+		// The creditor agent reads the same report: the agents name the
+		// original transaction's agents whoever asks (docs/iso20022.md).
+		gc := e.Do(apptest.Request{Method: "GET", Path: "/banking/v1/transfers/" + txs[0].uetr, Key: creditor.SK, Headers: map[string]string{"Accept": "application/xml"}})
+		if gc.Status != 200 {
+			t.Fatalf("GET by the creditor agent: %d %s", gc.Status, gc.Body)
+		}
+		docs.add("get by creditor", gc.Body)
+		for name, doc := range map[string]string{"submit": string(r.Body), "get": string(g.Body), "get by creditor": string(gc.Body)} {
+			if instg, instd := elementText(doc, "InstgAgt"), elementText(doc, "InstdAgt"); !strings.Contains(instg, "<BICFI>DEBTDJJDXXX</BICFI>") ||
+				!strings.Contains(instd, "<BICFI>CREDDJJDXXX</BICFI>") {
+				t.Errorf("%s report: InstgAgt %q, InstdAgt %q; want the debtor agent instructing, the creditor agent instructed", name, instg, instd)
+			}
 			for _, want := range []string{"<OrgnlCreDtTm>2026-03-14T09:26:50Z</OrgnlCreDtTm>", "<AccptncDtTm>", "<FctvIntrBkSttlmDt>",
 				"<InstgAgt>", "<BICFI>DEBTDJJDXXX</BICFI>", "<InstdAgt>", "<BICFI>CREDDJJDXXX</BICFI>"} {
 				if !strings.Contains(doc, want) {
@@ -279,4 +290,14 @@ func TestStatusReportFieldsJSON(t *testing.T) {
 		}
 		verifyLedger(t, e)
 	})
+}
+
+// elementText returns the content of the first element named name in doc.
+func elementText(doc, name string) string {
+	_, after, ok := strings.Cut(doc, "<"+name+">")
+	if !ok {
+		return ""
+	}
+	inside, _, _ := strings.Cut(after, "</"+name+">")
+	return inside
 }

@@ -36,7 +36,7 @@ func (s *Service) Return(ctx context.Context, p auth.Principal, uetr, kind strin
 	switch {
 	case kind == KindReturn && req.Source == iso20022.ReturnFromCamt056:
 		return nil, errs.Invalid("", "message_type_mismatch", "a camt.056 cancellation request goes to /cancel")
-	case kind == KindCancel && req.Source == iso20022.ReturnFromPacs004:
+	case kind == KindCancel && iso20022.IsPacs004(req.Source):
 		return nil, errs.Invalid("", "message_type_mismatch", "a pacs.004 return goes to /return")
 	case kind != KindReturn && kind != KindCancel:
 		return nil, errs.Internal(errors.New("banking: unknown return kind " + kind))

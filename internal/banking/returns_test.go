@@ -112,3 +112,45 @@ func (w *world) returns(t *testing.T) {
 	}
 	verifyLedger(t, e)
 }
+
+// returnsPacs004v10: a pacs.004.001.10 (Fedwire's and FedNow's version),
+// bare and in FedNow's envelope, returns money like a .09; the same message
+// again is not applied twice; sent to /cancel it is refused.
+func (w *world) returnsPacs004v10(t *testing.T) {
+	e := w.e
+	debtorBefore, creditorBefore := available(t, e, w.bank), available(t, e, w.bcim)
+	msg := message(newMsgID(), tx{DebtorAgent: w.bank.BIC, CreditorAgent: w.bcim.BIC, Amount: 500})
+	if rep := submitJSON(t, e, w.bank.SK, msg, 200); rep.GroupStatus != "ACSC" {
+		t.Fatalf("setup: %+v", rep)
+	}
+	uetr := uetrOf(msg, 0)
+	path := "/banking/v1/transfers/" + uetr
+	if r := postXML(e, w.bank.SK, path+"/cancel", pacs004v10Return("RTR10-CXL", uetr, "10", false)); r.Status != 400 || r.ErrorCode() != "message_type_mismatch" {
+		t.Fatalf("pacs.004.001.10 to /cancel: %d %s", r.Status, r.Body)
+	}
+	steps := []struct {
+		body     []byte
+		returned int64
+	}{
+		{pacs004v10Return("RTR10-0001", uetr, "200", false), 200},
+		{pacs004v10Return("RTR10-0002", uetr, "300", true), 500},
+		{pacs004v10Return("RTR10-0002", uetr, "300", true), 500}, // the same message again
+	}
+	var row transferRow
+	for i, s := range steps {
+		r := postXML(e, w.bcim.SK, path+"/return", s.body)
+		if r.Status != 200 {
+			t.Fatalf("step %d: %d %s", i, r.Status, r.Body)
+		}
+		r.JSON(t, &row)
+		if row.ReturnedAmountMinor != s.returned {
+			t.Fatalf("step %d: returned %d, want %d", i, row.ReturnedAmountMinor, s.returned)
+		}
+	}
+	if len(row.Returns) != 2 || row.Returns[0].ReasonCode != "AC04" || row.Returns[1].AmountMinor != 300 {
+		t.Fatalf("returns: %+v", row.Returns)
+	}
+	if d, c := available(t, e, w.bank), available(t, e, w.bcim); d != debtorBefore || c != creditorBefore {
+		t.Fatalf("balances debtor %d creditor %d, want %d and %d", d, c, debtorBefore, creditorBefore)
+	}
+}

@@ -44,6 +44,7 @@ func TestTransfers(t *testing.T) {
 		t.Run("deferred settlement", w.deferredSettlement)
 		t.Run("screening hold", w.screeningHold)
 		t.Run("returns", w.returns)
+		t.Run("returns pacs.004.001.10", w.returnsPacs004v10)
 		t.Run("races", w.races)
 		t.Run("xmllint", func(t *testing.T) {
 			w.docs.requireCoverage(t, "ACSC", "ACSP", "ACWP", "RJCT", "PART",

@@ -108,3 +108,18 @@ func camt056Cancel(msgID, bic, uetr string) []byte {
 	}
 	return []byte(b.String())
 }
+
+// pacs004v10Return is a pacs.004.001.10 return, the version Fedwire and
+// FedNow publish; fedNowEnvelope wraps it the way FedNow nests it.
+func pacs004v10Return(msgID, uetr, amount string, fedNowEnvelope bool) []byte {
+	doc := strings.Replace(string(pacs004Return(msgID, uetr, amount)), "pacs.004.001.09", "pacs.004.001.10", 1)
+	if !fedNowEnvelope {
+		return []byte(doc)
+	}
+	doc = strings.TrimPrefix(doc, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
+	return []byte(`<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		`<FedNowIncoming xmlns="urn:fednow:incoming:v001"><FedNowIncomingMessage><FedNowPaymentReturn>` +
+		`<AppHdr xmlns="urn:iso:std:iso:20022:tech:xsd:head.001.001.02"><BizMsgIdr>` + msgID + `</BizMsgIdr>` +
+		`<MsgDefIdr>pacs.004.001.10</MsgDefIdr><CreDt>2026-03-15T08:00:00Z</CreDt></AppHdr>` + doc +
+		`</FedNowPaymentReturn></FedNowIncomingMessage></FedNowIncoming>`)
+}

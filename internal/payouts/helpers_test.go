@@ -34,6 +34,7 @@ type payout struct {
 		Status  string `json:"status"`
 		Matches []struct {
 			EntryID     int      `json:"entry_id"`
+			List        string   `json:"list"`
 			ListName    string   `json:"list_name"`
 			MatchedName string   `json:"matched_name"`
 			Score       float64  `json:"score"`

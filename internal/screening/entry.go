@@ -9,10 +9,13 @@ const (
 	TypeAircraft   = "aircraft"
 )
 
-// Entry is one record of the sanctions list (a line of sdn.csv) with the
-// aliases alt.csv gives for it.
+// Entry is one record of a sanctions list (a line of sdn.csv with the
+// aliases alt.csv gives for it, a UN INDIVIDUAL or ENTITY, an EU
+// sanctionEntity).
 type Entry struct {
-	ID          int      // ent_num, the list's identifier of the entry
+	ID          int      // the list's identifier of the entry: OFAC ent_num, UN DATAID, EU logicalId
+	List        string   // the list the entry is on: ListOFAC, ListUN or ListEU
+	Reference   string   // the list's reference, when it has one besides ID: UN REFERENCE_NUMBER, EU euReferenceNumber
 	Name        string   // primary name as listed; individuals are written "LAST, First Middle"
 	Type        string   // TypeIndividual, TypeEntity, TypeVessel or TypeAircraft
 	Programs    []string // sanctions programs, e.g. SDGT, IRAN-EO13846
@@ -27,10 +30,11 @@ type Entry struct {
 	Aliases     []Alias  // aliases from alt.csv, in file order
 }
 
-// Alias is one alternative name of an entry (a line of alt.csv).
+// Alias is one alternative name of an entry (a line of alt.csv, a UN alias or
+// original-script name, an EU nameAlias after the first).
 type Alias struct {
-	ID      int    // alt_num, the list's identifier of the alias
-	Kind    string // "aka", "fka" (formerly known as) or "nka" (now known as)
+	ID      int    // alt_num, the list's identifier of the alias; for UN and EU entries its number within the entry
+	Kind    string // "aka", "fka" (formerly known as), "nka" (now known as), "weak aka" (UN quality Low, EU strong="false") or "original_script" (UN)
 	Name    string // alias as listed
 	Remarks string // free-form remarks, often empty
 }

@@ -14,8 +14,13 @@ var (
 	ErrUnsupportedSource = errors.New("unsupported sanctions list source")
 	// ErrTooLarge means a file or a record exceeds the size limits.
 	ErrTooLarge = errors.New("too large")
-	// ErrMalformed means a record does not follow the OFAC legacy CSV format.
+	// ErrMalformed means a record does not follow its list's format.
 	ErrMalformed = errors.New("malformed record")
+	// ErrUnknownFormat means a list file is XML of neither the UN
+	// Consolidated List nor the EU Financial Sanctions Files.
+	ErrUnknownFormat = errors.New("not a sanctions list payd reads (OFAC sdn.csv, UN CONSOLIDATED_LIST XML, EU export XML)")
+	// ErrDuplicateList means two sources hold the same list.
+	ErrDuplicateList = errors.New("the same list is configured twice")
 	// ErrEmptyList means sdn.csv held no entries; an empty list is refused so
 	// that a truncated download cannot silently disable screening.
 	ErrEmptyList = errors.New("sanctions list has no entries")
@@ -25,10 +30,11 @@ var (
 )
 
 // LoadError reports why a list could not be loaded: the source, the file
-// (sdn.csv or alt.csv), the line when the fault is in a record, and the cause.
+// (sdn.csv, alt.csv, or the UN or EU XML file's name), the line when the
+// fault is in a record, and the cause (which names the UN or EU entry).
 type LoadError struct {
-	Source string // the source given to Load
-	File   string // "sdn.csv" or "alt.csv"; empty when the fault is not in a file
+	Source string // the list source that failed (one of the comma-separated sources given to Load)
+	File   string // "sdn.csv", "alt.csv" or the XML file's name; empty when the fault is not in a file
 	Line   int    // 1-based line number; 0 when the fault is not in a record
 	Err    error  // the cause; often wraps one of the sentinel errors
 }

@@ -11,7 +11,7 @@ type List struct {
 	source        string
 	loadedAt      time.Time
 	entries       []Entry
-	byID          map[int]int // ent_num -> index in entries
+	byID          map[entryKey]int // (list, identifier) -> index in entries
 	orphanAliases int
 	idx           index
 	scratch       sync.Pool // *scratch, per-screening work space
@@ -22,12 +22,12 @@ type List struct {
 func newList(entries []Entry, orphanAliases int) *List {
 	l := &List{
 		entries:       entries,
-		byID:          make(map[int]int, len(entries)),
+		byID:          make(map[entryKey]int, len(entries)),
 		orphanAliases: orphanAliases,
 		loadedAt:      time.Now().UTC(),
 	}
 	for i := range entries {
-		l.byID[entries[i].ID] = i
+		l.byID[entryKey{entries[i].List, entries[i].ID}] = i
 	}
 	l.idx = buildIndex(entries)
 	return l
@@ -39,6 +39,15 @@ func (l *List) Source() string { return l.source }
 
 // LoadedAt returns when the list was parsed, in UTC.
 func (l *List) LoadedAt() time.Time { return l.loadedAt }
+
+// Lists returns how many entries each list contributed, by list name.
+func (l *List) Lists() map[string]int {
+	out := map[string]int{}
+	for i := range l.entries {
+		out[l.entries[i].List]++
+	}
+	return out
+}
 
 // Size returns the number of entries (primary records) on the list.
 func (l *List) Size() int { return len(l.entries) }
@@ -56,9 +65,13 @@ func (l *List) AliasCount() int {
 // from sdn.csv and were skipped.
 func (l *List) OrphanAliases() int { return l.orphanAliases }
 
-// Entry returns the entry with the list identifier id (ent_num).
-func (l *List) Entry(id int) (Entry, bool) {
-	i, ok := l.byID[id]
+// Entry returns the OFAC entry with the identifier id (ent_num).
+func (l *List) Entry(id int) (Entry, bool) { return l.EntryOf(ListOFAC, id) }
+
+// EntryOf returns the entry of list (ListOFAC, ListUN, ListEU) with the
+// list's identifier id.
+func (l *List) EntryOf(list string, id int) (Entry, bool) {
+	i, ok := l.byID[entryKey{list, id}]
 	if !ok {
 		return Entry{}, false
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -21,60 +22,131 @@ const fetchTimeout = 2 * time.Minute
 // httpClient downloads lists; requests carry the caller's context.
 var httpClient = &http.Client{Timeout: fetchTimeout}
 
-// Load reads a list from source and indexes it. Source is the path of an
-// sdn.csv (or of a directory holding one), an https URL of an sdn.csv, or, for
-// tests, an http URL on a loopback address. An alt.csv beside it — in the same
-// directory, or at the same URL with the last path element replaced — adds
-// aliases when it exists. Errors are *LoadError.
+// MaxSources is the most list sources PAYD_SANCTIONS_LIST may name.
+const MaxSources = 8
+
+// Load reads the lists of source and indexes them together. Source is one
+// list source or several separated by commas (OFAC, UN and EU at once; each
+// list at most once). A list source is the path of a list file (or of a
+// directory holding an sdn.csv), an https URL of one, or, for tests, an http
+// URL on a loopback address. The format of each file is detected from its
+// content: the UN Consolidated List XML (root CONSOLIDATED_LIST), the EU
+// Financial Sanctions Files XML (root export), otherwise OFAC's sdn.csv, for
+// which an alt.csv beside it — in the same directory, or at the same URL with
+// the last path element replaced — adds aliases when it exists. Errors are
+// *LoadError naming the failing source, its file and the line or entry.
 func Load(ctx context.Context, source string) (*List, error) {
-	sdnData, altData, err := fetchList(ctx, source)
-	if err != nil {
-		var le *LoadError
-		if errors.As(err, &le) {
-			le.Source = source
-			return nil, le
+	var sources []string
+	for _, s := range strings.Split(source, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			sources = append(sources, s)
 		}
-		return nil, &LoadError{Source: source, Err: err}
 	}
-	l, err := buildList(sdnData, altData)
-	if err != nil {
-		var le *LoadError
-		if errors.As(err, &le) {
-			le.Source = source
+	switch {
+	case len(sources) == 0:
+		return nil, &LoadError{Source: source, Err: ErrNoSource}
+	case len(sources) > MaxSources:
+		return nil, &LoadError{Source: source, Err: fmt.Errorf("%w: %d list sources, limit %d", ErrTooLarge, len(sources), MaxSources)}
+	}
+	var all []Entry
+	orphans := 0
+	from := map[string]string{} // list name -> the source that held it
+	for _, src := range sources {
+		entries, o, err := loadSource(ctx, src)
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
+		list := entries[0].List
+		if prev, dup := from[list]; dup {
+			return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: a second %s list (the first came from %s)", ErrDuplicateList, list, prev)}
+		}
+		from[list] = src
+		if len(all)+len(entries) > MaxEntries {
+			return nil, &LoadError{Source: src, Err: fmt.Errorf("%w: more than %d entries in all", ErrTooLarge, MaxEntries)}
+		}
+		all = append(all, entries...)
+		orphans += o
 	}
+	l := newList(all, orphans)
 	l.source = source
 	return l, nil
 }
 
-// fetchList reads sdn.csv and, when present, alt.csv from source. altData is
-// nil when there is no alt.csv.
-func fetchList(ctx context.Context, source string) (sdnData, altData []byte, err error) {
-	source = strings.TrimSpace(source)
-	switch {
-	case source == "":
-		return nil, nil, ErrNoSource
-	case strings.Contains(source, "://"):
+// loadSource reads and parses the list of one source.
+func loadSource(ctx context.Context, source string) ([]Entry, int, error) {
+	entries, orphans, err := readSource(ctx, source)
+	if err != nil {
+		var le *LoadError
+		if errors.As(err, &le) {
+			le.Source = source
+			return nil, 0, le
+		}
+		return nil, 0, &LoadError{Source: source, Err: err}
+	}
+	return entries, orphans, nil
+}
+
+// readSource fetches the file of source and parses it in the format its
+// content shows.
+func readSource(ctx context.Context, source string) ([]Entry, int, error) {
+	if strings.Contains(source, "://") {
 		u, err := listURL(source)
 		if err != nil {
-			return nil, nil, err
+			return nil, 0, err
 		}
-		if sdnData, err = fetchURL(ctx, u, sdnFile, false); err != nil {
-			return nil, nil, err
+		file := path.Base(u.Path)
+		if file == "/" || file == "." {
+			file = sdnFile
 		}
-		altData, err = fetchURL(ctx, u.ResolveReference(&url.URL{Path: altFile}), altFile, true)
-		return sdnData, altData, err
+		data, err := fetchURL(ctx, u, file, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		return parseSource(data, file, func() ([]byte, error) {
+			return fetchURL(ctx, u.ResolveReference(&url.URL{Path: altFile}), altFile, true)
+		})
+	}
+	p := source
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		p = filepath.Join(p, sdnFile)
+	}
+	data, err := readFile(p, filepath.Base(p), false)
+	if err != nil {
+		return nil, 0, err
+	}
+	return parseSource(data, filepath.Base(p), func() ([]byte, error) {
+		return readFile(filepath.Join(filepath.Dir(p), altFile), altFile, true)
+	})
+}
+
+// parseSource parses one list file; alt fetches OFAC's alt.csv (nil data when
+// there is none) and is called only for an OFAC list.
+func parseSource(data []byte, file string, alt func() ([]byte, error)) ([]Entry, int, error) {
+	switch detectFormat(data) {
+	case ListUN:
+		entries, err := parseUN(data, file)
+		return entries, 0, err
+	case ListEU:
+		entries, err := parseEU(data, file)
+		return entries, 0, err
+	case ListOFAC:
+		altData, err := alt()
+		if err != nil {
+			return nil, 0, err
+		}
+		entries, err := parseSDN(data)
+		if err != nil {
+			return nil, 0, err
+		}
+		orphans := 0
+		if altData != nil {
+			if orphans, err = parseAlt(altData, entries); err != nil {
+				return nil, 0, err
+			}
+		}
+		return entries, orphans, nil
 	default:
-		path := source
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			path = filepath.Join(path, sdnFile)
-		}
-		if sdnData, err = readFile(path, sdnFile, false); err != nil {
-			return nil, nil, err
-		}
-		altData, err = readFile(filepath.Join(filepath.Dir(path), altFile), altFile, true)
-		return sdnData, altData, err
+		return nil, 0, &LoadError{File: file, Err: ErrUnknownFormat}
 	}
 }
 

@@ -554,6 +554,7 @@ func (l *List) keepBest(s *scratch, name *listedName, score float64, why explain
 	text, isAlias := l.nameText(name)
 	s.found = append(s.found, Match{
 		EntryID:     entry.ID,
+		List:        entry.List,
 		ListName:    entry.Name,
 		MatchedName: text,
 		IsAlias:     isAlias,

@@ -203,7 +203,7 @@ func TestResultJSON(t *testing.T) {
 	for name, want := range map[string]string{
 		"Jean Dupont": `{"status":"clear","matches":[]}`,
 		"":            `{"status":"not_screened","matches":[]}`,
-		"Iris Makran": `{"status":"hit","matches":[{"entry_id":40716,"list_name":"IRIS MAKRAN","matched_name":"IRIS MAKRAN","is_alias":false,"type":"vessel","programs":["IRAN"],"score":1}]}`,
+		"Iris Makran": `{"status":"hit","matches":[{"entry_id":40716,"list":"ofac_sdn","list_name":"IRIS MAKRAN","matched_name":"IRIS MAKRAN","is_alias":false,"type":"vessel","programs":["IRAN"],"score":1}]}`,
 	} {
 		got, err := json.Marshal(l.Screen(name, Options{}))
 		if err != nil {

@@ -152,6 +152,7 @@ func parseSDN(data []byte) ([]Entry, error) {
 		}
 		entries = append(entries, Entry{
 			ID:          id,
+			List:        ListOFAC,
 			Name:        name,
 			Type:        typ,
 			Programs:    parsePrograms(rec[3]),

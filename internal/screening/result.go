@@ -1,5 +1,7 @@
 package screening
 
+import "encoding/json"
+
 // Screening statuses, as stored on payouts and transfers.
 const (
 	StatusClear       = "clear"        // screened; no listed name scored at or above the threshold
@@ -41,7 +43,8 @@ func notScreened() Result { return Result{Status: StatusNotScreened, Matches: []
 
 // Match is one listed entry that a screened name resembles.
 type Match struct {
-	EntryID     int      `json:"entry_id"`     // ent_num of the entry
+	EntryID     int      `json:"entry_id"`     // the list's identifier of the entry (OFAC ent_num, UN DATAID, EU logicalId)
+	List        string   `json:"list"`         // the list the entry is on: ListOFAC, ListUN or ListEU
 	ListName    string   `json:"list_name"`    // primary name of the entry
 	MatchedName string   `json:"matched_name"` // the primary name or alias that scored best
 	IsAlias     bool     `json:"is_alias"`     // whether MatchedName is an alias
@@ -88,4 +91,19 @@ func (e explain) list() []string {
 		}
 	}
 	return out
+}
+
+// UnmarshalJSON reads a stored match. Matches stored before payd read more
+// than one list carry no list: they are OFAC's, the only list then.
+func (m *Match) UnmarshalJSON(b []byte) error {
+	type plain Match
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	if p.List == "" {
+		p.List = ListOFAC
+	}
+	*m = Match(p)
+	return nil
 }

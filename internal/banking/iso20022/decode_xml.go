@@ -15,8 +15,12 @@ const (
 	NamespacePacs008 = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"
 	// NamespacePacs002 is the payment status report payd sends.
 	NamespacePacs002 = "urn:iso:std:iso:20022:tech:xsd:pacs.002.001.10"
-	// NamespacePacs004 is the payment return payd accepts.
+	// NamespacePacs004 is the payment return payd accepts (the version of
+	// CBPR+ and most ISO 20022 market practice).
 	NamespacePacs004 = "urn:iso:std:iso:20022:tech:xsd:pacs.004.001.09"
+	// NamespacePacs004v10 is the payment return version Fedwire and FedNow
+	// publish, accepted beside .09.
+	NamespacePacs004v10 = "urn:iso:std:iso:20022:tech:xsd:pacs.004.001.10"
 	// NamespaceCamt056 is the cancellation request payd accepts.
 	NamespaceCamt056 = "urn:iso:std:iso:20022:tech:xsd:camt.056.001.08"
 )

@@ -1,6 +1,6 @@
 // Package iso20022 is payd's ISO 20022 message layer: it reads customer credit
 // transfers (pacs.008.001.08, XML or the JSON envelope), returns
-// (pacs.004.001.09) and cancellation requests (camt.056.001.08), checks them
+// (pacs.004.001.09 and .10) and cancellation requests (camt.056.001.08), checks them
 // against the payd profile, and writes payment status reports
 // (pacs.002.001.10, XML or JSON).
 //

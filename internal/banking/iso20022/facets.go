@@ -1,6 +1,7 @@
 package iso20022
 
 import (
+	"encoding/base64"
 	"fmt"
 	"regexp"
 	"strings"
@@ -37,6 +38,8 @@ func (st *simpleType) check(raw string) string {
 		if !validDateTime(value, isoTime) {
 			return "not an ISO time (xs:time)"
 		}
+	case xsBase64Binary:
+		return checkBase64(raw, st)
 	}
 	if st.base == xsString {
 		n := utf8.RuneCountInString(value)
@@ -204,4 +207,27 @@ func leapYear(year string) bool {
 		return r
 	}
 	return mod(4) == 0 && (mod(100) != 0 || mod(400) == 0)
+}
+
+// checkBase64 applies the xs:base64Binary lexical rule (white space between
+// the base64 characters is allowed) and the length facets, which count the
+// decoded octets.
+func checkBase64(raw string, st *simpleType) string {
+	compact := strings.Map(func(r rune) rune {
+		if strings.ContainsRune(xmlSpace, r) {
+			return -1
+		}
+		return r
+	}, raw)
+	data, err := base64.StdEncoding.DecodeString(compact)
+	if err != nil {
+		return "not an xs:base64Binary"
+	}
+	if st.minLength >= 0 && len(data) < st.minLength {
+		return fmt.Sprintf("length %d is below minLength %d", len(data), st.minLength)
+	}
+	if st.maxLength >= 0 && len(data) > st.maxLength {
+		return fmt.Sprintf("length %d exceeds maxLength %d", len(data), st.maxLength)
+	}
+	return ""
 }

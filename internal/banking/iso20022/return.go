@@ -7,10 +7,19 @@ import (
 	"unicode/utf8"
 )
 
+// IsPacs004 reports whether a ReturnRequest's Source is a pacs.004 of either
+// version.
+func IsPacs004(source string) bool {
+	return source == ReturnFromPacs004 || source == ReturnFromPacs004v10
+}
+
 // Sources of a ReturnRequest.
 const (
 	// ReturnFromPacs004 marks a request read from a pacs.004.001.09.
 	ReturnFromPacs004 = "pacs.004.001.09"
+	// ReturnFromPacs004v10 marks a request read from a pacs.004.001.10, the
+	// version Fedwire and FedNow publish.
+	ReturnFromPacs004v10 = "pacs.004.001.10"
 	// ReturnFromCamt056 marks a request read from a camt.056.001.08.
 	ReturnFromCamt056 = "camt.056.001.08"
 	// ReturnFromJSON marks a request read from the JSON body.
@@ -18,10 +27,11 @@ const (
 )
 
 // ReturnRequest is a return (by the creditor agent) or a cancellation (by the
-// debtor agent) of one settled transfer, read from a pacs.004.001.09, a
+// debtor agent) of one settled transfer, read from a pacs.004 (.09 or .10), a
 // camt.056.001.08 or the JSON body {reason_code, reason_text, amount_minor?}.
 type ReturnRequest struct {
-	// Source is ReturnFromPacs004, ReturnFromCamt056 or ReturnFromJSON.
+	// Source is ReturnFromPacs004, ReturnFromPacs004v10, ReturnFromCamt056
+	// or ReturnFromJSON.
 	Source string
 	// MsgID is the request's own message id (pacs.004 GrpHdr/MsgId, camt.056
 	// Assgnmt/Id); empty for JSON.
@@ -79,25 +89,30 @@ const MaxReasonTextLength = 140
 
 var reasonCodePattern = regexp.MustCompile(`^[A-Z0-9]{4}$`)
 
-// DecodeReturnXML reads a pacs.004.001.09 or camt.056.001.08 Document, bare or
-// in an AppHdr envelope, holding exactly one transaction. Errors: *ParseError
+// DecodeReturnXML reads a pacs.004.001.09, pacs.004.001.10 or camt.056.001.08
+// Document, bare or in an envelope, holding exactly one transaction. The two
+// pacs.004 versions carry everything payd reads at the same paths. Errors: *ParseError
 // when the body is unusable, *SchemaError when it breaks its schema, and
 // *FieldError when it is valid but not usable by payd (not exactly one
 // transaction, no reason code, an amount finer than its currency allows).
 func DecodeReturnXML(body []byte) (ReturnRequest, error) {
-	res, err := scanXML(body, pacs004Schema, camt056Schema)
+	res, err := scanXML(body, pacs004Schema, pacs004v10Schema, camt056Schema)
 	if err != nil {
 		return ReturnRequest{}, err
 	}
 	if len(res.problems) > 0 {
 		return ReturnRequest{}, &SchemaError{Problems: res.problems}
 	}
-	if res.schema == pacs004Schema {
+	if res.schema == pacs004Schema || res.schema == pacs004v10Schema {
 		var doc pacs004Document
 		if err := decodeDocument(body, res.docDepth, &doc); err != nil {
 			return ReturnRequest{}, err
 		}
-		return doc.request()
+		source := ReturnFromPacs004
+		if res.schema == pacs004v10Schema {
+			source = ReturnFromPacs004v10
+		}
+		return doc.request(source)
 	}
 	var doc camt056Document
 	if err := decodeDocument(body, res.docDepth, &doc); err != nil {
@@ -193,7 +208,7 @@ func firstReason(levels ...[]xmlReturnReason) (code, text string) {
 	return "", ""
 }
 
-// pacs004Document holds the parts of a pacs.004.001.09 payd reads.
+// pacs004Document holds the parts of a pacs.004 (.09 or .10) payd reads.
 type pacs004Document struct {
 	Rtr struct {
 		GrpHdr struct {
@@ -216,13 +231,13 @@ type pacs004Document struct {
 	} `xml:"PmtRtr"`
 }
 
-func (doc *pacs004Document) request() (ReturnRequest, error) {
+func (doc *pacs004Document) request(source string) (ReturnRequest, error) {
 	if len(doc.Rtr.TxInf) != 1 {
 		return ReturnRequest{}, &FieldError{Path: "TxInf", Reason: "payd takes exactly one transaction per return"}
 	}
 	tx := doc.Rtr.TxInf[0]
 	r := ReturnRequest{
-		Source:             ReturnFromPacs004,
+		Source:             source,
 		MsgID:              doc.Rtr.GrpHdr.MsgID,
 		OriginalMsgID:      firstNonEmpty(tx.OrgnlGrpInf.OrgnlMsgID, doc.Rtr.OrgnlGrpInf.OrgnlMsgID),
 		OriginalEndToEndID: tx.OrgnlEndToEndID,

@@ -37,6 +37,9 @@ const (
 	xsDate
 	xsDateTime
 	xsTime
+	// xsBase64Binary is binary data in base64; its length facets count the
+	// decoded octets.
+	xsBase64Binary
 )
 
 // elementDecl is one element of a content model.
@@ -171,6 +174,8 @@ func builtinByName(name string) builtinType {
 		return xsDateTime
 	case "xsTime":
 		return xsTime
+	case "xsBase64Binary":
+		return xsBase64Binary
 	}
 	return xsString
 }

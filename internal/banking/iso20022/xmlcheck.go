@@ -70,9 +70,10 @@ const (
 // fedNowWrappers names, per message namespace, the FedNow wrapper element
 // that holds it.
 var fedNowWrappers = map[string]string{
-	NamespacePacs008: "FedNowCustomerCreditTransfer",
-	NamespacePacs004: "FedNowPaymentReturn",
-	NamespaceCamt056: "FedNowReturnRequest",
+	NamespacePacs008:    "FedNowCustomerCreditTransfer",
+	NamespacePacs004:    "FedNowPaymentReturn",
+	NamespacePacs004v10: "FedNowPaymentReturn",
+	NamespaceCamt056:    "FedNowReturnRequest",
 }
 
 type openElement struct {

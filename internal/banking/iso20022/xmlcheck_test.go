@@ -199,7 +199,7 @@ func TestFacetsAgreeWithLibxml2(t *testing.T) {
 }
 
 func TestSchemaTablesAreLinked(t *testing.T) {
-	for _, s := range []*schema{pacs008Schema, pacs004Schema, camt056Schema, pacs002Schema} {
+	for _, s := range []*schema{pacs008Schema, pacs004Schema, pacs004v10Schema, camt056Schema, pacs002Schema} {
 		if s.root.complex == nil {
 			t.Errorf("%s: root type not resolved", s.namespace)
 		}

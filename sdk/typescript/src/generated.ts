@@ -678,10 +678,13 @@ export interface SandboxOverrideResult {
 export type SandboxScenario = "success" | "insufficient_funds" | "otp_expired" | "card_declined" | "card_3ds_required" | "network_timeout" | "duplicate_msisdn" | "kyc_blocked" | "account_closed" | "velocity_limit" | "partial_capture" | "sandbox_webhook_fail";
 
 export interface ScreeningMatch {
+  /** The list's identifier of the entry: OFAC ent_num, UN DATAID, EU logicalId. */
   entry_id: number;
   /** How the screened name differs from the listed one, when the match rests on a rule of its own: given names written as initials, names the listed one lacks, one distinctive surname alone, letters spelled out one by one. Absent for a match word for word. */
   explanation?: ("given_names_as_initials" | "extra_names" | "surname_only" | "letters_spelled_out")[];
   is_alias: boolean;
+  /** The sanctions list the entry is on: OFAC's SDN list, the UN Security Council Consolidated List, or the EU financial sanctions list. */
+  list: "ofac_sdn" | "un_sc" | "eu_fsf";
   list_name: string;
   matched_name: string;
   programs: string[];

@@ -64,6 +64,7 @@ type Target struct {
 var Targets = []Target{
 	{XSD: "pacs.008.001.08.xsd", File: "pacs008_schema_gen.go", Var: "pacs008Schema"},
 	{XSD: "pacs.004.001.09.xsd", File: "pacs004_schema_gen.go", Var: "pacs004Schema"},
+	{XSD: "pacs.004.001.10.xsd", File: "pacs004v10_schema_gen.go", Var: "pacs004v10Schema"},
 	{XSD: "camt.056.001.08.xsd", File: "camt056_schema_gen.go", Var: "camt056Schema"},
 	{XSD: "pacs.002.001.10.xsd", File: "pacs002_schema_gen_test.go", Var: "pacs002Schema"},
 }
@@ -193,12 +194,13 @@ func occurs(e node) (min, max int, err error) {
 }
 
 var builtins = map[string]string{
-	"xs:string":   "xsString",
-	"xs:decimal":  "xsDecimal",
-	"xs:boolean":  "xsBoolean",
-	"xs:date":     "xsDate",
-	"xs:dateTime": "xsDateTime",
-	"xs:time":     "xsTime",
+	"xs:string":       "xsString",
+	"xs:decimal":      "xsDecimal",
+	"xs:boolean":      "xsBoolean",
+	"xs:date":         "xsDate",
+	"xs:dateTime":     "xsDateTime",
+	"xs:time":         "xsTime",
+	"xs:base64Binary": "xsBase64Binary",
 }
 
 func (g *gen) simpleType(c node) error {
