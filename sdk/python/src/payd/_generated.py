@@ -773,8 +773,11 @@ class SandboxOverrideResult(TypedDict):
 
 
 class _ScreeningMatchRequired(TypedDict):
+    #: The list's identifier of the entry: OFAC ent_num, UN DATAID, EU logicalId.
     entry_id: int
     is_alias: bool
+    #: The sanctions list the entry is on: OFAC's SDN list, the UN Security Council Consolidated List, or the EU financial sanctions list.
+    list: Literal["ofac_sdn", "un_sc", "eu_fsf"]
     list_name: str
     matched_name: str
     programs: List[str]
