@@ -59,6 +59,7 @@ var variables = map[string]string{
 	"PAYD_IDEMPOTENCY_LEASE":          "how soon the Idempotency-Key of a request that called a live provider is free for a retry to resume it once its run stopped (killed, or cut off from the database); a running request renews it every third of it, however long its provider call takes (default 10s)",
 	"PAYD_URL":                        "the payd server client commands talk to (default http:// + PAYD_ADDR)",
 	"PAYD_API_KEY":                    "the API key client commands send (a secret key, sk_test_...)",
+	"OTEL_EXPORTER_OTLP_ENDPOINT":     "turns OpenTelemetry tracing on: spans go over OTLP/HTTP to this endpoint (the other OTEL_* variables apply: headers, sampler, service name; docs/operations.md)",
 	"PAYD_TERMINAL_STATE_DIR":         "where terminal simulate keeps each device's KSN counter (default payd/terminals in the user cache directory)",
 }
 
