@@ -61,6 +61,7 @@ var variables = map[string]string{
 	"PAYD_API_KEY":                    "the API key client commands send (a secret key, sk_test_...; default: the profile's)",
 	"PAYD_PROFILE":                    "the profile payd login kept that client commands use (default: the default profile)",
 	"PAYD_CONFIG":                     "the client's config file: login profiles, listen's signing secrets (default payd/config.json in the user config directory)",
+	"OTEL_EXPORTER_OTLP_ENDPOINT":     "turns OpenTelemetry tracing on: spans go over OTLP/HTTP to this endpoint (the other OTEL_* variables apply: headers, sampler, service name; docs/operations.md)",
 	"PAYD_TERMINAL_STATE_DIR":         "where terminal simulate keeps each device's KSN counter (default payd/terminals in the user cache directory)",
 }
 

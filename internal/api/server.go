@@ -27,6 +27,7 @@ import (
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/requestlog"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/tracing"
 )
 
 // HandlerFunc is a handler that returns its error for WriteError to answer.
@@ -213,7 +214,13 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		start := time.Now()
 		reqID := ids.New("req_")
 		log := s.cfg.Logger.With("request_id", reqID)
-		r = r.WithContext(httpx.WithRequest(r.Context(), reqID, log))
+		// The request's span (tracing off: none, and ctx unchanged).
+		ctx, span := tracing.StartServer(r.Context(), r)
+		if span.Recording() {
+			span.SetString("payd.request_id", reqID)
+			log = log.With("trace_id", span.TraceID())
+		}
+		r = r.WithContext(httpx.WithRequest(ctx, reqID, log))
 		w.Header().Set("Request-Id", reqID)
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
 		defer func() {
@@ -236,6 +243,8 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Float64("duration_ms", float64(d.Microseconds())/1000)}
 			if pr, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok && pr.ID != "" {
 				attrs = append(attrs, slog.String("merchant_id", pr.MerchantID), slog.String("principal_id", pr.ID), slog.Bool("livemode", pr.Livemode))
+				span.SetString("payd.merchant_id", pr.MerchantID)
+				span.SetBool("payd.livemode", pr.Livemode)
 				// Reading the request log is not itself logged, so that
 				// `payd logs tail --follow` does not fill the log it shows.
 				if s.requestLog != nil && pr.MerchantID != "" && route != requestLogsRoute {
@@ -244,6 +253,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				}
 			}
 			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			span.EndServer(r.Method, r.Pattern, rec.status)
 		}()
 		// Inner middleware fills this slot so the access log can name the principal.
 		r = r.WithContext(context.WithValue(r.Context(), principalSlot{}, &auth.Principal{}))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/payd/payd/internal/billing"
 	"github.com/payd/payd/internal/retention"
+	"github.com/payd/payd/internal/tracing"
 )
 
 // Config is payd's configuration; every field has an
@@ -48,6 +49,10 @@ type Config struct {
 	BillingRetrySchedule   []time.Duration // PAYD_BILLING_RETRY_SCHEDULE: waits after each failed invoice attempt
 	IntentExpiry           time.Duration   // PAYD_INTENT_EXPIRY: a requires_action intent this old is canceled (abandoned); 0 never
 	CaptureWindow          time.Duration   // PAYD_CAPTURE_WINDOW: an authorisation not captured this long after it is released; 0 never
+	// Tracing: OpenTelemetry traces go to the OTLP endpoint the standard
+	// OTEL_* variables name (internal/tracing); false (no endpoint set)
+	// keeps tracing off.
+	Tracing bool
 	// Retention is how long events, webhook deliveries, request logs and
 	// spent idempotency keys are kept (PAYD_RETENTION_*; the zero Policy
 	// means retention.DefaultPolicy).
@@ -69,6 +74,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		LogFormat:      or(getenv("PAYD_LOG_FORMAT"), "json"),
 		Workers:        getenv("PAYD_WORKERS") != "false",
 		RequestLog:     getenv("PAYD_REQUEST_LOG") != "false",
+		Tracing:        tracing.Enabled(getenv),
 	}
 	var err error
 	durations := []struct {

@@ -32,6 +32,7 @@ import (
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/terminals"
+	"github.com/payd/payd/internal/tracing"
 	"github.com/payd/payd/internal/webhooks"
 )
 
@@ -144,6 +145,16 @@ func (m *Main) Open(ctx context.Context) error {
 func (m *Main) Run(ctx context.Context) error {
 	if m.Logger == nil {
 		m.Logger = m.Config.Logger(os.Stderr)
+	}
+	if m.Config.Tracing {
+		shutdown, err := tracing.Setup(ctx, m.Logger, "")
+		if err != nil {
+			return err
+		}
+		// Closers run last to first: this one after the server and the
+		// workers stopped, so their last spans are sent.
+		m.closers = append([]func(){func() { shutdown(context.Background()) }}, m.closers...)
+		m.Logger.Info("tracing on: spans go to the OTLP/HTTP endpoint of the OTEL_EXPORTER_OTLP_* variables")
 	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {

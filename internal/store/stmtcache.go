@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"modernc.org/sqlite"
+
+	"github.com/payd/payd/internal/tracing"
 )
 
 // SQLite statement cache.
@@ -151,6 +153,13 @@ func (c *cachingConn) drop(cs *cachedStmt) {
 }
 
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if tracing.On() {
+		return c.execTraced(ctx, query, args) // tracing.go
+	}
+	return c.exec(ctx, query, args)
+}
+
+func (c *cachingConn) exec(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	cs, transient, err := c.take(ctx, query)
 	if err != nil {
 		return nil, err
@@ -162,6 +171,13 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 }
 
 func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if tracing.On() {
+		return c.queryTraced(ctx, query, args) // tracing.go
+	}
+	return c.query(ctx, query, args)
+}
+
+func (c *cachingConn) query(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	cs, transient, err := c.take(ctx, query)
 	if err != nil {
 		return nil, err

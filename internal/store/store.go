@@ -183,7 +183,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
 		db = &DB{dialect: Postgres}
-		cfg.Tracer = roundTrips{db}
+		cfg.Tracer = tracedRoundTrips{roundTrips{db}} // tracing.go
 		s := stdlib.OpenDB(*cfg, stdlib.OptionShouldPing(shouldPing))
 		s.SetMaxOpenConns(32)
 		s.SetMaxIdleConns(32)

@@ -20,6 +20,7 @@ import (
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/tracing"
 	"github.com/payd/payd/webhook"
 )
 
@@ -351,6 +352,19 @@ func (s *Service) send(ctx context.Context, c claimed) outcome {
 	if err != nil {
 		return outcome{at: time.Now(), err: "payd could not encode the event; not sent", final: true}
 	}
+	// One span per attempt, the root of a trace of its own: the event's
+	// creating request is not linked (its trace context is not stored with
+	// the event); the event and delivery ids tie them together.
+	ctx, span := tracing.StartClient(ctx, "webhook delivery")
+	defer span.End()
+	if span.Recording() {
+		span.SetString("payd.webhook.delivery_id", c.id)
+		span.SetString("payd.webhook.endpoint_id", c.endpointID)
+		span.SetString("payd.event_id", c.event.ID)
+		span.SetString("payd.event_type", c.event.Type)
+		span.SetInt("payd.webhook.attempt", c.attempts+1)
+		span.SetBool("payd.livemode", c.livemode)
+	}
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -363,8 +377,10 @@ func (s *Service) send(ctx context.Context, c claimed) outcome {
 	req.Header.Set(webhook.HeaderEventID, c.event.ID)
 	req.Header.Set(webhook.HeaderEventType, c.event.Type)
 	req.Header.Set(webhook.HeaderSignature, webhook.SignatureHeaderSecrets(secrets, start, c.event.ID, body))
+	tracing.Inject(ctx, req.Header)
 	resp, err := s.client(c.livemode).Do(req)
 	if err != nil {
+		span.Fail("no answer from the endpoint")
 		o := outcome{at: start, latency: time.Since(start), err: describeSendError(err, s.timeout), sent: true}
 		s.metrics.attempts.WithLabelValues("error").Inc()
 		s.metrics.latency.Observe(o.latency.Seconds())
@@ -374,7 +390,9 @@ func (s *Service) send(ctx context.Context, c claimed) outcome {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // so the connection can be reused
 	resp.Body.Close()
 	o := outcome{at: start, latency: time.Since(start), httpStatus: resp.StatusCode, response: safeText(kept), sent: true}
+	span.SetInt("http.response.status_code", resp.StatusCode)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		span.Fail("the endpoint did not answer 2xx")
 		o.err = "the endpoint answered HTTP " + strconv.Itoa(resp.StatusCode) + " (only 2xx acknowledges a delivery)"
 		s.metrics.attempts.WithLabelValues("non_2xx").Inc()
 	} else {

@@ -10,12 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/providers/protocol"
+	"github.com/payd/payd/internal/tracing"
 )
 
 // errNoAnswer is a call whose answer did not come within the connection's
@@ -207,10 +209,21 @@ func (cl *client) send(ctx context.Context, req request, key string, body []byte
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
+	// The call's span: its operation, the provider and the merchant, never
+	// the URL (a base URL may carry credentials) or the body.
+	ctx, span := tracing.StartClient(ctx, "provider "+req.op)
+	defer span.End()
+	if span.Recording() {
+		span.SetString("payd.provider", cl.provider)
+		span.SetString("payd.provider.operation", req.op)
+		span.SetString("payd.merchant_id", cl.merchantID)
+		span.SetString("http.request.method", req.method)
+	}
 	hr, err := http.NewRequestWithContext(ctx, req.method, cl.conn.BaseURL+req.path, rd)
 	if err != nil {
 		return response{}, err
 	}
+	tracing.Inject(ctx, hr.Header)
 	hr.Header.Set("Authorization", "Bearer "+cl.conn.APIKey)
 	hr.Header.Set(protocol.HeaderIdempotencyKey, key)
 	hr.Header.Set("Accept", "application/json")
@@ -220,7 +233,12 @@ func (cl *client) send(ctx context.Context, req request, key string, body []byte
 	}
 	resp, err := cl.rail.client.Do(hr)
 	if err != nil {
+		span.Fail("no answer from the provider")
 		return response{}, err
+	}
+	span.SetInt("http.response.status_code", resp.StatusCode)
+	if resp.StatusCode >= 500 {
+		span.Fail("the provider answered " + strconv.Itoa(resp.StatusCode))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
