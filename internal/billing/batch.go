@@ -54,9 +54,10 @@ func setMany(ctx context.Context, tx *store.Tx, table string, cols []column, row
 // table's primary key.
 //
 // Only PostgreSQL gets the first row's values cast to the columns' types
-// (it types a VALUES list from its first row). On SQLite a cast in the
-// list makes it a compound of one row UNION ALL the rest, whose size the
-// planner does not know, and it then read the table through any partial
+// (store.Dialect.ValuesParam: it types a VALUES list from its first row).
+// On SQLite a cast in the list makes it a compound of one row UNION ALL the
+// rest, whose size the planner does not know, and it then read the table
+// through any partial
 // index whose condition cond implies (the claim's "status = 'open'" matches
 // invoices_attempts_keyset), every open invoice for each chunk, probing
 // the list for each: a claim cost what the open invoices numbered, and a
@@ -76,10 +77,10 @@ func setManyQuery(d store.Dialect, table string, cols []column, rows [][]any, co
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		if i == 0 && d == store.Postgres {
-			q.WriteString("(CAST(? AS TEXT), CAST(? AS BIGINT)")
+		if i == 0 {
+			q.WriteString("(" + d.ValuesParam("TEXT") + ", " + d.ValuesParam("BIGINT"))
 			for _, c := range cols {
-				q.WriteString(", CAST(? AS " + c.sqlType + ")")
+				q.WriteString(", " + d.ValuesParam(c.sqlType))
 			}
 		} else {
 			q.WriteString("(?, ?" + strings.Repeat(", ?", len(cols)))

@@ -160,12 +160,13 @@ func TestSetManyJoinsOnPrimaryKey(t *testing.T) {
 			}); err != nil {
 				t.Fatalf("%s: %v", c.what, err)
 			}
-			if db.Dialect() != store.SQLite {
-				// PostgreSQL's join follows its statistics, which an empty
-				// table's do not resemble (TestBigRoundRefreshesStatistics).
+			plan := storetest.QueryPlan(t, db, q, args...)
+			if !strings.Contains(plan, "SCAN ") && !strings.Contains(plan, "SEARCH ") {
+				// Not SQLite's plan: PostgreSQL's join follows its
+				// statistics, which an empty table's do not resemble
+				// (TestBigRoundRefreshesStatistics).
 				continue
 			}
-			plan := storetest.QueryPlan(t, db, q, args...)
 			if !strings.Contains(plan, "SEARCH "+c.table+" USING INDEX sqlite_autoindex_"+c.table+"_1 (id=?)") || strings.Contains(plan, "SCAN "+c.table) {
 				t.Errorf("%s: the compare-and-set of %d %s is not a primary-key lookup per row:\n%s", c.what, setChunk, c.table, plan)
 			}
