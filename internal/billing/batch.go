@@ -34,38 +34,11 @@ const setChunk = 250
 func setMany(ctx context.Context, tx *store.Tx, table string, cols []column, rows [][]any, cond string, condArgs ...any) (map[string]bool, error) {
 	done := make(map[string]bool, len(rows))
 	for start := 0; start < len(rows); start += setChunk {
-		end := min(start+setChunk, len(rows))
-		var q strings.Builder
-		q.WriteString("UPDATE " + table + " SET ")
-		for i, c := range cols {
-			fmt.Fprintf(&q, "%s = v.column%d, ", c.name, i+3)
+		q, args, err := setManyQuery(tx.Dialect(), table, cols, rows[start:min(start+setChunk, len(rows))], cond, condArgs...)
+		if err != nil {
+			return nil, err
 		}
-		q.WriteString("version = " + table + ".version + 1 FROM (VALUES ")
-		args := make([]any, 0, (end-start)*(len(cols)+2)+len(condArgs))
-		for i := start; i < end; i++ {
-			if i > start {
-				q.WriteString(", ")
-			}
-			if i == start {
-				q.WriteString("(CAST(? AS TEXT), CAST(? AS BIGINT)")
-				for _, c := range cols {
-					q.WriteString(", CAST(? AS " + c.sqlType + ")")
-				}
-			} else {
-				q.WriteString("(?, ?" + strings.Repeat(", ?", len(cols)))
-			}
-			q.WriteString(")")
-			if len(rows[i]) != len(cols)+2 {
-				return nil, fmt.Errorf("billing: a batch row of %s has %d values, want %d", table, len(rows[i]), len(cols)+2)
-			}
-			args = append(args, rows[i]...)
-		}
-		q.WriteString(") AS v WHERE " + table + ".id = v.column1 AND " + table + ".version = v.column2")
-		if cond != "" {
-			q.WriteString(" AND " + cond)
-		}
-		q.WriteString(" RETURNING " + table + ".id")
-		r, err := tx.Query(ctx, q.String(), append(args, condArgs...)...)
+		r, err := tx.Query(ctx, q, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -74,6 +47,56 @@ func setMany(ctx context.Context, tx *store.Tx, table string, cols []column, row
 		}
 	}
 	return done, nil
+}
+
+// setManyQuery is the statement, and its arguments, that writes one chunk
+// of setMany's rows: UPDATE table ... FROM (VALUES ...) AS v, joined on the
+// table's primary key.
+//
+// Only PostgreSQL gets the first row's values cast to the columns' types
+// (store.Dialect.ValuesParam: it types a VALUES list from its first row).
+// On SQLite a cast in the list makes it a compound of one row UNION ALL the
+// rest, whose size the planner does not know, and it then read the table
+// through any partial
+// index whose condition cond implies (the claim's "status = 'open'" matches
+// invoices_attempts_keyset), every open invoice for each chunk, probing
+// the list for each: a claim cost what the open invoices numbered, and a
+// month's attempt round grew with the square of the subscriptions. A plain
+// VALUES list of known length is joined by the primary key, a lookup per
+// row (TestSetManyJoinsOnPrimaryKey). SQLite needs no cast: the column
+// written applies its own affinity.
+func setManyQuery(d store.Dialect, table string, cols []column, rows [][]any, cond string, condArgs ...any) (string, []any, error) {
+	var q strings.Builder
+	q.WriteString("UPDATE " + table + " SET ")
+	for i, c := range cols {
+		fmt.Fprintf(&q, "%s = v.column%d, ", c.name, i+3)
+	}
+	q.WriteString("version = " + table + ".version + 1 FROM (VALUES ")
+	args := make([]any, 0, len(rows)*(len(cols)+2)+len(condArgs))
+	for i, row := range rows {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		if i == 0 {
+			q.WriteString("(" + d.ValuesParam("TEXT") + ", " + d.ValuesParam("BIGINT"))
+			for _, c := range cols {
+				q.WriteString(", " + d.ValuesParam(c.sqlType))
+			}
+		} else {
+			q.WriteString("(?, ?" + strings.Repeat(", ?", len(cols)))
+		}
+		q.WriteString(")")
+		if len(row) != len(cols)+2 {
+			return "", nil, fmt.Errorf("billing: a batch row of %s has %d values, want %d", table, len(row), len(cols)+2)
+		}
+		args = append(args, row...)
+	}
+	q.WriteString(") AS v WHERE " + table + ".id = v.column1 AND " + table + ".version = v.column2")
+	if cond != "" {
+		q.WriteString(" AND " + cond)
+	}
+	q.WriteString(" RETURNING " + table + ".id")
+	return q.String(), append(args, condArgs...), nil
 }
 
 // subMutable are a subscription's columns a transition writes, one row at

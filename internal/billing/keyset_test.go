@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -116,4 +117,59 @@ func TestBigRoundRefreshesStatistics(t *testing.T) {
 		t.Fatalf("a round of %d periods did not analyze invoices (%d → %d) with AnalyzeAfter %d", n, before, got, AnalyzeAfter)
 	}
 	e.checkBilledOnce(n, 3, 1000)
+}
+
+// TestSetManyJoinsOnPrimaryKey: each batch compare-and-set of a billing run
+// (UPDATE ... FROM (VALUES ...), 250 rows) finds its rows by the table's
+// primary key, one lookup per row, never by reading the table or a partial
+// index of it. With the claim's "status = 'open'", SQLite read every open
+// invoice through invoices_attempts_keyset for each chunk (the VALUES list
+// was a compound of its first, cast row and the rest), so an attempt round
+// grew with the square of the subscriptions.
+func TestSetManyJoinsOnPrimaryKey(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		payable, payArgs := inList(payInvoice.from)
+		periodable, periodArgs := inList(startPeriod.from)
+		for _, c := range []struct {
+			what, table string
+			cols        []column
+			cond        string
+			condArgs    []any
+		}{
+			{"claim", "invoices", invMutable, "invoices.status = 'open'", nil},
+			{"pay", "invoices", invMutable, "invoices.status IN (" + payable + ")", payArgs},
+			{"period start", "subscriptions", subMutable, "subscriptions.status IN (" + periodable + ")", periodArgs},
+		} {
+			rows := make([][]any, setChunk)
+			for i := range rows {
+				rows[i] = make([]any, len(c.cols)+2)
+				rows[i][0], rows[i][1] = fmt.Sprintf("id_%d", i), int64(1)
+			}
+			q, args, err := setManyQuery(db.Dialect(), c.table, c.cols, rows, c.cond, c.condArgs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The statement runs as written (PostgreSQL needs the first
+			// row's casts to type the list); its rows match nothing.
+			if err := db.InTx(context.Background(), func(tx *store.Tx) error {
+				r, err := tx.Query(context.Background(), q, args...)
+				if err != nil {
+					return err
+				}
+				return store.AddIDs(r, map[string]bool{})
+			}); err != nil {
+				t.Fatalf("%s: %v", c.what, err)
+			}
+			plan := storetest.QueryPlan(t, db, q, args...)
+			if !strings.Contains(plan, "SCAN ") && !strings.Contains(plan, "SEARCH ") {
+				// Not SQLite's plan: PostgreSQL's join follows its
+				// statistics, which an empty table's do not resemble
+				// (TestBigRoundRefreshesStatistics).
+				continue
+			}
+			if !strings.Contains(plan, "SEARCH "+c.table+" USING INDEX sqlite_autoindex_"+c.table+"_1 (id=?)") || strings.Contains(plan, "SCAN "+c.table) {
+				t.Errorf("%s: the compare-and-set of %d %s is not a primary-key lookup per row:\n%s", c.what, setChunk, c.table, plan)
+			}
+		}
+	})
 }

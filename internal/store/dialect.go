@@ -67,6 +67,20 @@ func (d Dialect) Rebind(q string) string {
 	return out
 }
 
+// ValuesParam is the placeholder of a value of sqlType in the first row of
+// a VALUES list used as a table (UPDATE ... FROM (VALUES ...)): CAST(? AS
+// sqlType) on PostgreSQL, which types the list's columns from its first
+// row; a bare ? on SQLite, where a cast makes the list a compound (one row
+// UNION ALL the rest) of a size the planner does not know, so that it may
+// read the whole updated table, or a partial index of it, rather than look
+// each row up by its key. The column written applies its own type there.
+func (d Dialect) ValuesParam(sqlType string) string {
+	if d == Postgres {
+		return "CAST(? AS " + sqlType + ")"
+	}
+	return "?"
+}
+
 // ForUpdateSkipLocked is the locking clause for claiming rows that several
 // processes compete for. SQLite has one writer at a time and an immediate
 // transaction already holds the write lock, so it needs none.
