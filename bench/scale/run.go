@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/payd/payd/bench/harness"
+	"github.com/payd/payd/bench/loadgen"
+	"github.com/payd/payd/internal/app"
+	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/webhooks"
+)
+
+// config is one run of the bench.
+type config struct {
+	cc        *harness.CostCurve
+	merchants int
+	maxDisk   int64 // bytes
+	verify    bool
+	out       io.Writer // progress
+}
+
+// run starts payd, seeds it through cfg's sizes and measures at each.
+func run(ctx context.Context, cfg config) (*report, error) {
+	if cfg.merchants < 2 {
+		return nil, fmt.Errorf("-merchants: at least 2 (one hot, the others sharing the rest)")
+	}
+	// The sink answers every webhook delivery 200 at once, as a healthy
+	// merchant endpoint does.
+	sink, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(sink)
+	defer srv.Close()
+	sinkURL := "http://localhost:" + strconv.Itoa(sink.Addr().(*net.TCPAddr).Port) + "/payd"
+
+	m, cleanup, err := cfg.cc.DB.Start(ctx, harness.Configure(func(c *app.Config) {
+		c.PublicRateLimit = 0
+	}))
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	sms := make([]seedMerchant, cfg.merchants)
+	var hotKey string
+	for k := range sms {
+		c, err := m.Merchants.Create(ctx, merchantParams(k))
+		if err != nil {
+			return nil, fmt.Errorf("merchant %d: %w", k, err)
+		}
+		if k == 0 {
+			hotKey = c.SecretKeys[0]
+		}
+		sms[k].id = c.MerchantID
+		if err := m.DB.QueryRow(ctx, `SELECT id FROM api_keys WHERE merchant_id = ? AND livemode = FALSE AND kind = 'secret' ORDER BY created_at, id LIMIT 1`,
+			c.MerchantID).Scan(&sms[k].principal); err != nil {
+			return nil, fmt.Errorf("merchant %d's key: %w", k, err)
+		}
+		ep, _, err := m.Webhooks().CreateEndpoint(ctx, webhooks.Owner{MerchantID: c.MerchantID}, webhooks.EndpointParams{URL: &sinkURL}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("merchant %d's endpoint: %w", k, err)
+		}
+		sms[k].endpoint = ep.ID
+	}
+	s, err := newSeeder(ctx, m.DB, sms, cfg.cc.Sizes[len(cfg.cc.Sizes)-1])
+	if err != nil {
+		return nil, err
+	}
+	rep := &report{engine: cfg.cc.DB.Engine, header: cfg.cc.Header(), merchants: cfg.merchants}
+	fmt.Fprintln(cfg.out, rep.header)
+	api := harness.API{Base: m.URL(), Key: hotKey}
+	perPayment := 0.0
+	for _, n := range cfg.cc.Sizes {
+		if n > s.done {
+			if perPayment > 0 && float64(n)*perPayment > float64(cfg.maxDisk) {
+				rep.stopped = fmt.Sprintf("stopped before %d: %.1f GB projected (%.0f bytes per payment) is past -max-disk %.1f GB",
+					n, float64(n)*perPayment/1e9, perPayment, float64(cfg.maxDisk)/1e9)
+				fmt.Fprintln(cfg.out, rep.stopped)
+				break
+			}
+			fmt.Fprintf(cfg.out, "seeding %d..%d (load %s)\n", s.done, n-1, harness.LoadAvg())
+			t := time.Now()
+			if err := s.seed(ctx, n, cfg.out); err != nil {
+				return rep, fmt.Errorf("seed to %d: %w", n, err)
+			}
+			fmt.Fprintf(cfg.out, "seeded to %d in %s\n", n, time.Since(t).Round(time.Second))
+			rep.seedSeconds = append(rep.seedSeconds, [2]float64{float64(n), time.Since(t).Seconds()})
+		}
+		sz := sizeResult{Size: n, Load: harness.LoadAvg()}
+		if cfg.verify {
+			t := time.Now()
+			if err := ledger.Verify(ctx, m.DB); err != nil {
+				return rep, fmt.Errorf("ledger.Verify at %d: %w", n, err)
+			}
+			sz.Verified = true
+			fmt.Fprintf(cfg.out, "ledger.Verify at %d passed in %s\n", n, time.Since(t).Round(time.Millisecond))
+		}
+		if err := measure(ctx, m, api, s, cfg, &sz); err != nil {
+			return rep, err
+		}
+		if sz.Bytes, err = databaseBytes(ctx, m.DB); err != nil {
+			return rep, err
+		}
+		if err := m.DB.QueryRow(ctx, "SELECT COUNT(*) FROM payment_intents").Scan(&sz.Payments); err != nil {
+			return rep, err
+		}
+		if sz.Payments > 0 {
+			sz.BytesPerPayment = float64(sz.Bytes) / float64(sz.Payments)
+			if sz.Payments >= 100_000 {
+				perPayment = sz.BytesPerPayment
+			}
+		}
+		rep.sizes = append(rep.sizes, sz)
+		fmt.Fprintf(cfg.out, "size %d: %d payments, %d bytes, %.0f bytes per payment\n", n, sz.Payments, sz.Bytes, sz.BytesPerPayment)
+	}
+	return rep, nil
+}
+
+// listLimit is the page size of the measured lists.
+const listLimit = 10
+
+// deepPage is the list page measured beside the first.
+const deepPage = 1000
+
+var createBody = []byte(`{"amount":1500,"currency":"DJF","provider":"bank_a","customer_msisdn":"+25377123456","description":"scale bench"}`)
+
+// measure runs every step at every concurrency level on the hot merchant:
+// the writes first (they give the empty database rows to read), then the
+// reads.
+func measure(ctx context.Context, m *app.Main, api harness.API, s *seeder, cfg config, sz *sizeResult) error {
+	tag := "scale-" + harness.RandomHex(4) + "-"
+	create := func(a harness.API, key string) (string, error) {
+		var out struct {
+			ID string `json:"id"`
+		}
+		err := a.Do(harness.Request{Method: "POST", Path: "/v1/payment_intents", Body: createBody, IdempotencyKey: key, Want: 201}, &out)
+		return out.ID, err
+	}
+	run := func(name string, op func(c *loadgen.Call) error) {
+		for _, cl := range cfg.cc.Levels {
+			// A fresh tag per step: a key of an earlier step would replay.
+			tag = "scale-" + harness.RandomHex(4) + "-"
+			res := loadgen.RunWith(loadgen.Options{Clients: cl, Duration: cfg.cc.Duration, MaxOps: cfg.cc.Max}, op)
+			fmt.Fprintf(cfg.out, "  %-44s %s\n", name, res)
+			res.WriteFailures(cfg.out)
+			sz.Steps = append(sz.Steps, stepResult{Name: name, Clients: cl, Requests: res.Requests, Errors: res.Errors,
+				PerSecond: res.Throughput(), P50: loadgen.MS(res.P50), P99: loadgen.MS(res.P99)})
+		}
+	}
+	fmt.Fprintf(cfg.out, "\n=== %d payment intents (load %s)\n", sz.Size, sz.Load)
+	run("POST /v1/payment_intents (keyed)", func(c *loadgen.Call) error {
+		_, err := create(api.With(c.HTTP), tag+"c-"+strconv.FormatInt(c.N, 10))
+		return err
+	})
+	run("create+confirm pair", func(c *loadgen.Call) error {
+		a := api.With(c.HTTP)
+		id, err := create(a, tag+"p-"+strconv.FormatInt(c.N, 10))
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Status string `json:"status"`
+		}
+		if err := a.Do(harness.Request{Method: "POST", Path: "/v1/payment_intents/" + url.PathEscape(id) + "/confirm", Body: `{"otp":"123456"}`}, &out); err != nil {
+			return err
+		}
+		if out.Status != "succeeded" {
+			return fmt.Errorf("confirm left %s", out.Status)
+		}
+		return nil
+	})
+	// The 1000th page is asked for as a client walking the list gets it:
+	// starting_after the last row of the 999th page, whose id is read here
+	// (the list is newest first by id). With fewer rows, the deepest there
+	// is.
+	var rows int
+	if err := m.DB.QueryRow(ctx, "SELECT COUNT(*) FROM payment_intents WHERE merchant_id = ? AND livemode = FALSE", s.ms[0].id).Scan(&rows); err != nil {
+		return err
+	}
+	off := min((deepPage-1)*listLimit-1, rows-1)
+	var deepID string
+	if err := m.DB.QueryRow(ctx, "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = FALSE ORDER BY id DESC LIMIT 1 OFFSET ?",
+		s.ms[0].id, off).Scan(&deepID); err != nil {
+		return fmt.Errorf("the deep page's cursor: %w", err)
+	}
+	sz.DeepPageAfter = off + 1
+	today := time.Now().UTC().Format(time.DateOnly)
+	lim := strconv.Itoa(listLimit)
+	for _, g := range []struct{ name, path string }{
+		{"GET /v1/payment_intents/{id}", "/v1/payment_intents/" + url.PathEscape(deepID)},
+		{"GET /v1/balance", "/v1/balance"},
+		{"GET /v1/payment_intents (first page)", "/v1/payment_intents?limit=" + lim},
+		{fmt.Sprintf("GET /v1/payment_intents (page %d)", deepPage), "/v1/payment_intents?limit=" + lim + "&starting_after=" + url.QueryEscape(deepID)},
+		{"GET /v1/reports/settlement (today)", "/v1/reports/settlement?date=" + today},
+		{"GET /v1/balance_transactions (first page)", "/v1/balance_transactions?limit=" + lim},
+	} {
+		run(g.name, func(c *loadgen.Call) error { return api.With(c.HTTP).Get(g.path, nil) })
+	}
+	return nil
+}
