@@ -10,7 +10,7 @@
 //
 //	go run ./bench/scale                                    # SQLite, sizes 0,1000000,10000000
 //	go run ./bench/scale -engine postgres                   # PostgreSQL (PAYD_TEST_DATABASE_URL)
-//	go run ./bench/scale -seed 0,100000 -duration 1s        # the CI size
+//	go run ./bench/scale -check -seed 0,100000 -duration 300ms -clients 4   # as CI runs it
 //
 // Before it seeds past 100,000 rows it projects the size from the bytes per
 // payment measured so far and stops (saying so) when the next size would
@@ -34,13 +34,14 @@ func main() {
 		Sizes: "0,1000000,10000000", SizesUsage: "database sizes (payment intents in all) to measure at, ascending", Max: 20000, Explain: false})
 	merchantsN := flag.Int("merchants", 100, "merchants (the first is hot: half the rows)")
 	maxDisk := flag.Int64("max-disk", 35<<30, "bytes: stop before a size whose projected database would pass this")
-	verify := flag.Bool("verify", false, "run ledger.Verify on the seeded database at each size (slow past a million rows)")
+	verify := flag.Int("verify", 100_000, "run ledger.Verify on the database at each size up to this many payment intents (0: never)")
+	check := flag.Bool("check", false, "fail on any failed request and check the seeded rows at each size (as CI runs it)")
 	jsonOut := flag.String("json", "", "write the results here (bench/results/<date>-scale-<engine>.json is the convention)")
 	flag.Parse()
 	if err := cc.Parse(); err != nil {
 		harness.Fatal(err)
 	}
-	cfg := config{cc: cc, merchants: *merchantsN, maxDisk: *maxDisk, verify: *verify, out: os.Stdout}
+	cfg := config{cc: cc, merchants: *merchantsN, maxDisk: *maxDisk, verify: *verify, check: *check, out: os.Stdout}
 	start := time.Now().UTC()
 	rep, err := run(context.Background(), cfg)
 	if rep != nil {

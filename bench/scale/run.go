@@ -14,6 +14,7 @@ import (
 	"github.com/payd/payd/bench/loadgen"
 	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/webhooks"
 )
 
@@ -21,9 +22,13 @@ import (
 type config struct {
 	cc        *harness.CostCurve
 	merchants int
-	maxDisk   int64 // bytes
-	verify    bool
+	maxDisk   int64     // bytes
+	verify    int       // ledger.Verify at sizes up to this
 	out       io.Writer // progress
+	// check makes the run fail on any failed request and checks the
+	// seeded rows at each size (checkSeeded).
+	check bool
+	chunk int // rows per seeding statement; 0: the seeder's own
 }
 
 // run starts payd, seeds it through cfg's sizes and measures at each.
@@ -76,6 +81,9 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.chunk > 0 {
+		s.chunk = cfg.chunk
+	}
 	rep := &report{engine: cfg.cc.DB.Engine, header: cfg.cc.Header(), merchants: cfg.merchants}
 	fmt.Fprintln(cfg.out, rep.header)
 	api := harness.API{Base: m.URL(), Key: hotKey}
@@ -96,8 +104,13 @@ func run(ctx context.Context, cfg config) (*report, error) {
 			fmt.Fprintf(cfg.out, "seeded to %d in %s\n", n, time.Since(t).Round(time.Second))
 			rep.seedSeconds = append(rep.seedSeconds, [2]float64{float64(n), time.Since(t).Seconds()})
 		}
+		if cfg.check {
+			if err := checkSeeded(ctx, m.DB, s, n); err != nil {
+				return rep, fmt.Errorf("check at %d: %w", n, err)
+			}
+		}
 		sz := sizeResult{Size: n, Load: harness.LoadAvg()}
-		if cfg.verify {
+		if n <= cfg.verify {
 			t := time.Now()
 			if err := ledger.Verify(ctx, m.DB); err != nil {
 				return rep, fmt.Errorf("ledger.Verify at %d: %w", n, err)
@@ -107,6 +120,13 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		}
 		if err := measure(ctx, m, api, s, cfg, &sz); err != nil {
 			return rep, err
+		}
+		if cfg.check {
+			for _, st := range sz.Steps {
+				if st.Requests == 0 || st.Errors > 0 {
+					return rep, fmt.Errorf("check at %d: %s at %d clients: %d requests, %d failed", n, st.Name, st.Clients, st.Requests, st.Errors)
+				}
+			}
 		}
 		if sz.Bytes, err = databaseBytes(ctx, m.DB); err != nil {
 			return rep, err
@@ -205,6 +225,36 @@ func measure(ctx context.Context, m *app.Main, api harness.API, s *seeder, cfg c
 		{"GET /v1/balance_transactions (first page)", "/v1/balance_transactions?limit=" + lim},
 	} {
 		run(g.name, func(c *loadgen.Call) error { return api.With(c.HTTP).Get(g.path, nil) })
+	}
+	return nil
+}
+
+// checkSeeded checks that the n seeded rows (all created before today, the
+// bench's own after) are the history of n confirmed payments: two events,
+// two deliveries with an attempt each and two keys per intent, a posting
+// per succeeded one, half of them the hot merchant's.
+func checkSeeded(ctx context.Context, db *store.DB, s *seeder, n int) error {
+	before := store.Micros(s.rowAt(n))
+	for _, c := range []struct {
+		q    string
+		want int
+	}{
+		{"SELECT COUNT(*) FROM payment_intents WHERE created_at < ?", n},
+		{"SELECT COUNT(*) FROM payment_intents WHERE created_at < ? AND status = 'succeeded'", n - n/10},
+		{"SELECT COUNT(*) FROM payment_intents WHERE created_at < ? AND merchant_id = '" + s.ms[0].id + "'", n / 2},
+		{"SELECT COUNT(*) FROM events WHERE created_at < ?", 2 * n},
+		{"SELECT COUNT(*) FROM webhook_deliveries WHERE created_at < ? AND status = 'succeeded'", 2 * n},
+		{"SELECT COUNT(*) FROM webhook_attempts WHERE created_at < ? AND http_status = 200", 2 * n},
+		{"SELECT COUNT(*) FROM idempotency_keys WHERE created_at < ? AND state = 'done'", 2 * n},
+		{"SELECT COUNT(*) FROM ledger_transactions WHERE created_at < ? AND kind = 'payment_succeeded'", n - n/10},
+	} {
+		var got int
+		if err := db.QueryRow(ctx, c.q, before).Scan(&got); err != nil {
+			return err
+		}
+		if got != c.want {
+			return fmt.Errorf("%s: %d, want %d", c.q, got, c.want)
+		}
 	}
 	return nil
 }
