@@ -35,9 +35,11 @@ type sizeResult struct {
 	Bytes           int64
 	BytesPerPayment float64
 	DeepPageAfter   int // rows before the deep page (less than the page's when the list is shorter)
-	Verified        bool
-	Load            string
-	Steps           []stepResult
+	// ReportDayPayments is the payments in the measured settlement report.
+	ReportDayPayments int64
+	Verified          bool
+	Load              string
+	Steps             []stepResult
 }
 
 // stepResult is one step at one concurrency level.
@@ -49,7 +51,8 @@ type stepResult struct {
 	P50, P99         float64 // ms
 }
 
-// ratio is a step's figure at the largest size over the empty database's.
+// ratios are each step's throughput and p99 at the largest size over the
+// smallest size's (the empty database's when the run starts at 0).
 func (r *report) ratios() map[string][2]float64 {
 	out := map[string][2]float64{}
 	if len(r.sizes) < 2 {
@@ -137,8 +140,8 @@ func (r *report) writeJSON(path string, start time.Time, args []string) error {
 		notes = append(notes, fmt.Sprintf("seeded to %.0f payment intents in %.0f s", s[0], s[1]))
 	}
 	for _, sz := range r.sizes {
-		notes = append(notes, fmt.Sprintf("size %d: %d payment intents, %d bytes on disk, deep page after row %d, ledger verified: %v",
-			sz.Size, sz.Payments, sz.Bytes, sz.DeepPageAfter, sz.Verified))
+		notes = append(notes, fmt.Sprintf("size %d: %d payment intents, %d bytes on disk, deep page after row %d, settlement report of %d payments, ledger verified: %v",
+			sz.Size, sz.Payments, sz.Bytes, sz.DeepPageAfter, sz.ReportDayPayments, sz.Verified))
 	}
 	if r.stopped != "" {
 		notes = append(notes, r.stopped)

@@ -214,8 +214,32 @@ func measure(ctx context.Context, m *app.Main, api harness.API, s *seeder, cfg c
 		return fmt.Errorf("the deep page's cursor: %w", err)
 	}
 	sz.DeepPageAfter = off + 1
-	today := time.Now().UTC().Format(time.DateOnly)
+	// The settlement report is today's (UTC), which holds only the bench's
+	// own payments, of this size's writes and the smaller sizes' before it:
+	// its cost follows that count, written beside it.
+	now := time.Now().UTC()
+	today := now.Format(time.DateOnly)
+	if err := m.DB.QueryRow(ctx, "SELECT COUNT(*) FROM ledger_transactions WHERE merchant_id = ? AND livemode = FALSE AND kind = 'payment_succeeded' AND created_at >= ?",
+		s.ms[0].id, store.Micros(now.Truncate(24*time.Hour))).Scan(&sz.ReportDayPayments); err != nil {
+		return err
+	}
 	lim := strconv.Itoa(listLimit)
+	if cfg.cc.Explain {
+		hot := s.ms[0].id
+		for _, q := range []struct {
+			name, sql string
+			args      []any
+		}{
+			{"list, first page", "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? ORDER BY merchant_id DESC, livemode DESC, id DESC LIMIT 11", []any{hot, false}},
+			{"list, page 1000", "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? AND id < ? ORDER BY merchant_id DESC, livemode DESC, id DESC LIMIT 11", []any{hot, false, deepID}},
+			{"settlement report's transactions", "SELECT id, kind, reference FROM ledger_transactions WHERE merchant_id = ? AND livemode = ? AND kind IN (?) AND created_at >= ? AND created_at < ?",
+				[]any{hot, false, "payment_succeeded", store.Micros(now.Truncate(24 * time.Hour)), store.Micros(now.Truncate(24 * time.Hour).Add(24 * time.Hour))}},
+		} {
+			if err := harness.PrintPlan(ctx, m.DB, cfg.out, q.name, q.sql, q.args...); err != nil {
+				return err
+			}
+		}
+	}
 	for _, g := range []struct{ name, path string }{
 		{"GET /v1/payment_intents/{id}", "/v1/payment_intents/" + url.PathEscape(deepID)},
 		{"GET /v1/balance", "/v1/balance"},
