@@ -33,7 +33,7 @@ func main() {
 	cc := harness.CostCurveFlags(flag.CommandLine, harness.CostCurveDefaults{
 		Sizes: "0,1000000,10000000", SizesUsage: "database sizes (payment intents in all) to measure at, ascending", Max: 20000})
 	merchantsN := flag.Int("merchants", 100, "merchants (the first is hot: half the rows)")
-	maxDisk := flag.Int64("max-disk", 35<<30, "bytes: stop before a size whose projected database would pass this")
+	maxDisk := flag.Int64("max-disk", 35_000_000_000, "bytes: stop before a size whose projected database would pass this")
 	verify := flag.Int("verify", 100_000, "run ledger.Verify on the database at each size up to this many payment intents (0: never)")
 	check := flag.Bool("check", false, "fail on any failed request and check the seeded rows at each size (as CI runs it)")
 	jsonOut := flag.String("json", "", "write the results here (bench/results/<date>-scale-<engine>.json is the convention)")
