@@ -35,7 +35,9 @@ type sizeResult struct {
 	Bytes           int64
 	BytesPerPayment float64
 	DeepPageAfter   int // rows before the deep page (less than the page's when the list is shorter)
-	// ReportDayPayments is the payments in the measured settlement report.
+	// ReportDate is the measured settlement report's day, ReportDayPayments
+	// the hot merchant's payments in it.
+	ReportDate        string
 	ReportDayPayments int64
 	Verified          bool
 	Load              string
@@ -140,8 +142,8 @@ func (r *report) writeJSON(path string, start time.Time, args []string) error {
 		notes = append(notes, fmt.Sprintf("seeded to %.0f payment intents in %.0f s", s[0], s[1]))
 	}
 	for _, sz := range r.sizes {
-		notes = append(notes, fmt.Sprintf("size %d: %d payment intents, %d bytes on disk, deep page after row %d, settlement report of %d payments, ledger verified: %v",
-			sz.Size, sz.Payments, sz.Bytes, sz.DeepPageAfter, sz.ReportDayPayments, sz.Verified))
+		notes = append(notes, fmt.Sprintf("size %d: %d payment intents, %d bytes on disk, deep page after row %d, settlement report of %s with %d payments, ledger verified: %v",
+			sz.Size, sz.Payments, sz.Bytes, sz.DeepPageAfter, sz.ReportDate, sz.ReportDayPayments, sz.Verified))
 	}
 	if r.stopped != "" {
 		notes = append(notes, r.stopped)

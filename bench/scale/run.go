@@ -214,16 +214,20 @@ func measure(ctx context.Context, m *app.Main, api harness.API, s *seeder, cfg c
 		return fmt.Errorf("the deep page's cursor: %w", err)
 	}
 	sz.DeepPageAfter = off + 1
-	// The settlement report is today's (UTC), which holds only the bench's
-	// own payments, of this size's writes and the smaller sizes' before it:
-	// its cost follows that count, written beside it.
-	now := time.Now().UTC()
-	today := now.Format(time.DateOnly)
-	if err := m.DB.QueryRow(ctx, "SELECT COUNT(*) FROM ledger_transactions WHERE merchant_id = ? AND livemode = FALSE AND kind = 'payment_succeeded' AND created_at >= ?",
-		s.ms[0].id, store.Micros(now.Truncate(24*time.Hour))).Scan(&sz.ReportDayPayments); err != nil {
+	// The settlement report is of the last whole day of the seeded history
+	// (UTC), so that its day holds the same payments at every size that has
+	// one (about 14,400 of the hot merchant's); with less history, today's,
+	// which holds the bench's own payments. Its payments are written beside
+	// it: the report's cost follows them.
+	day := s.rowAt(s.done).UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	if s.done == 0 || day.Before(s.start) {
+		day = time.Now().UTC().Truncate(24 * time.Hour)
+	}
+	sz.ReportDate = day.Format(time.DateOnly)
+	if err := m.DB.QueryRow(ctx, "SELECT COUNT(*) FROM ledger_transactions WHERE merchant_id = ? AND livemode = FALSE AND kind = 'payment_succeeded' AND created_at >= ? AND created_at < ?",
+		s.ms[0].id, store.Micros(day), store.Micros(day.AddDate(0, 0, 1))).Scan(&sz.ReportDayPayments); err != nil {
 		return err
 	}
-	lim := strconv.Itoa(listLimit)
 	if cfg.cc.Explain {
 		hot := s.ms[0].id
 		for _, q := range []struct {
@@ -233,19 +237,20 @@ func measure(ctx context.Context, m *app.Main, api harness.API, s *seeder, cfg c
 			{"list, first page", "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? ORDER BY merchant_id DESC, livemode DESC, id DESC LIMIT 11", []any{hot, false}},
 			{"list, page 1000", "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? AND id < ? ORDER BY merchant_id DESC, livemode DESC, id DESC LIMIT 11", []any{hot, false, deepID}},
 			{"settlement report's transactions", "SELECT id, kind, reference FROM ledger_transactions WHERE merchant_id = ? AND livemode = ? AND kind IN (?) AND created_at >= ? AND created_at < ?",
-				[]any{hot, false, "payment_succeeded", store.Micros(now.Truncate(24 * time.Hour)), store.Micros(now.Truncate(24 * time.Hour).Add(24 * time.Hour))}},
+				[]any{hot, false, "payment_succeeded", store.Micros(day), store.Micros(day.AddDate(0, 0, 1))}},
 		} {
 			if err := harness.PrintPlan(ctx, m.DB, cfg.out, q.name, q.sql, q.args...); err != nil {
 				return err
 			}
 		}
 	}
+	lim := strconv.Itoa(listLimit)
 	for _, g := range []struct{ name, path string }{
 		{"GET /v1/payment_intents/{id}", "/v1/payment_intents/" + url.PathEscape(deepID)},
 		{"GET /v1/balance", "/v1/balance"},
 		{"GET /v1/payment_intents (first page)", "/v1/payment_intents?limit=" + lim},
 		{fmt.Sprintf("GET /v1/payment_intents (page %d)", deepPage), "/v1/payment_intents?limit=" + lim + "&starting_after=" + url.QueryEscape(deepID)},
-		{"GET /v1/reports/settlement (today)", "/v1/reports/settlement?date=" + today},
+		{"GET /v1/reports/settlement (a day)", "/v1/reports/settlement?date=" + sz.ReportDate},
 		{"GET /v1/balance_transactions (first page)", "/v1/balance_transactions?limit=" + lim},
 	} {
 		run(g.name, func(c *loadgen.Call) error { return api.With(c.HTTP).Get(g.path, nil) })

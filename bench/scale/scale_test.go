@@ -25,9 +25,9 @@ func TestScaleSmall(t *testing.T) {
 				dbURL = storetest.MigratedURL(t, e)
 			}
 			cc := &harness.CostCurve{DB: &harness.Database{Engine: string(e), URL: dbURL},
-				Duration: 200 * time.Millisecond, Max: 100, Sizes: []int{0, testSize}, Levels: []int{4}}
+				Duration: 100 * time.Millisecond, Max: 50, Sizes: []int{0, testSize}, Levels: []int{4}}
 			var out strings.Builder
-			rep, err := run(context.Background(), config{cc: cc, merchants: 10, maxDisk: 35 << 30, verify: testSize, out: &out, check: true, chunk: testSize / 2})
+			rep, err := run(context.Background(), config{cc: cc, merchants: 4, maxDisk: 35 << 30, verify: testSize, out: &out, check: true, chunk: testSize / 2})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
@@ -54,4 +54,4 @@ func TestScaleSmall(t *testing.T) {
 
 // testSize is the test's seeded payment intents, seeded in two chunks (as
 // larger sizes are) so that rows must follow one another across them.
-const testSize = 2_000
+const testSize = 1_000
