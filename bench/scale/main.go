@@ -10,7 +10,7 @@
 //
 //	go run ./bench/scale                                    # SQLite, sizes 0,1000000,10000000
 //	go run ./bench/scale -engine postgres                   # PostgreSQL (PAYD_TEST_DATABASE_URL)
-//	go run ./bench/scale -check -seed 0,100000 -duration 300ms -clients 4   # as CI runs it
+//	go run ./bench/scale -check -seed 0,100000 -duration 0 -max 200 -clients 4   # as CI runs it (steps bounded by count only)
 //
 // Before it seeds past 100,000 rows it projects the size from the bytes per
 // payment measured so far and stops (saying so) when the next size would

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/payd/payd/bench/harness"
 	"github.com/payd/payd/internal/store/storetest"
@@ -25,7 +24,7 @@ func TestScaleSmall(t *testing.T) {
 				dbURL = storetest.MigratedURL(t, e)
 			}
 			cc := &harness.CostCurve{DB: &harness.Database{Engine: string(e), URL: dbURL},
-				Duration: 100 * time.Millisecond, Max: 50, Sizes: []int{0, testSize}, Levels: []int{4}}
+				Max: 8, Sizes: []int{0, testSize}, Levels: []int{4}}
 			var out strings.Builder
 			rep, err := run(context.Background(), config{cc: cc, merchants: 4, maxDisk: 35 << 30, verify: testSize, out: &out, check: true, chunk: testSize / 2})
 			if err != nil {
