@@ -7,141 +7,254 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payd/payd/bench/harness"
+	"github.com/payd/payd/internal/ids"
+	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/store"
 )
 
-// seeder writes payment intents, their events and (for the succeeded ones)
-// their ledger rows straight in SQL, one INSERT ... SELECT per table over a
-// generated series of row numbers: generate_series on PostgreSQL, a
-// recursive CTE on SQLite.
+// seeder writes the history of payment intents straight in SQL, set-based
+// as a restore would: per chunk of rows, one INSERT ... SELECT per table
+// over a generated series of row numbers (generate_series on PostgreSQL, a
+// recursive CTE on SQLite), with every index of the schema in place.
 //
-// Row i is created i×30 s before the run started, so each batch is older
-// than the last and every row is older than what the benchmark creates. Its
-// ids have the shape ids.New gives (prefix, 26 Crockford base32 characters,
-// the creation millisecond in the first ten), the last 16 characters the row
-// number, so they sort as created_at does, as real ones do. Merchants: i%10 == 0 the second, i%10 == 1 the third, the rest
-// (80 %) the measured one. Status by i%20: 0-1 canceled, 2 requires_action,
-// the rest succeeded with a capture posted (+amount pending, -amount to the
-// provider's clearing account); every intent has one dispatched event.
+// Each row i is one bank_a or bank_b payment intent created with an
+// Idempotency-Key and confirmed 0.5 s later, with what the service writes
+// for it when the merchant has a webhook endpoint: the intent (90 %
+// succeeded, 10 % canceled by a wrong code), its two events
+// (payment_intent.created, then .succeeded or .canceled) with their
+// payloads, a delivery of each to the merchant's endpoint (succeeded at the
+// first attempt) and that attempt, the two idempotency keys with their
+// stored answers, and for a succeeded intent its payment_succeeded posting
+// (+amount to the merchant's available balance, -amount to the provider's
+// clearing account).
+//
+// Row i belongs to the hot merchant (k = 0) when i is even, otherwise to
+// merchant 1 + (i/2) % (merchants-1): one merchant holds half the rows,
+// the others share the rest. Rows run forwards in time, one every step, and
+// the largest size's last row is an hour before the day the run started
+// (UTC), so entry numbers and ids follow time across chunks as in a real
+// ledger, everything the bench creates is newer than the history, and
+// today's settlement report holds only the bench's own payments at every
+// size.
 type seeder struct {
-	db         *store.DB
-	mids       [3]string
-	now        time.Time
-	prev, done int
+	db    *store.DB
+	ms    []seedMerchant
+	start time.Time // row 0's creation
+	done  int       // rows seeded
+	chunk int       // rows per statement
 }
 
-const step = 30 * time.Second
+// seedMerchant is what a row needs of its merchant.
+type seedMerchant struct {
+	id, principal, endpoint   string
+	available, clearA, clearB string // ledger account ids
+}
 
-func (s *seeder) seed(ctx context.Context, to int) error {
-	from := s.done
-	eng := s.db.Engine()
-	gen := eng.IntSeries(int64(from), int64(to-1))
-	pad16 := func(expr string) string { return eng.LeftPad(expr, 16) }
-	nowUS := store.Micros(s.now)
-	at := fmt.Sprintf("(%d - i * %d)", nowUS, step.Microseconds())
-	var digits []string
-	for k := 9; k >= 0; k-- {
-		digits = append(digits, fmt.Sprintf("substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', CAST(((%s / 1000) >> %d) %% 32 + 1 AS INTEGER), 1)", at, 5*k))
+// step is the time between two rows: 10,000,000 rows span 347 days.
+const step = 3 * time.Second
+
+// confirmAfter is the time from an intent's creation to its confirm.
+const confirmAfter = 500 * time.Millisecond
+
+// rowAt is row i's creation time.
+func (s *seeder) rowAt(i int) time.Time { return s.start.Add(time.Duration(i) * step) }
+
+// newSeeder prepares the seeding of up to max rows: it makes the merchants'
+// ledger accounts (before anything else posts to them) and the helper table
+// that maps a merchant's number to its ids.
+func newSeeder(ctx context.Context, db *store.DB, ms []seedMerchant, max int) (*seeder, error) {
+	s := &seeder{db: db, ms: ms, chunk: 250_000,
+		start: db.Now().UTC().Truncate(24 * time.Hour).Add(-time.Hour).Add(-time.Duration(max) * step)}
+	now := store.Micros(db.Now())
+	var accts, rows []string
+	for k := range ms {
+		m := &ms[k]
+		m.available, m.clearA, m.clearB = ids.New("lac_"), ids.New("lac_"), ids.New("lac_")
+		for _, a := range [][3]string{{m.available, "available", ""}, {m.clearA, "provider_clearing", "bank_a"}, {m.clearB, "provider_clearing", "bank_b"}} {
+			accts = append(accts, fmt.Sprintf("('%s', '%s', FALSE, 'DJF', '%s', '%s', %d)", a[0], m.id, a[1], a[2], now))
+		}
+		rows = append(rows, fmt.Sprintf("(%d, '%s', '%s', '%s', '%s', '%s', '%s')", k, m.id, m.principal, m.endpoint, m.available, m.clearA, m.clearB))
 	}
-	num := strings.Join(digits, " || ") + " || " + pad16("i")
-	merchant := fmt.Sprintf("CASE i %% 10 WHEN 0 THEN '%s' WHEN 1 THEN '%s' ELSE '%s' END", s.mids[1], s.mids[2], s.mids[0])
-	midx := "CASE i % 10 WHEN 0 THEN '1' WHEN 1 THEN '2' ELSE '0' END"
-	provider := "CASE i % 3 WHEN 0 THEN 'bank_a' WHEN 1 THEN 'bank_b' ELSE 'wallet_c' END"
-	flow := "CASE i % 3 WHEN 2 THEN 'push' ELSE 'otp' END"
-	status := "CASE WHEN i % 20 < 2 THEN 'canceled' WHEN i % 20 = 2 THEN 'requires_action' ELSE 'succeeded' END"
-	amount := "(100 + (i * 7919) % 50000)"
-	succeeded := "i % 20 >= 3"
-	piID := "'pi_' || " + num
+	for _, q := range []string{
+		"INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, created_at) VALUES " + strings.Join(accts, ", "),
+		// The bench's own table, dropped by cleanup with the database.
+		`CREATE TABLE scale_seed_merchants (k INTEGER PRIMARY KEY, merchant_id TEXT NOT NULL, principal_id TEXT NOT NULL,
+			endpoint_id TEXT NOT NULL, available TEXT NOT NULL, clearing_bank_a TEXT NOT NULL, clearing_bank_b TEXT NOT NULL)`,
+		"INSERT INTO scale_seed_merchants VALUES " + strings.Join(rows, ", "),
+	} {
+		if _, err := db.Exec(ctx, q); err != nil {
+			return nil, fmt.Errorf("%.80s: %w", q, err)
+		}
+	}
+	return s, nil
+}
 
-	stmts := []string{}
-	if from == 0 {
-		var accts []string
-		for k := range s.mids {
-			for _, a := range [][2]string{{"pending", ""}, {"provider_clearing", "bank_a"}, {"provider_clearing", "bank_b"}, {"provider_clearing", "wallet_c"}} {
-				accts = append(accts, fmt.Sprintf("('la_seed_%d_%s', '%s', FALSE, 'DJF', '%s', '%s', %d)", k, a[0]+a[1], s.mids[k], a[0], a[1], nowUS))
+// seed adds rows until there are n, chunk by chunk, then refreshes what a
+// bulk load leaves stale: the seeded accounts' balances, the balance
+// checkpoints (as the checkpoint job would have written them over the
+// history) and the planner's statistics. progress, when not nil, hears each
+// chunk.
+func (s *seeder) seed(ctx context.Context, n int, progress io.Writer) error {
+	for from := s.done; from < n; from += s.chunk {
+		to := min(from+s.chunk, n)
+		t := time.Now()
+		for _, q := range s.statements(from, to) {
+			if _, err := s.db.Exec(ctx, q); err != nil {
+				return fmt.Errorf("%.100s: %w", strings.Join(strings.Fields(q), " "), err)
 			}
 		}
-		stmts = append(stmts, "INSERT INTO ledger_accounts (id, merchant_id, livemode, currency, kind, provider, created_at) VALUES "+strings.Join(accts, ", "))
+		s.done = to
+		if progress != nil {
+			fmt.Fprintf(progress, "  rows %d..%d in %s (load %s)\n", from, to-1, time.Since(t).Round(time.Millisecond), harness.LoadAvg())
+		}
 	}
-	stmts = append(stmts,
-		gen+`INSERT INTO payment_intents (id, merchant_id, livemode, status, amount_minor, amount_captured_minor,
-			currency, provider, flow, customer_msisdn, metadata, created_at, updated_at, succeeded_at, canceled_at)
-		SELECT `+piID+`, `+merchant+`, FALSE, `+status+`, `+amount+`, CASE WHEN `+succeeded+` THEN `+amount+` ELSE 0 END,
-			'DJF', `+provider+`, `+flow+`, '+25377123456', '{}', `+at+`, `+at+`,
-			CASE WHEN `+succeeded+` THEN `+at+` END, CASE WHEN i % 20 < 2 THEN `+at+` END FROM g`,
-		gen+`INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at, dispatched_at)
-		SELECT 'evt_' || `+num+`, `+merchant+`, FALSE,
-			CASE WHEN `+succeeded+` THEN 'payment_intent.succeeded' ELSE 'payment_intent.created' END, 'payment_intent', `+piID+`,
-			'{"id":"' || `+piID+` || '","object":"payment_intent","status":"' || `+status+` || '","amount_minor":' || `+amount+` || ',"currency":"DJF"}',
-			`+at+`, `+at+` FROM g`,
-		gen+`INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at)
-		SELECT 'ltx_' || `+num+`, `+merchant+`, FALSE, 'payment_capture', `+piID+`, `+at+` FROM g WHERE `+succeeded,
-		gen+`INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
-		SELECT 'ltx_' || `+num+`, 'la_seed_' || `+midx+` || '_pending', 'DJF', `+amount+` FROM g WHERE `+succeeded,
-		gen+`INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
-		SELECT 'ltx_' || `+num+`, 'la_seed_' || `+midx+` || '_provider_clearing' || `+provider+`, 'DJF', -`+amount+` FROM g WHERE `+succeeded,
-		// The seeded accounts' balances (one slot each) are the sums of their entries.
-		`DELETE FROM ledger_balances WHERE account_id LIKE 'la_seed_%'`,
+	// The seeded accounts' balances are the sums of their entries (the bench
+	// writes nothing while it seeds), in one slot each.
+	for _, q := range []string{
+		`DELETE FROM ledger_balances WHERE account_id IN (SELECT available FROM scale_seed_merchants
+			UNION ALL SELECT clearing_bank_a FROM scale_seed_merchants UNION ALL SELECT clearing_bank_b FROM scale_seed_merchants)`,
 		`INSERT INTO ledger_balances (account_id, slot, balance)
-		SELECT account_id, 0, SUM(amount) FROM ledger_entries WHERE account_id LIKE 'la_seed_%' GROUP BY account_id`,
-	)
-	for _, q := range stmts {
+		SELECT account_id, 0, SUM(amount) FROM ledger_entries WHERE account_id IN (SELECT available FROM scale_seed_merchants
+			UNION ALL SELECT clearing_bank_a FROM scale_seed_merchants UNION ALL SELECT clearing_bank_b FROM scale_seed_merchants)
+		GROUP BY account_id`,
+		// The sandbox purge would fold test-mode history older than 30 days
+		// and the retention job would delete events, deliveries and spent
+		// keys past their horizons: the seeded history stands for a
+		// merchant's year of payments kept whole (the worst case for size
+		// and for the queries), so neither runs during the bench.
+		fmt.Sprintf(`UPDATE jobs SET run_at = %d WHERE unique_key IN ('periodic:sandbox_purge', 'periodic:retention')`, store.Micros(s.db.Now().Add(30*24*time.Hour))),
+	} {
 		if _, err := s.db.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%.80s: %w", strings.Join(strings.Fields(q), " "), err)
 		}
 	}
-	// What autovacuum does shortly after a bulk load.
-	if err := s.db.Analyze(ctx, "payment_intents", "events", "ledger_transactions", "ledger_entries", "ledger_accounts"); err != nil {
+	if _, err := ledger.WriteCheckpoints(ctx, s.db, ledger.CheckpointEvery, ledger.CheckpointSettle); err != nil {
+		return fmt.Errorf("checkpoints: %w", err)
+	}
+	// What autovacuum does shortly after a bulk load; the vacuum sets the
+	// visibility map, which index-only scans rely on.
+	if err := s.db.Analyze(ctx, "payment_intents", "events", "webhook_deliveries", "webhook_attempts", "idempotency_keys",
+		"ledger_transactions", "ledger_accounts", "ledger_balances", "ledger_checkpoints"); err != nil {
 		return err
 	}
-	s.prev, s.done = from, to
-	return nil
+	return s.db.VacuumAnalyze(ctx, "ledger_entries")
 }
 
-// explain prints the plans of the list queries as the API sends them.
-func (s *seeder) explain(ctx context.Context, w io.Writer) {
-	pre := s.db.Engine().ExplainPrefix(true)
-	since := store.Micros(time.Now().Add(-24 * time.Hour))
-	for _, q := range []struct {
-		name string
-		sql  string
-		args []any
-	}{
-		{"list", "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? ORDER BY id DESC LIMIT 11", []any{s.mids[0], false}},
-		{"list created[gte]", "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? AND created_at >= ? ORDER BY id DESC LIMIT 11", []any{s.mids[0], false, since}},
-		{"list ordered by the list index", "SELECT id FROM payment_intents WHERE merchant_id = ? AND livemode = ? ORDER BY merchant_id DESC, livemode DESC, id DESC LIMIT 11", []any{s.mids[0], false}},
-	} {
-		for _, cheap := range []bool{false, true} {
-			set := ""
-			err := s.db.InTx(ctx, func(tx *store.Tx) error {
-				if cheap {
-					applied, err := tx.CheapRandomReads(ctx)
-					if err != nil || !applied {
-						return err
-					}
-					set = "SET LOCAL random_page_cost = 1.1"
-				}
-				rows, err := tx.Query(ctx, pre+q.sql, q.args...)
-				if err != nil {
-					return err
-				}
-				defer rows.Close()
-				fmt.Fprintf(w, "plan, %s %s:\n", q.name, set)
-				cols, _ := rows.Columns()
-				for rows.Next() {
-					vals := make([]any, len(cols))
-					ptrs := make([]any, len(cols))
-					for i := range vals {
-						ptrs[i] = &vals[i]
-					}
-					rows.Scan(ptrs...)
-					fmt.Fprintf(w, "   %v\n", vals[len(vals)-1])
-				}
-				return rows.Err()
-			})
-			if err != nil {
-				fmt.Fprintf(w, "explain %s: %v\n", q.name, err)
-			}
+// statements are the INSERTs of rows from..to-1, children after parents.
+func (s *seeder) statements(from, to int) []string {
+	eng := s.db.Engine()
+	pg := eng.Name() == "postgres"
+	gen := eng.IntSeries(int64(from), int64(to-1))
+	startUS := store.Micros(s.start)
+	at := fmt.Sprintf("(%d + i * %d)", startUS, step.Microseconds())
+	at2 := fmt.Sprintf("(%s + %d)", at, confirmAfter.Microseconds())
+	// An id as ids.New makes it at time t (µs): the prefix, ten Crockford
+	// base32 characters of the millisecond, then sixteen of the row number.
+	id := func(prefix, t string) string {
+		var d []string
+		for k := 9; k >= 0; k-- {
+			d = append(d, fmt.Sprintf("substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', CAST(((%s / 1000) >> %d) %% 32 + 1 AS INTEGER), 1)", t, 5*k))
 		}
+		return "'" + prefix + "' || " + strings.Join(d, " || ") + " || " + eng.LeftPad("i", 16)
 	}
+	// RFC 3339 UTC at second precision, as the API writes times.
+	rfc := func(t string) string {
+		if pg {
+			return fmt.Sprintf(`to_char(to_timestamp((%s) / 1000000) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`, t)
+		}
+		return fmt.Sprintf(`strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ', (%s) / 1000000, 'unixepoch')`, t)
+	}
+	blob := func(expr string) string {
+		if pg {
+			return "convert_to(" + expr + ", 'UTF8')"
+		}
+		return "CAST(" + expr + " AS BLOB)"
+	}
+	from_ := fmt.Sprintf(" FROM g JOIN scale_seed_merchants m ON m.k = CASE WHEN i %% 2 = 0 THEN 0 ELSE 1 + (i / 2) %% %d END", len(s.ms)-1)
+	piID := id("pi_", at)
+	provider := "CASE (i / 7) % 2 WHEN 0 THEN 'bank_a' ELSE 'bank_b' END"
+	ok := "(i / 2) % 10 <> 0" // succeeded; the others canceled
+	amount := "(100 + (i * 7919) % 50000)"
+	lastError := `'{"code":"otp_invalid","message":"otp invalid","provider":"' || ` + provider + ` || '"}'`
+	// The intent as the API answered it: after its create, and in the end.
+	obj := func(final bool) string {
+		status, captured, next, lastErr, succ, canc := "requires_action", "0", `{"type":"collect_otp","otp_length":6}`, "null", "null", "null"
+		q := `'{"id":"' || ` + piID + ` || '","object":"payment_intent","status":"`
+		if final {
+			q = `'{"id":"' || ` + piID + ` || '","object":"payment_intent","status":"' || CASE WHEN ` + ok + ` THEN 'succeeded' ELSE 'canceled' END || '`
+			status, next = "", "null"
+			captured = `' || CASE WHEN ` + ok + ` THEN ` + amount + ` ELSE 0 END || '`
+			lastErr = `' || CASE WHEN ` + ok + ` THEN 'null' ELSE ` + lastError + ` END || '`
+			succ = `' || CASE WHEN ` + ok + ` THEN '"' || ` + rfc(at2) + ` || '"' ELSE 'null' END || '`
+			canc = `' || CASE WHEN ` + ok + ` THEN 'null' ELSE '"' || ` + rfc(at2) + ` || '"' END || '`
+		}
+		return q + status + `","amount_minor":' || ` + amount + ` || ',"amount_captured_minor":` + captured +
+			`,"amount_capturable_minor":0,"capture_method":"automatic","amount_refunded_minor":0,"refunded":false,"disputed":false,` +
+			`"currency":"DJF","provider":"' || ` + provider + ` || '","customer_msisdn":"+25377123456","description":"scale bench",` +
+			`"metadata":{},"return_url":null,"next_action":` + next + `,"last_error":` + lastErr + `,"payment_method_details":null,` +
+			`"livemode":false,"created_at":"' || ` + rfc(at) + ` || '","succeeded_at":` + succ + `,"canceled_at":` + canc +
+			`,"cancellation_reason":null}'`
+	}
+	created, final := obj(false), obj(true)
+	confirmErr := `'{"error":{"type":"invalid_request_error","code":"otp_invalid","message":"otp invalid","param":"otp","request_id":"' || ` + id("req_", at2) + ` || '"}}'`
+	hash := eng.LeftPad("i", 64)
+	q := []string{
+		gen + `INSERT INTO payment_intents (id, merchant_id, livemode, status, amount_minor, amount_captured_minor, currency, provider, flow,
+			customer_msisdn, description, metadata, last_error, version, created_at, updated_at, succeeded_at, canceled_at)
+		SELECT ` + piID + `, m.merchant_id, FALSE, CASE WHEN ` + ok + ` THEN 'succeeded' ELSE 'canceled' END, ` + amount + `,
+			CASE WHEN ` + ok + ` THEN ` + amount + ` ELSE 0 END, 'DJF', ` + provider + `, 'otp', '+25377123456', 'scale bench', '{}',
+			CASE WHEN ` + ok + ` THEN NULL ELSE ` + lastError + ` END, 1, ` + at + `, ` + at2 + `,
+			CASE WHEN ` + ok + ` THEN ` + at2 + ` END, CASE WHEN ` + ok + ` THEN NULL ELSE ` + at2 + ` END` + from_ + ` ORDER BY i`,
+		gen + `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at, dispatched_at)
+		SELECT id, merchant_id, FALSE, type, 'payment_intent', object_id, data, created_at, created_at + 1000 FROM (
+			SELECT i, 0 AS n, ` + id("evt_", at) + ` AS id, m.merchant_id, 'payment_intent.created' AS type, ` + piID + ` AS object_id, ` + created + ` AS data, ` + at + ` AS created_at` + from_ + `
+			UNION ALL
+			SELECT i, 1, ` + id("evt_", at2) + `, m.merchant_id, CASE WHEN ` + ok + ` THEN 'payment_intent.succeeded' ELSE 'payment_intent.canceled' END, ` + piID + `, ` + final + `, ` + at2 + from_ + `
+		) e ORDER BY i, n`,
+		gen + `INSERT INTO webhook_deliveries (id, merchant_id, livemode, event_id, endpoint_id, status, attempt_count, created_at, updated_at)
+		SELECT id, merchant_id, FALSE, event_id, endpoint_id, 'succeeded', 1, t + 1000, t + 4000 FROM (
+			SELECT i, 0 AS n, ` + id("whdel_", at) + ` AS id, m.merchant_id, ` + id("evt_", at) + ` AS event_id, m.endpoint_id, ` + at + ` AS t` + from_ + `
+			UNION ALL
+			SELECT i, 1, ` + id("whdel_", at2) + `, m.merchant_id, ` + id("evt_", at2) + `, m.endpoint_id, ` + at2 + from_ + `
+		) d ORDER BY i, n`,
+		gen + `INSERT INTO webhook_attempts (delivery_id, livemode, attempt, at, http_status, latency_ms, response_body, created_at)
+		SELECT delivery_id, FALSE, 1, t + 1500, 200, 2, '', t + 4000 FROM (
+			SELECT i, 0 AS n, ` + id("whdel_", at) + ` AS delivery_id, ` + at + ` AS t FROM g
+			UNION ALL
+			SELECT i, 1, ` + id("whdel_", at2) + `, ` + at2 + ` FROM g
+		) a ORDER BY i, n`,
+		gen + `INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash, state,
+			status_code, content_type, body, locked_until, created_at)
+		SELECT m.merchant_id, FALSE, m.principal_id, 'seed-' || i || '-create', 'POST', '/v1/payment_intents', ` + hash + `, 'done',
+			201, 'application/json', ` + blob(created) + `, ` + at + `, ` + at + from_ + `
+		UNION ALL
+		SELECT m.merchant_id, FALSE, m.principal_id, 'seed-' || i || '-confirm', 'POST', '/v1/payment_intents/' || ` + piID + ` || '/confirm', ` + hash + `, 'done',
+			CASE WHEN ` + ok + ` THEN 200 ELSE 400 END, 'application/json', ` + blob("CASE WHEN "+ok+" THEN "+final+" ELSE "+confirmErr+" END") + `, ` + at2 + `, ` + at2 + from_,
+		gen + `INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at)
+		SELECT ` + id("ltx_", at2) + `, m.merchant_id, FALSE, 'payment_succeeded', ` + piID + `, ` + at2 + from_ + ` WHERE ` + ok + ` ORDER BY i`,
+		// Both entries of a posting together and oldest first, as the
+		// service writes them.
+		gen + `INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)
+		SELECT ` + id("ltx_", at2) + `, CASE side WHEN 0 THEN m.available WHEN 1 THEN CASE ` + provider + ` WHEN 'bank_a' THEN m.clearing_bank_a ELSE m.clearing_bank_b END END,
+			'DJF', CASE side WHEN 0 THEN ` + amount + ` ELSE -` + amount + ` END
+		` + from_ + ` CROSS JOIN (SELECT 0 AS side UNION ALL SELECT 1) sides WHERE ` + ok + ` ORDER BY i, side`,
+	}
+	return q
+}
+
+// databaseBytes is the database's size on disk: on PostgreSQL the tables
+// of its schema with their indexes and TOAST, on SQLite the pages in use.
+func databaseBytes(ctx context.Context, db *store.DB) (int64, error) {
+	var n int64
+	q := `SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()),
+		(SELECT page_size FROM pragma_page_size())`
+	if db.Engine().Name() == "postgres" {
+		err := db.QueryRow(ctx, `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
+			JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = current_schema() AND c.relkind = 'r'`).Scan(&n)
+		return n, err
+	}
+	var pages, size int64
+	err := db.QueryRow(ctx, q).Scan(&pages, &size)
+	return pages * size, err
 }
