@@ -3,8 +3,8 @@ package merchants
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/payd/payd/internal/auth"
@@ -125,7 +125,7 @@ func (s *Service) createKey(ctx context.Context, merchantID string, livemode boo
 			if _, err := tx.Exec(ctx, "UPDATE api_keys SET revoked_at = ? WHERE id = ?", store.Micros(tx.Now()), rolls); err != nil {
 				return err
 			}
-			tx.AfterCommit(func() { s.cache.purgeKeyID(rolls) })
+			tx.AfterCommit(s.keys.Invalidate)
 		}
 		var active int
 		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM api_keys WHERE merchant_id = ? AND livemode = ? AND revoked_at IS NULL",
@@ -150,7 +150,7 @@ func (s *Service) createKey(ctx context.Context, merchantID string, livemode boo
 }
 
 // RevokeKey revokes a key of the merchant; it stops working at once in this
-// process and within the cache lifetime (5 s) in others.
+// process and within auth.DefaultEpochCheck (a quarter second) in others.
 func (s *Service) RevokeKey(ctx context.Context, merchantID, keyID string) error {
 	return s.revokeKey(ctx, merchantID, keyID, "")
 }
@@ -180,17 +180,21 @@ func (s *Service) ListKeys(ctx context.Context, merchantID string, livemode bool
 }
 
 // Authenticate resolves a presented API key to its principal. Unknown,
-// malformed and revoked keys all give the same 401, revealing nothing.
+// malformed and revoked keys all give the same 401, revealing nothing. A key
+// verified in the last few seconds is answered from memory (auth.KeyCache);
+// a revocation in any process is honoured within auth.DefaultEpochCheck.
 func (s *Service) Authenticate(ctx context.Context, key string) (auth.Principal, error) {
 	unauth := &errs.Error{Kind: errs.KindUnauthenticated, Code: "invalid_api_key", Message: "invalid API key provided"}
 	kind, live, ok := auth.ParseKeyPrefix(key)
 	if !ok || len(key) > 200 {
 		return auth.Principal{}, unauth
 	}
-	hash := auth.HashKey(key)
-	if p, ok := s.cache.get(hash); ok {
+	sum := auth.SumKey(key)
+	if p, ok := s.keys.Lookup(ctx, sum); ok && p.Kind == kind && p.Livemode == live {
 		return p, nil
 	}
+	gen := s.keys.Generation()
+	hash := hex.EncodeToString(sum[:])
 	var p auth.Principal
 	var storedHash string
 	var revoked sql.NullInt64
@@ -205,54 +209,16 @@ func (s *Service) Authenticate(ctx context.Context, key string) (auth.Principal,
 	if !auth.EqualHash(storedHash, hash) || revoked.Valid || p.Kind != kind || p.Livemode != live {
 		return auth.Principal{}, unauth
 	}
-	s.cache.put(hash, p)
+	s.keys.Put(sum, p, gen)
 	return p, nil
 }
 
-// keyCache keeps recent authentications for a few seconds so the hot path
-// does not query the database on every request.
-type keyCache struct {
-	mu  sync.Mutex
-	ttl time.Duration
-	m   map[string]cachedKey
-}
-
-type cachedKey struct {
-	p       auth.Principal
-	expires time.Time
-}
-
-func newKeyCache(ttl time.Duration) *keyCache {
-	return &keyCache{ttl: ttl, m: map[string]cachedKey{}}
-}
-
-func (c *keyCache) get(hash string) (auth.Principal, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[hash]
-	if !ok || time.Now().After(e.expires) {
-		return auth.Principal{}, false
-	}
-	return e.p, true
-}
-
-func (c *keyCache) put(hash string, p auth.Principal) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) > 10000 {
-		c.m = map[string]cachedKey{}
-	}
-	c.m[hash] = cachedKey{p: p, expires: time.Now().Add(c.ttl)}
-}
-
-func (c *keyCache) purgeKeyID(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for h, e := range c.m {
-		if e.p.ID == id {
-			delete(c.m, h)
-		}
-	}
+// keyEpoch reads the number every change to an API key or a merchant
+// increments (migration 2750's triggers): the key cache's freshness check.
+func (s *Service) keyEpoch(ctx context.Context) (int64, error) {
+	var e int64
+	err := s.db.QueryRow(ctx, "SELECT epoch FROM api_key_epoch WHERE id = 1").Scan(&e)
+	return e, err
 }
 
 // OperatorPrincipal is the principal an operator's command-line key actions
@@ -287,7 +253,7 @@ func (s *Service) revokeKey(ctx context.Context, merchantID, keyID, auditAs stri
 		return AuditInTx(ctx, tx, merchantID, live, auditAs, "api_key.revoke", keyID, "")
 	})
 	if err == nil {
-		s.cache.purgeKeyID(keyID)
+		s.keys.Invalidate()
 	}
 	return err
 }

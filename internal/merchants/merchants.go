@@ -31,14 +31,16 @@ type Merchant struct {
 
 // Service manages merchants and principals.
 type Service struct {
-	db    *store.DB
-	box   *secretbox.Box
-	cache *keyCache
+	db   *store.DB
+	box  *secretbox.Box
+	keys *auth.KeyCache
 }
 
 // NewService makes the service; box seals provider credentials.
 func NewService(db *store.DB, box *secretbox.Box) *Service {
-	return &Service{db: db, box: box, cache: newKeyCache(5 * time.Second)}
+	s := &Service{db: db, box: box}
+	s.keys = auth.NewKeyCache(s.keyEpoch, auth.KeyCacheOptions{})
+	return s
 }
 
 // CreateParams describes a new merchant.

@@ -25,7 +25,7 @@ const (
 // longer run holding such a number) is replaced whole.
 func RedactPath(p string) string {
 	// Most paths hold neither; two cheap scans spare them the patterns.
-	if strings.IndexByte(p, '_') >= 0 {
+	if mayHoldKey(p) {
 		p = keyPattern.ReplaceAllStringFunc(p, func(m string) string {
 			i := strings.LastIndexByte(m, '_')
 			return m[:i+1] + redactedKey
@@ -35,6 +35,35 @@ func RedactPath(p string) string {
 		return p
 	}
 	return redactPANs(p)
+}
+
+// mayHoldKey reports whether p has an underscore that keyPattern could
+// match at: one after sk, pk or rk, or after whsec, in any case. Every id
+// in a path has an underscore (pi_...), so testing for one alone would run
+// the pattern on every request. A path with any non-ASCII byte goes to the
+// pattern: its case folding matches letters such as the Kelvin sign for k.
+func mayHoldKey(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] >= 0x80 {
+			return true
+		}
+	}
+	for j := strings.IndexByte(p, '_'); j >= 0; {
+		if j >= 2 && p[j-1]|0x20 == 'k' {
+			if c := p[j-2] | 0x20; c == 's' || c == 'p' || c == 'r' {
+				return true
+			}
+		}
+		if j >= 5 && strings.EqualFold(p[j-5:j], "whsec") {
+			return true
+		}
+		k := strings.IndexByte(p[j+1:], '_')
+		if k < 0 {
+			break
+		}
+		j += 1 + k
+	}
+	return false
 }
 
 // hasDigits reports whether p has at least n digits.

@@ -161,3 +161,22 @@ func BenchmarkRedactPathLongDigits(b *testing.B) {
 		})
 	}
 }
+
+// TestMayHoldKeyNeverMisses: wherever the pattern finds a key, mayHoldKey
+// says there may be one (it only spares the pattern paths it cannot match),
+// on every spelling of the prefixes, Unicode case folds included.
+func TestMayHoldKeyNeverMisses(t *testing.T) {
+	prefixes := []string{"sk_test_", "SK_LIVE_", "pK_tEsT_", "rk_live_", "whsec_", "WhSeC_", "s\u212a_test_", "\u017fk_live_", "wh\u017fec_"}
+	for _, pre := range prefixes {
+		for _, p := range []string{"/v1/x/" + pre + "abc", pre + "1", "/pi_" + pre + "z9/x", "/v1/payment_intents/pi_01ABC/" + pre + "Q"} {
+			if keyPattern.MatchString(p) && !mayHoldKey(p) {
+				t.Errorf("%q: the pattern matches, mayHoldKey says no", p)
+			}
+		}
+	}
+	for _, p := range []string{"/v1/payment_intents/pi_01JABCDEF", "/v1/balance", "/v1/events/evt_1/deliveries", "/v1/tasks_x"} {
+		if mayHoldKey(p) {
+			t.Errorf("%q: no key can be there, but the pattern would run", p)
+		}
+	}
+}
