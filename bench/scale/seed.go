@@ -247,14 +247,6 @@ func (s *seeder) statements(from, to int) []string {
 // of its schema with their indexes and TOAST, on SQLite the pages in use.
 func databaseBytes(ctx context.Context, db *store.DB) (int64, error) {
 	var n int64
-	q := `SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()),
-		(SELECT page_size FROM pragma_page_size())`
-	if db.Engine().Name() == "postgres" {
-		err := db.QueryRow(ctx, `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
-			JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = current_schema() AND c.relkind = 'r'`).Scan(&n)
-		return n, err
-	}
-	var pages, size int64
-	err := db.QueryRow(ctx, q).Scan(&pages, &size)
-	return pages * size, err
+	err := db.QueryRow(ctx, db.Engine().SizeQuery()).Scan(&n)
+	return n, err
 }

@@ -27,7 +27,7 @@ var floors = [][]string{
 	// 0: pure: they import nothing of payd.
 	{"internal/errs", "internal/ids", "internal/auth", "internal/secretbox", "internal/csvcell",
 		"internal/terminals/dukpt", "internal/terminals/tlv", "internal/banking/iso20022", "internal/screening",
-		"internal/providers/protocol", "internal/apidocs", "internal/sdkgen", "internal/testutil", "internal/archtest", "internal/docscheck", "internal/tracing", "webhook"},
+		"internal/providers/protocol", "internal/apidocs", "internal/sdkgen", "internal/testutil", "internal/archtest", "internal/docscheck", "internal/tracing", "internal/statemachine", "webhook"},
 	// 1: shared vocabulary: money, pages, the provider adapter interfaces.
 	{"internal/money", "internal/pagination", "internal/providers", "internal/card", "internal/httpx", "client"},
 	// 2: the database.
@@ -221,6 +221,61 @@ func checkIdempotency(files []pkgFile) []string {
 	return bad
 }
 
+// contextFree lists the rooms whose code must not carry request state in a
+// context: the plumbing over the store, the adapters and the capabilities.
+// The request's unit of work and its claim reach an operation as values
+// (store.Claim); the store alone joins a unit to its statements.
+var contextFree = []string{"internal/idempotency", "internal/events", "internal/jobs", "internal/ledger", "internal/requestlog",
+	"internal/merchants", "internal/providers", "internal/retention", "internal/reconciliation",
+	"internal/payments", "internal/payouts", "internal/webhooks", "internal/callbacks",
+	"internal/refunds", "internal/disputes", "internal/billing", "internal/reports", "internal/terminals", "internal/banking"}
+
+// checkContextValues reports, in the files (not tests) of the contextFree
+// rooms, every read or write of a context value (ctx.Value(key),
+// context.WithValue), and anywhere outside the store a reference to a
+// store function that finds the unit of work in a context.
+func checkContextValues(files []pkgFile) []string {
+	var bad []string
+	for _, f := range files {
+		if f.dir == "internal/store" || f.test {
+			continue
+		}
+		free := slices.ContainsFunc(contextFree, func(r string) bool { return f.dir == r || strings.HasPrefix(f.dir, r+"/") })
+		ast.Inspect(f.file, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			line := f.fset.Position(n.Pos()).Line
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "store" && strings.HasPrefix(sel.Sel.Name, "Unit") && strings.HasSuffix(sel.Sel.Name, "From") {
+				bad = append(bad, fmt.Sprintf("%s/%s:%d: store.%s reads the unit of work from a context: take it as a value", f.dir, f.name, line, sel.Sel.Name))
+			}
+			if !free {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "context" && sel.Sel.Name == "WithValue" {
+				bad = append(bad, fmt.Sprintf("%s/%s:%d: context.WithValue in a capability: pass the value explicitly", f.dir, f.name, line))
+			}
+			return true
+		})
+		if !free {
+			continue
+		}
+		ast.Inspect(f.file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 1 {
+				return true
+			}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Value" {
+				bad = append(bad, fmt.Sprintf("%s/%s:%d: a context value read in a capability: take the unit of work, the claim or the setting as a value",
+					f.dir, f.name, f.fset.Position(n.Pos()).Line))
+			}
+			return true
+		})
+	}
+	return bad
+}
+
 // checkEngineBranches reports, in every file (tests too) outside the store
 // package itself, a comparison or a switch on which engine runs: the
 // engine's flags and named operations (store.Engine) say what differs.
@@ -344,6 +399,7 @@ func TestStructure(t *testing.T) {
 		{"floors", checkFloors},
 		{"idempotency", checkIdempotency},
 		{"engine branches", checkEngineBranches},
+		{"context values", checkContextValues},
 		{"init in app", checkAppInit},
 		{"allow-lists", checkAllowLists},
 	} {
@@ -398,6 +454,14 @@ func f() {
 }`), 5},
 		{"engine branches inside the store", checkEngineBranches, parse("internal/store", "x.go", `package store
 func f() { if d == store.Postgres {} }`), 0},
+		{"unit from a context", checkContextValues, parse("internal/payments", "x.go", `package payments
+func f() {
+	_ = store.UnitFrom(ctx)
+	_ = ctx.Value(unitKey{})
+	_ = context.WithValue(ctx, k{}, 1)
+}`), 3},
+		{"unit from a context in the API", checkContextValues, parse("internal/api", "x.go", `package api
+func f() { _ = store.UnitFrom(ctx); _ = ctx.Value(claimKey{}) }`), 1},
 		{"init in app", checkAppInit, parse("internal/app", "wire_new.go", `package app
 func init() {}`), 1},
 	} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/payd/payd/internal/banking/iso20022"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/statemachine/statemachinetest"
 )
 
 func TestFormatOf(t *testing.T) {
@@ -80,19 +81,15 @@ func TestBICForms(t *testing.T) {
 // move, and only to ACSC or RJCT.
 func TestTransitions(t *testing.T) {
 	want := map[string]string{"settle": "ACSP>ACSC", "release": "ACWP>ACSC", "reject": "ACWP>RJCT"}
-	if len(transitions) != len(want) {
-		t.Fatalf("%d transitions, want %d", len(transitions), len(want))
+	if len(machine.Moves) != len(want) {
+		t.Fatalf("%d transitions, want %d", len(machine.Moves), len(want))
 	}
-	for _, tr := range transitions {
-		if got := strings.Join(tr.from, ",") + ">" + tr.to; got != want[tr.name] {
-			t.Errorf("%s: %s, want %s", tr.name, got, want[tr.name])
-		}
-		for _, terminal := range []string{StatusACSC, StatusRJCT} {
-			if tr.allowed(terminal) {
-				t.Errorf("%s leaves the terminal status %s", tr.name, terminal)
-			}
+	for _, tr := range machine.Moves {
+		if got := strings.Join(tr.From, ",") + ">" + tr.To; got != want[tr.Name] {
+			t.Errorf("%s: %s, want %s", tr.Name, got, want[tr.Name])
 		}
 	}
+	statemachinetest.Check(t, &machine, "transfers")
 }
 
 // TestContentHashIgnoresFormat: the same message as XML and JSON is one

@@ -6,6 +6,7 @@ import (
 
 	"github.com/payd/payd/internal/banking/iso20022"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/statemachine"
 	"github.com/payd/payd/internal/store"
 )
 
@@ -20,29 +21,24 @@ import (
 //
 // ACSC and RJCT are terminal. Returns and cancellations do not change the
 // status of a settled transfer; they add to returned_amount_minor.
-type transition struct {
-	name string
-	from []string
-	to   string
-}
+type transition statemachine.Move[string]
 
 var (
-	transitionSettle  = transition{"settle", []string{StatusACSP}, StatusACSC}
-	transitionRelease = transition{"release", []string{StatusACWP}, StatusACSC}
-	transitionReject  = transition{"reject", []string{StatusACWP}, StatusRJCT}
+	transitionSettle  = transition{Name: "settle", From: []string{StatusACSP}, To: StatusACSC}
+	transitionRelease = transition{Name: "release", From: []string{StatusACWP}, To: StatusACSC}
+	transitionReject  = transition{Name: "reject", From: []string{StatusACWP}, To: StatusRJCT}
 )
 
-// transitions lists every move, for documentation and tests.
-var transitions = []transition{transitionSettle, transitionRelease, transitionReject}
-
-// allowed reports whether the transition may start from status.
-func (tr transition) allowed(status string) bool {
-	for _, f := range tr.from {
-		if f == status {
-			return true
-		}
-	}
-	return false
+// machine is the transfer state machine.
+var machine = statemachine.Table[string]{
+	Name:     "transfers",
+	Initial:  []string{StatusACSC, StatusACSP, StatusACWP, StatusRJCT},
+	Terminal: []string{StatusACSC, StatusRJCT},
+	Moves: []statemachine.Move[string]{
+		statemachine.Move[string](transitionSettle),
+		statemachine.Move[string](transitionRelease),
+		statemachine.Move[string](transitionReject),
+	},
 }
 
 // transitionUpdate are the columns a transition sets besides the status.
@@ -64,24 +60,22 @@ func (tr transition) apply(ctx context.Context, tx *store.Tx, t *Transfer, u tra
 	if u.reviewedBy != "" {
 		reviewedAt = store.Micros(now)
 	}
-	args := []any{tr.to, nullString(u.reason.Code), nullString(u.reason.Text), nullString(u.reason.Detail), settled,
+	args := []any{tr.To, nullString(u.reason.Code), nullString(u.reason.Text), nullString(u.reason.Detail), settled,
 		nullString(u.reviewedBy), nullString(u.reviewNote), reviewedAt, store.Micros(now), t.ID}
-	for _, f := range tr.from {
-		args = append(args, f)
-	}
+	args = append(args, statemachine.Move[string](tr).Args()...)
 	res, err := tx.Exec(ctx, `UPDATE transfers SET status = ?, reason_code = ?, reason_text = ?, reason_detail = ?,
 		settled_at = COALESCE(?, settled_at), reviewed_by = COALESCE(?, reviewed_by), review_note = COALESCE(?, review_note),
 		reviewed_at = COALESCE(?, reviewed_at), updated_at = ?
-		WHERE id = ? AND status IN (`+store.Placeholders(len(tr.from))+`)`, args...)
+		WHERE id = ? AND status IN (`+store.Placeholders(len(tr.From))+`)`, args...)
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n != 1 {
-		return errs.InvalidState("transfer %s cannot %s: it is not %s", t.UETR, tr.name, tr.from[0])
+		return errs.InvalidState("transfer %s cannot %s: it is not %s", t.UETR, tr.Name, tr.From[0])
 	}
-	t.Status = tr.to
+	t.Status = tr.To
 	t.Reason = u.reason
 	if u.settledAt != nil {
 		t.SettledAt = u.settledAt

@@ -198,7 +198,7 @@ func (s *Service) Update(ctx context.Context, pr auth.Principal, id string, in U
 		if err := move(ctx, tx, d, t); err != nil {
 			return changedMeanwhile(err, d.ID)
 		}
-		if err := emit(ctx, tx, d, t.events...); err != nil {
+		if err := emit(ctx, tx, d, t.Events...); err != nil {
 			return err
 		}
 		out = d
@@ -244,7 +244,7 @@ func (s *Service) Close(ctx context.Context, pr auth.Principal, id string) (*Dis
 			return changedMeanwhile(err, d.ID)
 		}
 		out = d
-		return emit(ctx, tx, d, accept.events...)
+		return emit(ctx, tx, d, accept.Events...)
 	})
 	if err != nil {
 		return nil, err
@@ -271,14 +271,14 @@ func (s *Service) decide(ctx context.Context, id string, outcome Status) (*Dispu
 			return nil
 		}
 		now := tx.Now()
-		d.Status, d.ClosedAt, d.UpdatedAt = t.to, &now, now
+		d.Status, d.ClosedAt, d.UpdatedAt = t.To, &now, now
 		if err := move(ctx, tx, d, t); err != nil {
 			return err
 		}
-		if err := emit(ctx, tx, d, t.events...); err != nil {
+		if err := emit(ctx, tx, d, t.Events...); err != nil {
 			return err
 		}
-		if t.to == Won {
+		if t.To == Won {
 			return post(ctx, tx, d, KindDisputeReversal)
 		}
 		return nil

@@ -2,12 +2,14 @@ package disputes
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/statemachine/statemachinetest"
 )
 
 // TestTransitionTable pins the dispute state machine: every allowed move,
@@ -23,21 +25,27 @@ func TestTransitionTable(t *testing.T) {
 	}
 	for _, a := range Statuses {
 		for _, b := range Statuses {
-			if got := allowed(a, b); got != wantMoves[[2]Status{a, b}] {
+			if got := machine.Allowed(a, b); got != wantMoves[[2]Status{a, b}] {
 				t.Errorf("%s → %s allowed = %v", a, b, got)
 			}
 		}
 		if a.Terminal() {
 			for _, b := range Statuses {
-				if allowed(a, b) {
+				if machine.Allowed(a, b) {
 					t.Errorf("terminal %s leads to %s", a, b)
 				}
 			}
 		}
 	}
-	if accept.cas() != "status IN ('needs_response')" || win.cas() != "status IN ('needs_response', 'under_review')" {
-		t.Errorf("cas %q %q", accept.cas(), win.cas())
+	if accept.Cond() != "status IN ('needs_response')" || win.Cond() != "status IN ('needs_response', 'under_review')" {
+		t.Errorf("cas %q %q", accept.Cond(), win.Cond())
 	}
+	for _, s := range Statuses {
+		if !slices.Contains(machine.States(), s) {
+			t.Errorf("the table does not name %s", s)
+		}
+	}
+	statemachinetest.Check(t, &machine, "disputes")
 	if KindDispute != ledger.KindDispute {
 		t.Errorf("the dispute kind %q is not the ledger's overdraw kind %q", KindDispute, ledger.KindDispute)
 	}

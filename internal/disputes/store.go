@@ -75,17 +75,17 @@ func insert(ctx context.Context, tx *store.Tx, d *Dispute) error {
 // evidence moves, before evidence_due_by: the deadline is in the guard too);
 // otherwise errLostRace.
 func move(ctx context.Context, tx *store.Tx, d *Dispute, t transition) error {
-	if d.Status != t.to {
-		return fmt.Errorf("disputes: transition %s leads to %s, not %s", t.name, t.to, d.Status)
+	if d.Status != t.To {
+		return fmt.Errorf("disputes: transition %s leads to %s, not %s", t.Name, t.To, d.Status)
 	}
 	evidence, meta, err := marshal(d)
 	if err != nil {
 		return err
 	}
 	q := `UPDATE disputes SET status = ?, evidence = ?, metadata = ?, submitted_at = ?, updated_at = ?, closed_at = ?
-		WHERE id = ? AND ` + t.cas()
+		WHERE id = ? AND ` + t.Cond()
 	args := []any{string(d.Status), evidence, meta, store.MicrosPtr(d.SubmittedAt), store.Micros(d.UpdatedAt), store.MicrosPtr(d.ClosedAt), d.ID}
-	if t.name == save.name || t.name == submit.name {
+	if t.Name == save.Name || t.Name == submit.Name {
 		q += " AND evidence_due_by > ?"
 		args = append(args, store.Micros(d.UpdatedAt))
 	}

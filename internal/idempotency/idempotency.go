@@ -101,6 +101,10 @@ type Request struct {
 	Key, Method, Path, Hash string
 	// Lease overrides the default Lease when positive (PAYD_IDEMPOTENCY_LEASE).
 	Lease time.Duration
+	// Careful runs the request's unit of work careful on SQLite
+	// (store.UnitHooks.Careful): Run sets it for a run again after another
+	// request's rollback undid this one's work.
+	Careful bool
 }
 
 func (r Request) lease() time.Duration {
@@ -295,7 +299,7 @@ func (c *Claim) ours() (cond string, args []any, ok bool) {
 // request's first write instead.
 func Start(ctx context.Context, db *store.DB, r Request, found Found) (context.Context, *Claim) {
 	c := &Claim{db: db, req: r, resume: found.Resume, late: found.Resume == nil && !found.Stale}
-	ctx, c.unit = db.NewUnit(ctx, store.UnitHooks{Open: c.open})
+	ctx, c.unit = db.NewUnit(ctx, store.UnitHooks{Open: c.open, Careful: r.Careful})
 	return ctx, c
 }
 

@@ -104,7 +104,7 @@ type Outcome struct {
 // the next run reads the key, so that run resumes from the point (or
 // replays the answer, had it committed). A run undone by another request's
 // rollback (SQLite group commit, store.IsGroupAborted) runs again careful
-// (store.Careful). Should fn panic, the claim is aborted (its transaction
+// (Request.Careful). Should fn panic, the claim is aborted (its transaction
 // rolls back; past a recovery point its lease renewals stop and the lease is
 // released) and the panic goes on.
 //
@@ -187,7 +187,7 @@ func Run(ctx context.Context, db *store.DB, req Request, o Options, fn func(ctx 
 			// Another request's rollback undid this run's work (SQLite
 			// group commit): the next run is careful, so that others'
 			// failures cost this request one run at most.
-			ctx = store.Careful(ctx)
+			req.Careful = true
 		}
 		if claim.LookFirst() && !store.IsConnLost(uerr) && run < MaxRuns {
 			o.log(slog.LevelInfo, "idempotent request runs again after reading its key", "run", run)

@@ -125,15 +125,15 @@ func (s *Service) effectsMany(ctx context.Context, tx *store.Tx, recs []*record,
 				return err
 			}
 		}
-		if t.event != "" {
-			evs = append(evs, events.Pending{MerchantID: r.MerchantID, Livemode: r.Livemode, Type: t.event, ObjectType: "payment_intent", ObjectID: r.ID, Object: r.view()})
+		if t.Event() != "" {
+			evs = append(evs, events.Pending{MerchantID: r.MerchantID, Livemode: r.Livemode, Type: t.Event(), ObjectType: "payment_intent", ObjectID: r.ID, Object: r.view()})
 		}
-		if t.to == RequiresAction && rs.PollAfter > 0 {
+		if t.To == RequiresAction && rs.PollAfter > 0 {
 			if err := s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(rs.PollAfter)); err != nil {
 				return err
 			}
 		}
-		if t.to == Succeeded && r.AmountCapturedMinor > 0 {
+		if t.To == Succeeded && r.AmountCapturedMinor > 0 {
 			credits = append(credits, creditTransaction(r))
 		}
 		views[k] = r.view()

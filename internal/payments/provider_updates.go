@@ -6,6 +6,7 @@ import (
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
 )
 
 // Live providers report outcomes three ways: the answer of payd's own call,
@@ -34,7 +35,7 @@ func (s *Service) ApplyProviderResult(ctx context.Context, merchantID, provider,
 	if res.Outcome == providers.Succeeded && (res.CapturedMinor <= 0 || res.CapturedMinor > r.AmountMinor) {
 		return Intent{}, errs.Invalid("data", "parameter_invalid", "the reported capture does not fit payment intent %s", id)
 	}
-	out, err := s.recordLatest(ctx, id, res)
+	out, err := s.recordLatest(ctx, store.NoClaim, id, res)
 	if err != nil {
 		return Intent{}, err
 	}
@@ -64,7 +65,7 @@ func (s *Service) ReconcileIntent(ctx context.Context, id string) (Status, error
 	if err != nil {
 		return r.Status, err
 	}
-	out, err := s.recordLatest(ctx, id, res)
+	out, err := s.recordLatest(ctx, store.NoClaim, id, res)
 	if errors.Is(err, errHeldByRequest) {
 		return r.Status, nil // its request resumes it; asked again next time
 	}
@@ -80,7 +81,7 @@ var errHeldByRequest = errors.New("payments: the intent is held by a request at 
 
 // recordLatest writes a remote provider's answer on the intent as it is
 // now, unless there is nothing left for it to change.
-func (s *Service) recordLatest(ctx context.Context, id string, res providers.Result) (*record, error) {
+func (s *Service) recordLatest(ctx context.Context, cl store.Claim, id string, res providers.Result) (*record, error) {
 	for range maxRaces {
 		r, err := loadByID(ctx, s.db, id)
 		if err != nil {
@@ -89,7 +90,7 @@ func (s *Service) recordLatest(ctx context.Context, id string, res providers.Res
 		if nothingToRecord(r, res) {
 			return r, nil
 		}
-		out, err := s.record(ctx, r, res)
+		out, err := s.record(ctx, cl, r, res)
 		if errors.Is(err, errLostRace) {
 			continue
 		}

@@ -17,7 +17,21 @@ import (
 //	amount_refunded_minor   succeeded refunds only (shown on the intent)
 //
 // The bound is a guard in the UPDATE itself, so racing refunds can never
-// refund more than was captured on either engine.
+// refund more than was captured on either engine. It is written once, here,
+// in Go (refundable) and in SQL (refundableSQL) side by side; the refunds
+// capability checks a refund's amount against it by name (FitsRefundable,
+// then ReserveRefund in the refund's transaction).
+
+// refundableSQL is what is still refundable of an intent, as SQL over its
+// row: the captured amount less every refund not failed or canceled.
+const refundableSQL = "amount_captured_minor - amount_refunding_minor"
+
+// refundable is refundableSQL in Go.
+func refundable(captured, refunding int64) int64 { return captured - refunding }
+
+// FitsRefundable reports whether a refund of amount fits in left, what is
+// still refundable: the rule ReserveRefund enforces race-safe.
+func FitsRefundable(amount, left int64) bool { return amount > 0 && amount <= left }
 
 // ErrExceedsRefundable is returned by ReserveRefund when the amount asked
 // for is more than is still refundable (or nothing is left).
@@ -59,11 +73,11 @@ func ReserveRefund(ctx context.Context, tx *store.Tx, merchantID string, livemod
 	if err != nil {
 		return RefundTarget{}, err
 	}
-	if amount <= 0 || amount > r.AmountCapturedMinor-refunding {
+	if !FitsRefundable(amount, refundable(r.AmountCapturedMinor, refunding)) {
 		return RefundTarget{}, ErrExceedsRefundable
 	}
 	res, err := tx.Exec(ctx, `UPDATE payment_intents SET amount_refunding_minor = amount_refunding_minor + ?
-		WHERE id = ? AND status = 'succeeded' AND disputed = FALSE AND amount_captured_minor - amount_refunding_minor >= ?`, amount, r.ID, amount)
+		WHERE id = ? AND status = 'succeeded' AND disputed = FALSE AND `+refundableSQL+` >= ?`, amount, r.ID, amount)
 	if err != nil {
 		return RefundTarget{}, err
 	}
@@ -139,7 +153,7 @@ func (w withExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.ex
 
 func refundTarget(r *record, refunding int64) RefundTarget {
 	t := RefundTarget{IntentID: r.ID, Currency: r.Currency, Provider: r.Provider, ProviderRef: r.providerRef,
-		CardPresent: r.flow == flowCardPresent, Refundable: r.AmountCapturedMinor - refunding}
+		CardPresent: r.flow == flowCardPresent, Refundable: refundable(r.AmountCapturedMinor, refunding)}
 	if r.CustomerMSISDN != nil {
 		t.CustomerMSISDN, _ = ProviderMSISDN(r.Provider, *r.CustomerMSISDN)
 	}

@@ -243,11 +243,11 @@ func (s *Service) createRemote(ctx context.Context, cl store.Claim, p auth.Princ
 	if err != nil {
 		return unknownOutcome(r, err)
 	}
-	out, err := s.record(ctx, r, res)
+	out, err := s.record(ctx, cl, r, res)
 	if errors.Is(err, errLostRace) {
 		// The provider's callback (or reconciliation) recorded an outcome
 		// before this answer came back.
-		out, err = s.recordLatest(ctx, r.ID, res)
+		out, err = s.recordLatest(ctx, cl, r.ID, res)
 	}
 	if err != nil {
 		return Intent{}, err
@@ -273,11 +273,13 @@ func unknownOutcome(r *record, err error) (Intent, error) {
 		Extra:   map[string]any{"payment_intent": r.ID}}
 }
 
-// record writes a provider's answer on an intent read at r's version.
-func (s *Service) record(ctx context.Context, r *record, res providers.Result) (*record, error) {
+// record writes a provider's answer on an intent read at r's version; cl is
+// the claim of the request that called the provider (store.NoClaim for
+// reconciliation and for a request without an Idempotency-Key).
+func (s *Service) record(ctx context.Context, cl store.Claim, r *record, res providers.Result) (*record, error) {
 	var out record
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		if res.NotFound && r.Status == Processing && store.UnitFrom(ctx) == nil {
+		if res.NotFound && r.Status == Processing && cl == store.NoClaim {
 			// The provider never saw it; but a request that crashed
 			// before sending it may still resume and send it.
 			held, err := s.holds(ctx, tx, r.ID, tx.Now())
@@ -377,17 +379,17 @@ func (s *Service) effects(ctx context.Context, tx *store.Tx, r *record, t transi
 			return err
 		}
 	}
-	if t.event != "" {
-		if _, err := events.Emit(ctx, tx, r.MerchantID, r.Livemode, t.event, "payment_intent", r.ID, r.view()); err != nil {
+	if t.Event() != "" {
+		if _, err := events.Emit(ctx, tx, r.MerchantID, r.Livemode, t.Event(), "payment_intent", r.ID, r.view()); err != nil {
 			return err
 		}
 	}
-	if t.to == Succeeded && res.DisputeAfter > 0 {
+	if t.To == Succeeded && res.DisputeAfter > 0 {
 		if err := s.scheduleSandboxDispute(ctx, tx, r.ID, res.DisputeAfter); err != nil {
 			return err
 		}
 	}
-	if t.to == RequiresAction && res.PollAfter > 0 {
+	if t.To == RequiresAction && res.PollAfter > 0 {
 		if err := s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(res.PollAfter)); err != nil {
 			return err
 		}
@@ -400,7 +402,7 @@ func (s *Service) effects(ctx context.Context, tx *store.Tx, r *record, t transi
 	// The credit comes last: every payment of a merchant updates the same
 	// two account rows, so their row locks are held for as short a time as
 	// the transaction allows.
-	if t.to == Succeeded && r.AmountCapturedMinor > 0 {
+	if t.To == Succeeded && r.AmountCapturedMinor > 0 {
 		return creditMerchant(ctx, tx, r)
 	}
 	return nil
@@ -532,12 +534,12 @@ func (s *Service) step(ctx context.Context, cl store.Claim, read func() (*record
 			}
 			return r, res, err
 		}
-		out, err := s.record(ctx, r, res)
+		out, err := s.record(ctx, cl, r, res)
 		if errors.Is(err, errLostRace) && adapter.Remote() {
 			// The intent was ours (claimed) during the call, so only the
 			// provider's callback or reconciliation moved it: record this
 			// answer on what is there now, unless it settled meanwhile.
-			out, err = s.recordLatest(ctx, r.ID, res)
+			out, err = s.recordLatest(ctx, cl, r.ID, res)
 		}
 		if errors.Is(err, errLostRace) {
 			continue

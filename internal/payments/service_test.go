@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/providers"
 	"github.com/payd/payd/internal/secretbox"
+	"github.com/payd/payd/internal/statemachine/statemachinetest"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -23,7 +25,7 @@ import (
 func TestTransitionTable(t *testing.T) {
 	for _, s := range []Status{Succeeded, Canceled} {
 		for _, to := range []Status{RequiresAction, Processing, Succeeded, Canceled, ComplianceReview, RequiresCapture} {
-			if allowed(s, to) {
+			if machine.Allowed(s, to) {
 				t.Errorf("%s is terminal but the table moves it to %s", s, to)
 			}
 		}
@@ -38,15 +40,21 @@ func TestTransitionTable(t *testing.T) {
 		{RequiresAction, RequiresCapture, true}, {RequiresCapture, Succeeded, true}, {RequiresCapture, Canceled, true},
 		{RequiresCapture, RequiresAction, false}, {RequiresCapture, Processing, false}, {ComplianceReview, Canceled, false},
 	} {
-		if allowed(c.from, c.to) != c.ok {
+		if machine.Allowed(c.from, c.to) != c.ok {
 			t.Errorf("%s → %s allowed=%v", c.from, c.to, !c.ok)
 		}
 	}
-	for _, tr := range transitions {
-		if (tr.to == Succeeded) != (tr.event == EventSucceeded) || (tr.to == Canceled) != (tr.event == EventCanceled) {
-			t.Errorf("transition %s to %s emits %q", tr.name, tr.to, tr.event)
+	for _, tr := range machine.Moves {
+		if (tr.To == Succeeded) != (tr.Event() == EventSucceeded) || (tr.To == Canceled) != (tr.Event() == EventCanceled) {
+			t.Errorf("transition %s to %s emits %q", tr.Name, tr.To, tr.Event())
 		}
 	}
+	for _, s := range []Status{RequiresAction, Processing, Succeeded, Canceled, ComplianceReview, RequiresCapture} {
+		if !slices.Contains(machine.States(), s) {
+			t.Errorf("the table does not name %s", s)
+		}
+	}
+	statemachinetest.Check(t, &machine, "payment_intents")
 }
 
 // env is a service over a fresh database with one merchant.

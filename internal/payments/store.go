@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/payd/payd/internal/errs"
@@ -214,15 +213,10 @@ func captureMethodOf(r *record) string {
 // move writes r's new state as the compare-and-set of t: it succeeds only
 // if the row is still in one of t's source states at the version read.
 func move(ctx context.Context, tx *store.Tx, r *record, t transition) error {
-	if r.Status != t.to {
-		return fmt.Errorf("payments: transition %s leads to %s, not %s", t.name, t.to, r.Status)
+	if r.Status != t.To {
+		return fmt.Errorf("payments: transition %s leads to %s, not %s", t.Name, t.To, r.Status)
 	}
-	args := append(r.mutable(), r.ID, r.version)
-	placeholders := make([]string, len(t.from))
-	for i, s := range t.from {
-		placeholders[i] = "?"
-		args = append(args, string(s))
-	}
+	args := append(append(r.mutable(), r.ID, r.version), t.Args()...)
 	// The compare-and-set's count is checked when the statement's answer
 	// comes back: on PostgreSQL with the transaction's next statement that
 	// needs one (the ledger posting's balance updates on a success), a
@@ -231,7 +225,7 @@ func move(ctx context.Context, tx *store.Tx, r *record, t transition) error {
 	err := tx.ExecLaterExpect(ctx, 1, errLostRace, `UPDATE payment_intents SET status = ?, amount_captured_minor = ?, next_action = ?, last_error = ?,
 		payment_method_details = ?, scenario = ?, page_step = ?, page_token_hash = ?, provider_ref = ?, updated_at = ?,
 		succeeded_at = ?, canceled_at = ?, cancellation_reason = ?, amount_capturable_minor = ?, version = version + 1
-		WHERE id = ? AND version = ? AND status IN (`+strings.Join(placeholders, ", ")+`)`, args...)
+		WHERE id = ? AND version = ? AND status IN (`+store.Placeholders(len(t.From))+`)`, args...)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,6 @@
 package payouts
 
-import (
-	"fmt"
-	"slices"
-	"strings"
-)
+import "github.com/payd/payd/internal/statemachine"
 
 // Status is a payout's state.
 type Status string
@@ -27,48 +23,41 @@ var Statuses = []Status{RequiresApproval, Held, Pending, Processing, Succeeded, 
 // Terminal reports whether s ends a payout (a batch counts it as done).
 func (s Status) Terminal() bool { return s == Succeeded || s == Failed || s == Canceled }
 
-// transitions is the payout state machine: from → the states it may move to.
-// Every status change is a compare-and-set written from this table
-// (casFrom), so two racing requests cannot both move the same payout.
-//
-//	held → requires_approval   review release, over the threshold and not yet approved
-//	held → pending             review release of a batch row
-//	held → processing          review release of a single payout (sent at once)
-//	held → canceled            review reject (failure_code screening_rejected), batch cancel
-//	requires_approval → pending / processing   approve (batch row / single payout)
-//	requires_approval → canceled               batch cancel
-//	pending → processing       a dispatcher claims it
-//	pending → canceled         batch cancel
-//	processing → processing    a dispatcher reclaims it after its lease ran out
-//	processing → succeeded / failed            the rail's answer
-//	processing → held          the rail holds it for compliance
-//	failed → processing        retry
-var transitions = map[Status][]Status{
-	Held:             {RequiresApproval, Pending, Processing, Canceled},
-	RequiresApproval: {Pending, Processing, Canceled},
-	Pending:          {Processing, Canceled},
-	Processing:       {Processing, Succeeded, Failed, Held},
-	Failed:           {Processing},
+// transition is one named move of the payout state machine. Every status
+// change is a compare-and-set whose condition the table gives
+// (machine.Cond, which refuses a move the table lacks), so two racing
+// requests cannot both move the same payout.
+type transition = statemachine.Move[Status]
+
+// machine is the payout state machine. A payout is created requiring
+// approval, held, pending (a batch row) or processing (sent at once).
+// Succeeded and canceled end it; failed is left only by an explicit retry
+// (Status.Terminal counts it as done, for a batch's counters).
+var machine = statemachine.Table[Status]{
+	Name:     "payouts",
+	Initial:  []Status{RequiresApproval, Held, Pending, Processing},
+	Terminal: []Status{Succeeded, Canceled},
+	Moves: []transition{
+		// review release, over the threshold and not yet approved
+		{Name: "release_for_approval", From: []Status{Held}, To: RequiresApproval},
+		// review release or approval of a batch row: it waits for a dispatcher
+		{Name: "queue", From: []Status{Held, RequiresApproval}, To: Pending},
+		// review release or approval of a single payout (sent at once), a
+		// dispatcher's claim, a reclaim after its lease ran out, a retry
+		{Name: "send", From: []Status{Held, RequiresApproval, Pending, Processing, Failed}, To: Processing},
+		// review reject (failure_code screening_rejected), batch cancel
+		{Name: "cancel", From: []Status{Held, RequiresApproval, Pending}, To: Canceled},
+		// the rail's answer
+		{Name: "succeed", From: []Status{Processing}, To: Succeeded},
+		{Name: "fail", From: []Status{Processing}, To: Failed},
+		// the rail holds it for compliance
+		{Name: "hold", From: []Status{Processing}, To: Held},
+	},
 }
 
 // casFrom returns the SQL condition "status IN (...)" for moving to `to`
-// from any of from, after checking the table allows each move: a move the
-// table forbids is a programming error, caught by the tests of every path.
-func casFrom(to Status, from ...Status) string {
-	var b strings.Builder
-	b.WriteString("status IN (")
-	for i, f := range from {
-		if !slices.Contains(transitions[f], to) {
-			panic(fmt.Sprintf("payouts: the state machine has no move %s → %s", f, to))
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("'" + string(f) + "'")
-	}
-	b.WriteString(")")
-	return b.String()
-}
+// from any of from (machine.Cond).
+func casFrom(to Status, from ...Status) string { return machine.Cond(to, from...) }
 
 // BatchStatus is a bulk batch's state.
 type BatchStatus string
@@ -81,32 +70,23 @@ const (
 	BatchCanceled        BatchStatus = "canceled"         // canceled before any row was processed
 )
 
-// batchTransitions is the batch state machine.
-//
-//	pending_approval → processing   approve (variant B, another principal)
-//	pending_approval → canceled     cancel
-//	processing → completed          the last row became terminal
-//	processing → canceled           cancel before any row was sent
-//	completed → processing          a failed row was retried
-var batchTransitions = map[BatchStatus][]BatchStatus{
-	BatchPendingApproval: {BatchProcessing, BatchCanceled},
-	BatchProcessing:      {BatchCompleted, BatchCanceled},
-	BatchCompleted:       {BatchProcessing},
+// batchMachine is the batch state machine. A batch is created pending
+// approval (variant B) or processing.
+var batchMachine = statemachine.Table[BatchStatus]{
+	Name:     "payout_batches",
+	Initial:  []BatchStatus{BatchPendingApproval, BatchProcessing},
+	Terminal: []BatchStatus{BatchCanceled},
+	Moves: []statemachine.Move[BatchStatus]{
+		// variant B, another principal
+		{Name: "approve", From: []BatchStatus{BatchPendingApproval}, To: BatchProcessing},
+		// the last row became terminal
+		{Name: "complete", From: []BatchStatus{BatchProcessing}, To: BatchCompleted, Events: []string{"payout_batch.completed"}},
+		// a failed row was retried
+		{Name: "reopen", From: []BatchStatus{BatchCompleted}, To: BatchProcessing},
+		// cancel before any row was sent
+		{Name: "cancel", From: []BatchStatus{BatchPendingApproval, BatchProcessing}, To: BatchCanceled},
+	},
 }
 
-// batchCASFrom is casFrom for batches.
-func batchCASFrom(to BatchStatus, from ...BatchStatus) string {
-	var b strings.Builder
-	b.WriteString("status IN (")
-	for i, f := range from {
-		if !slices.Contains(batchTransitions[f], to) {
-			panic(fmt.Sprintf("payouts: the batch state machine has no move %s → %s", f, to))
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("'" + string(f) + "'")
-	}
-	b.WriteString(")")
-	return b.String()
-}
+// batchCASFrom is casFrom for batches (batchMachine.Cond).
+func batchCASFrom(to BatchStatus, from ...BatchStatus) string { return batchMachine.Cond(to, from...) }

@@ -61,10 +61,10 @@ func (s *Service) effects(ctx context.Context, tx *store.Tx, r *Refund, created 
 	}
 	outcome := ""
 	if t != nil {
-		if err := emit(ctx, tx, r, t.event); err != nil {
+		if err := emit(ctx, tx, r, t.Event()); err != nil {
 			return err
 		}
-		switch t.to {
+		switch t.To {
 		case Succeeded:
 			outcome = KindRefundSettlement
 			if err := payments.SettleRefund(ctx, tx, r.PaymentIntent, r.AmountMinor); err != nil {

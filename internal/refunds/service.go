@@ -105,8 +105,8 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 	if in.AmountMinor != nil {
 		amount = *in.AmountMinor
 	}
-	if amount <= 0 || amount > target.Refundable {
-		return nil, exceeds(target.Refundable)
+	if err := checkAmount(target, amount); err != nil {
+		return nil, err
 	}
 	controls, err := merchants.ApprovalControls(ctx, s.db, pr.MerchantID, pr.Livemode)
 	if err != nil {
@@ -163,11 +163,8 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 				out.Status, send = RequiresApproval, nil
 			}
 		}
-		if _, err := payments.ReserveRefund(ctx, tx, out.MerchantID, out.Livemode, out.PaymentIntent, out.AmountMinor); err != nil {
-			if errors.Is(err, payments.ErrExceedsRefundable) {
-				return exceeds(-1)
-			}
-			return intentError(err)
+		if err := reserveAmount(ctx, tx, &out); err != nil {
+			return err
 		}
 		var t *transition
 		if send != nil {
@@ -321,6 +318,31 @@ func (s *Service) adapter(ctx context.Context, merchantID string, livemode bool,
 func emit(ctx context.Context, tx *store.Tx, r *Refund, typ string) error {
 	_, err := events.Emit(ctx, tx, r.MerchantID, r.Livemode, typ, "refund", r.ID, r.view())
 	return err
+}
+
+// checkAmount is the rule "a refund may not exceed what is still refundable
+// on its payment intent", on the intent as read, before anything is
+// written: a 400 that costs nothing. The rule is decided for racing refunds
+// by reserveAmount, in the refund's transaction; the bound itself is
+// payments' (payments.FitsRefundable, and its SQL twin in ReserveRefund).
+func checkAmount(target payments.RefundTarget, amount int64) error {
+	if !payments.FitsRefundable(amount, target.Refundable) {
+		return exceeds(target.Refundable)
+	}
+	return nil
+}
+
+// reserveAmount takes r's amount off what is refundable on its intent, in
+// tx: the race-safe half of checkAmount (payments.ReserveRefund, a guarded
+// UPDATE), so two racing refunds can never refund more than was captured.
+func reserveAmount(ctx context.Context, tx *store.Tx, r *Refund) error {
+	if _, err := payments.ReserveRefund(ctx, tx, r.MerchantID, r.Livemode, r.PaymentIntent, r.AmountMinor); err != nil {
+		if errors.Is(err, payments.ErrExceedsRefundable) {
+			return exceeds(-1)
+		}
+		return intentError(err)
+	}
+	return nil
 }
 
 // exceeds is the 400 for an amount above what is refundable (left < 0:

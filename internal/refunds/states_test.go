@@ -1,6 +1,11 @@
 package refunds
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/payd/payd/internal/statemachine/statemachinetest"
+)
 
 // TestTransitionTable pins the refund state machine: every allowed move,
 // and nothing else; terminal states have no way out.
@@ -13,24 +18,25 @@ func TestTransitionTable(t *testing.T) {
 	}
 	for _, a := range Statuses {
 		for _, b := range Statuses {
-			if got := allowed(a, b); got != wantMoves[[2]Status{a, b}] {
+			if got := machine.Allowed(a, b); got != wantMoves[[2]Status{a, b}] {
 				t.Errorf("%s → %s allowed = %v", a, b, got)
 			}
 		}
 		if a.Terminal() {
 			for _, b := range Statuses {
-				if allowed(a, b) {
+				if machine.Allowed(a, b) {
 					t.Errorf("terminal %s leads to %s", a, b)
 				}
 			}
 		}
 	}
-	for _, tr := range transitions {
-		if got := tr.cas(); got == "" || tr.to == "" || len(tr.from) == 0 {
-			t.Errorf("transition %s is incomplete: %q", tr.name, got)
+	for _, s := range Statuses {
+		if !slices.Contains(machine.States(), s) {
+			t.Errorf("the table does not name %s", s)
 		}
 	}
-	if approve.cas() != "status IN ('requires_approval')" {
-		t.Errorf("approve cas %q", approve.cas())
+	statemachinetest.Check(t, &machine, "refunds")
+	if approve.Cond() != "status IN ('requires_approval')" {
+		t.Errorf("approve cas %q", approve.Cond())
 	}
 }

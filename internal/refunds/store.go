@@ -62,11 +62,11 @@ func insert(ctx context.Context, tx *store.Tx, r *Refund) error {
 // if the row is still in one of t's source states; otherwise the refund
 // changed meanwhile and errLostRace is returned.
 func move(ctx context.Context, tx *store.Tx, r *Refund, t transition) error {
-	if r.Status != t.to {
-		return fmt.Errorf("refunds: transition %s leads to %s, not %s", t.name, t.to, r.Status)
+	if r.Status != t.To {
+		return fmt.Errorf("refunds: transition %s leads to %s, not %s", t.Name, t.To, r.Status)
 	}
 	res, err := tx.Exec(ctx, `UPDATE refunds SET status = ?, failure_code = ?, failure_message = ?, provider_ref = ?, approved_by = ?,
-		updated_at = ?, succeeded_at = ?, failed_at = ?, canceled_at = ? WHERE id = ? AND `+t.cas(),
+		updated_at = ?, succeeded_at = ?, failed_at = ?, canceled_at = ? WHERE id = ? AND `+t.Cond(),
 		string(r.Status), store.StringPtr(r.FailureCode), store.StringPtr(r.FailureMessage), r.ProviderRef, store.StringPtr(r.ApprovedBy),
 		store.Micros(r.UpdatedAt), store.MicrosPtr(r.SucceededAt), store.MicrosPtr(r.FailedAt), store.MicrosPtr(r.CanceledAt), r.ID)
 	if err != nil {

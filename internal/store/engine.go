@@ -55,6 +55,11 @@ type Engine interface {
 	// characters (longer values keep their last width characters on
 	// SQLite and are cut to width on PostgreSQL: give it values that fit).
 	LeftPad(expr string, width int) string
+
+	// SizeQuery is a query answering one bigint: the bytes the database
+	// holds (PostgreSQL: the current schema's tables with their indexes and
+	// TOAST; SQLite: the pages in use), for measurements such as bench/scale.
+	SizeQuery() string
 }
 
 // Engine returns the engine db runs on.
@@ -242,4 +247,14 @@ func (tx *Tx) CheapRandomReads(ctx context.Context) (bool, error) {
 	}
 	_, err := tx.Exec(ctx, "SET LOCAL random_page_cost = 1.1")
 	return err == nil, err
+}
+
+// SizeQuery implements Engine.
+func (d Dialect) SizeQuery() string {
+	if d == Postgres {
+		return `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
+			JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = current_schema() AND c.relkind = 'r'`
+	}
+	return `SELECT ((SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count()))
+		* (SELECT page_size FROM pragma_page_size())`
 }

@@ -37,7 +37,7 @@ type lateTx struct {
 	done   bool
 	// careful is set for a unit's transaction after the unit committed a
 	// recovery point (Unit.Checkpoint: such a request cannot simply run
-	// again) and for a careful unit's (store.Careful: a request run again
+	// again) and for a careful unit's (UnitHooks.Careful: a request run again
 	// because another's rollback undid it): the transaction goes on in a
 	// parked one under a savepoint (its rollback undoes its own work alone)
 	// and never parks. bare is set

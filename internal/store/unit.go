@@ -59,32 +59,30 @@ type UnitHooks struct {
 	// the claim and the effect commit together; an error here fails the
 	// write that opened the transaction, and the unit with it.
 	Open func(ctx context.Context, tx *Tx, first bool) error
+	// Careful makes the unit careful on SQLite: it goes on in another
+	// unit's parked transaction under a savepoint and never parks its own,
+	// so another unit's rollback cannot undo its work (unitgroup.go). The
+	// owner of a request whose run was undone by another unit's rollback
+	// (IsGroupAborted) runs it again careful: another's failures cost it at
+	// most one run.
+	Careful bool
 }
 
 type unitKey struct{}
 
 // NewUnit returns ctx carrying a new unit of work on db.
 func (db *DB) NewUnit(ctx context.Context, hooks UnitHooks) (context.Context, *Unit) {
-	u := &Unit{db: db, hooks: hooks, careful: ctx.Value(carefulKey{}) != nil}
+	u := &Unit{db: db, hooks: hooks, careful: hooks.Careful}
 	return context.WithValue(ctx, unitKey{}, u), u
 }
-
-type carefulKey struct{}
-
-// Careful returns ctx whose units of work are careful on SQLite: they go on
-// in another unit's parked transaction under a savepoint and never park
-// their own, so another unit's rollback cannot undo their work
-// (unitgroup.go). A request whose run was undone by another unit's rollback
-// (IsGroupAborted) runs again careful: another's failures cost it at most
-// one run.
-func Careful(ctx context.Context) context.Context { return context.WithValue(ctx, carefulKey{}, true) }
 
 // IsGroupAborted reports whether err is the failure of a unit whose work was
 // rolled back with a shared SQLite transaction that another unit rolled back.
 func IsGroupAborted(err error) bool { return errors.Is(err, errGroupAborted) }
 
-// UnitFrom returns the unit of work ctx carries, or nil.
-func UnitFrom(ctx context.Context) *Unit {
+// unitFrom returns the unit of work ctx carries, or nil. It is the store's
+// own: no package outside it reads a unit from a context (archtest).
+func unitFrom(ctx context.Context) *Unit {
 	u, _ := ctx.Value(unitKey{}).(*Unit)
 	return u
 }
@@ -93,7 +91,7 @@ func UnitFrom(ctx context.Context) *Unit {
 // unit that was already committed or rolled back (a goroutine outliving its
 // request) is not joined: such writes run in their own transaction.
 func (db *DB) joinable(ctx context.Context) *Unit {
-	u := UnitFrom(ctx)
+	u := unitFrom(ctx)
 	if u == nil || u.db != db {
 		return nil
 	}
