@@ -215,6 +215,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		log := s.cfg.Logger.With("request_id", reqID)
 		r = r.WithContext(httpx.WithRequest(r.Context(), reqID, log))
 		w.Header().Set("Request-Id", reqID)
+		w.Header().Set("API-Version", APIVersion)
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
 		defer func() {
 			if p := recover(); p != nil {
