@@ -178,3 +178,46 @@ func TestOneGrammarEveryObject(t *testing.T) {
 		}
 	})
 }
+
+// TestDeprecatedNamesStillWork: every name API version 2026-11-29
+// deprecates still works, with the value of the name that replaces it:
+// amount on a sandbox top-up request; a payout's amount; a balance's
+// available, reserved and pending; an invoice's amount_due, amount_paid and
+// amount_remaining.
+func TestDeprecatedNamesStillWork(t *testing.T) {
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		num := func(m map[string]any, k string) string { n, _ := m[k].(json.Number); return string(n) }
+		top := checkGrammar(t, "top-up with amount", e.Post("/v1/sandbox/topups", map[string]any{"currency": "DJF", "amount": 50_000}))
+		if num(top, "amount_minor") != "50000" {
+			t.Fatalf("top-up with the deprecated amount: %v", top)
+		}
+		po := checkGrammar(t, "payout", e.Post("/v1/payouts", map[string]any{"amount": 1200, "currency": "DJF", "provider": "wallet_b",
+			"recipient_msisdn": "+25377123456", "reference": "dep-1"}))
+		if num(po, "amount") != "1200" || num(po, "amount_minor") != "1200" {
+			t.Errorf("payout: amount %v, amount_minor %v", po["amount"], po["amount_minor"])
+		}
+		bal := checkGrammar(t, "balance", e.Get("/v1/balance"))
+		b := bal["balances"].([]any)[0].(map[string]any)
+		for _, k := range []string{"available", "reserved", "pending"} {
+			if num(b, k) == "" || num(b, k) != num(b, k+"_minor") {
+				t.Errorf("balance %s %v, %s_minor %v", k, b[k], k, b[k+"_minor"])
+			}
+		}
+		if num(b, "available") != "48800" {
+			t.Errorf("balance available %v, want 48800", b["available"])
+		}
+		cus := checkGrammar(t, "customer", e.Post("/v1/customers", map[string]any{"name": "Old names",
+			"default_payment": map[string]any{"provider": "wallet_c", "customer_msisdn": "+253000000001", "metadata": map[string]string{"auth_mode": "APP"}}}))
+		inv := checkGrammar(t, "invoice", e.Post("/v1/invoices", map[string]any{"customer": cus["id"], "currency": "DJF",
+			"lines": []any{map[string]any{"description": "Setup", "amount_minor": 900}}}))
+		inv = checkGrammar(t, "finalize", e.Post("/v1/invoices/"+inv["id"].(string)+"/finalize", nil))
+		for _, k := range []string{"amount_due", "amount_paid", "amount_remaining"} {
+			if num(inv, k) == "" || num(inv, k) != num(inv, k+"_minor") {
+				t.Errorf("invoice %s %v, %s_minor %v", k, inv[k], k, inv[k+"_minor"])
+			}
+		}
+		if num(inv, "amount_due") != "900" {
+			t.Errorf("invoice amount_due %v", inv["amount_due"])
+		}
+	})
+}
