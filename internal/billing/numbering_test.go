@@ -3,7 +3,10 @@ package billing
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,4 +120,63 @@ func createdTimes(invs []Invoice) []time.Time {
 		out[i] = v.CreatedAt
 	}
 	return out
+}
+
+// TestInvoiceNumberBackfill runs migration 2700's back-fill on invoices made
+// before it (their numbers and counters cleared): they are numbered in the
+// order they were made, per merchant and mode, and the next invoice carries
+// on from the last.
+func TestInvoiceNumberBackfill(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "store", "migrations", "2700_invoice_numbers.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backfill []string
+	for _, stmt := range strings.Split(string(src), ";") {
+		var code []string
+		for _, line := range strings.Split(stmt, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+				code = append(code, line)
+			}
+		}
+		if c := strings.TrimSpace(strings.Join(code, "\n")); strings.HasPrefix(c, "UPDATE invoices") || strings.HasPrefix(c, "INSERT INTO invoice_numbers") {
+			backfill = append(backfill, c)
+		}
+	}
+	if len(backfill) != 2 {
+		t.Fatalf("found %d back-fill statements in migration 2700, want 2", len(backfill))
+	}
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		ctx := context.Background()
+		c := e.customer(nil, "wallet_c", providers.MagicMSISDN(providers.Success), nil)
+		var made []string
+		for range 3 {
+			v, err := e.svc.CreateInvoice(ctx, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Line", AmountMinor: ptr(int64(100))}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			made = append(made, v.ID)
+		}
+		for _, q := range []string{"UPDATE invoices SET number = NULL", "DELETE FROM invoice_numbers"} {
+			if _, err := db.Exec(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, q := range backfill {
+			if _, err := db.Exec(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		for i, id := range made {
+			v, err := e.svc.GetInvoice(ctx, e.p, id)
+			if want := fmt.Sprintf("INV-%06d", i+1); err != nil || v.Number == nil || *v.Number != want {
+				t.Fatalf("invoice %d after the back-fill: %v %v, want %s", i, v.Number, err, want)
+			}
+		}
+		v, err := e.svc.CreateInvoice(ctx, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Line", AmountMinor: ptr(int64(100))}}})
+		if err != nil || v.Number == nil || *v.Number != "INV-000004" {
+			t.Fatalf("next invoice: %v %v", v.Number, err)
+		}
+	})
 }
