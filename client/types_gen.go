@@ -576,6 +576,7 @@ const (
 
 // PaymentStatusReport is the JSON mirror of a pacs.002.001.10.
 type PaymentStatusReport struct {
+	// The report's CreDtTm: as in the pacs.002 XML it mirrors, with milliseconds.
 	CreatedAt   time.Time `json:"created_at"`
 	GroupStatus string    `json:"group_status"`
 	MsgID       string    `json:"msg_id"`

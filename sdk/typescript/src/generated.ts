@@ -438,6 +438,7 @@ export type PaymentIntentStatus = "requires_action" | "processing" | "requires_c
 
 /** The JSON mirror of a pacs.002.001.10. */
 export interface PaymentStatusReport {
+  /** The report's CreDtTm: as in the pacs.002 XML it mirrors, with milliseconds. */
   created_at: string;
   group_status: "ACSC" | "ACSP" | "ACWP" | "RJCT" | "PART";
   msg_id: string;
