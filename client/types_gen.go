@@ -72,10 +72,19 @@ type Balance struct {
 
 // BalanceBalance is an object of the API.
 type BalanceBalance struct {
-	Available int64  `json:"available"`
-	Currency  string `json:"currency"`
-	Pending   int64  `json:"pending"`
-	Reserved  int64  `json:"reserved"`
+	// Deprecated: read available_minor (the same value). Kept for API version 2026-11-29, removed in the next.
+	Available int64 `json:"available"`
+	// What can be paid out or refunded now, in minor units (may be negative after a dispute).
+	AvailableMinor int64  `json:"available_minor"`
+	Currency       string `json:"currency"`
+	// Deprecated: read pending_minor (the same value). Kept for API version 2026-11-29, removed in the next.
+	Pending int64 `json:"pending"`
+	// Not yet available, in minor units.
+	PendingMinor int64 `json:"pending_minor"`
+	// Deprecated: read reserved_minor (the same value). Kept for API version 2026-11-29, removed in the next.
+	Reserved int64 `json:"reserved"`
+	// Held for payouts and refunds in flight, in minor units.
+	ReservedMinor int64 `json:"reserved_minor"`
 }
 
 // BalanceTransaction is an object of the API.
@@ -198,7 +207,7 @@ type CreateSandboxOverrideRequest struct {
 
 // CreateSandboxTopupRequest is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type CreateSandboxTopupRequest struct {
-	// The same value as amount_minor; give one of the two.
+	// Deprecated: send amount_minor (the same minor units; one of the two). Kept for API version 2026-11-29, removed in the next.
 	Amount      *int64 `json:"amount,omitempty"`
 	AmountMinor *int64 `json:"amount_minor,omitempty"`
 	Currency    string `json:"currency"`
@@ -420,32 +429,43 @@ type HealthResult struct {
 
 // Invoice is an object of the API.
 type Invoice struct {
-	AmountDue          int64         `json:"amount_due"`
-	AmountPaid         int64         `json:"amount_paid"`
-	AmountRemaining    int64         `json:"amount_remaining,omitempty"`
-	AttemptCount       int           `json:"attempt_count"`
-	BillingReason      string        `json:"billing_reason,omitempty"`
-	CollectionMethod   string        `json:"collection_method,omitempty"`
-	CreatedAt          time.Time     `json:"created_at"`
-	Currency           string        `json:"currency"`
-	Customer           string        `json:"customer"`
-	DueDate            *time.Time    `json:"due_date"`
-	EffectiveAt        time.Time     `json:"effective_at,omitempty"`
-	FinalizedAt        *time.Time    `json:"finalized_at,omitempty"`
-	HostedInvoiceURL   *string       `json:"hosted_invoice_url"`
-	ID                 string        `json:"id"`
-	Lines              []InvoiceLine `json:"lines"`
-	Livemode           bool          `json:"livemode,omitempty"`
-	NextPaymentAttempt *time.Time    `json:"next_payment_attempt"`
-	Object             string        `json:"object"`
-	PaidAt             *time.Time    `json:"paid_at"`
-	PaymentIntent      *string       `json:"payment_intent"`
-	PeriodEnd          *time.Time    `json:"period_end,omitempty"`
-	PeriodStart        *time.Time    `json:"period_start,omitempty"`
-	Status             InvoiceStatus `json:"status"`
-	Subscription       *string       `json:"subscription"`
-	TestClock          *string       `json:"test_clock,omitempty"`
-	VoidedAt           *time.Time    `json:"voided_at,omitempty"`
+	// Deprecated: read amount_due_minor (the same value). Kept for API version 2026-11-29, removed in the next.
+	AmountDue int64 `json:"amount_due"`
+	// The total of the lines, in minor units.
+	AmountDueMinor int64 `json:"amount_due_minor"`
+	// Deprecated: read amount_paid_minor (the same value). Kept for API version 2026-11-29, removed in the next.
+	AmountPaid int64 `json:"amount_paid"`
+	// What has been paid, in minor units.
+	AmountPaidMinor int64 `json:"amount_paid_minor"`
+	// Deprecated: read amount_remaining_minor (the same value). Kept for API version 2026-11-29, removed in the next.
+	AmountRemaining int64 `json:"amount_remaining,omitempty"`
+	// What is still owed (0 unless open or uncollectible), in minor units.
+	AmountRemainingMinor int64         `json:"amount_remaining_minor"`
+	AttemptCount         int           `json:"attempt_count"`
+	BillingReason        string        `json:"billing_reason,omitempty"`
+	CollectionMethod     string        `json:"collection_method,omitempty"`
+	CreatedAt            time.Time     `json:"created_at"`
+	Currency             string        `json:"currency"`
+	Customer             string        `json:"customer"`
+	DueDate              *time.Time    `json:"due_date"`
+	EffectiveAt          time.Time     `json:"effective_at,omitempty"`
+	FinalizedAt          *time.Time    `json:"finalized_at,omitempty"`
+	HostedInvoiceURL     *string       `json:"hosted_invoice_url"`
+	ID                   string        `json:"id"`
+	Lines                []InvoiceLine `json:"lines"`
+	Livemode             bool          `json:"livemode,omitempty"`
+	NextPaymentAttempt   *time.Time    `json:"next_payment_attempt"`
+	// The invoice's number, unique and gapless per merchant and mode, in order of creation (INV-000001, ...). Null only for an invoice made by a previous release's process during a rolling upgrade.
+	Number        *string       `json:"number"`
+	Object        string        `json:"object"`
+	PaidAt        *time.Time    `json:"paid_at"`
+	PaymentIntent *string       `json:"payment_intent"`
+	PeriodEnd     *time.Time    `json:"period_end,omitempty"`
+	PeriodStart   *time.Time    `json:"period_start,omitempty"`
+	Status        InvoiceStatus `json:"status"`
+	Subscription  *string       `json:"subscription"`
+	TestClock     *string       `json:"test_clock,omitempty"`
+	VoidedAt      *time.Time    `json:"voided_at,omitempty"`
 }
 
 // InvoiceCreate is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
@@ -570,6 +590,7 @@ const (
 
 // PaymentStatusReport is the JSON mirror of a pacs.002.001.10.
 type PaymentStatusReport struct {
+	// The report's CreDtTm: as in the pacs.002 XML it mirrors, with milliseconds.
 	CreatedAt   time.Time `json:"created_at"`
 	GroupStatus string    `json:"group_status"`
 	MsgID       string    `json:"msg_id"`
@@ -598,7 +619,10 @@ type PaymentStatusReportTransaction struct {
 
 // Payout is an object of the API.
 type Payout struct {
+	// Deprecated: read amount_minor (the same value). Kept for API version 2026-11-29, removed in the next.
 	Amount int64 `json:"amount"`
+	// The amount in minor units.
+	AmountMinor int64 `json:"amount_minor"`
 	// The principal (key_... or usr_...) that approved it.
 	ApprovedBy       *string           `json:"approved_by"`
 	BatchID          *string           `json:"batch_id"`
@@ -656,7 +680,7 @@ type PayoutBatch struct {
 
 // PayoutBatchItem is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type PayoutBatchItem struct {
-	// Minor units; or amount_minor, not both.
+	// Minor units (the published item field, kept); or amount_minor (preferred), not both.
 	Amount      *int64  `json:"amount,omitempty"`
 	AmountMinor *int64  `json:"amount_minor,omitempty"`
 	Currency    string  `json:"currency"`
@@ -673,7 +697,7 @@ type PayoutBatchItem struct {
 
 // PayoutBatchRow is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type PayoutBatchRow struct {
-	// DJF; or amount_minor, not both.
+	// DJF minor units (the published row field, kept); or amount_minor (preferred), not both.
 	Amount      *int64  `json:"amount,omitempty"`
 	AmountMinor *int64  `json:"amount_minor,omitempty"`
 	Description *string `json:"description,omitempty"`
@@ -689,7 +713,7 @@ type PayoutBatchRow struct {
 
 // PayoutCreate is a request object of the API; optional scalars are pointers (see String, Int64, Bool).
 type PayoutCreate struct {
-	// Minor units. Give this or amount_minor, not both (400 naming amount_minor).
+	// Minor units: the payout field's published name, kept. Give this or amount_minor (preferred), not both (400 naming amount_minor).
 	Amount *int64 `json:"amount,omitempty"`
 	// The same value under payd's general name for minor units.
 	AmountMinor *int64            `json:"amount_minor,omitempty"`

@@ -130,7 +130,7 @@ def walkthrough(payd: Payd, say: Callable[[str], None] = print) -> None:
 
         # 7. The balance, and the intents so far (the iterator fetches pages as needed).
         for b in payd.get_balance()["balances"]:
-            say(f"balance {b['currency']}: available {b['available']}, reserved {b['reserved']}, pending {b['pending']}")
+            say(f"balance {b['currency']}: available {b['available_minor']}, reserved {b['reserved_minor']}, pending {b['pending_minor']}")
         n = sum(1 for _ in payd.all_payment_intents({"status": "succeeded"}))
         say(f"{n} succeeded payment intent(s)")
     finally:

@@ -95,7 +95,7 @@ export async function walkthrough(payd: Payd, say: (line: string) => void = cons
 
     // 7. The balance, and the intents so far (the iterator fetches pages as needed).
     for (const b of (await payd.getBalance()).balances) {
-      say(`balance ${b.currency}: available ${b.available}, reserved ${b.reserved}, pending ${b.pending}`);
+      say(`balance ${b.currency}: available ${b.available_minor}, reserved ${b.reserved_minor}, pending ${b.pending_minor}`);
     }
     let n = 0;
     for await (const _ of payd.allPaymentIntents({ status: "succeeded" })) n++;

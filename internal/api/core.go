@@ -13,6 +13,7 @@ import (
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/money"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/timestamp"
 )
 
 func (s *Server) registerCore() {
@@ -150,7 +151,7 @@ func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	WriteJSON(w, http.StatusCreated, Topup{ID: txID, Object: "topup", Currency: req.Currency, AmountMinor: *req.AmountMinor,
-		Livemode: p.Livemode, CreatedAt: at.Format(time.RFC3339), Balance: b})
+		Livemode: p.Livemode, CreatedAt: timestamp.Format(at), Balance: b})
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 // never make a browser send a secret key cross-origin and read the answer.
 const (
 	corsAllowHeaders  = "Authorization, Content-Type, Idempotency-Key"
-	corsExposeHeaders = "Request-Id, Idempotent-Replayed"
+	corsExposeHeaders = "Request-Id, Idempotent-Replayed, API-Version"
 	corsMaxAge        = "600"
 )
 

@@ -10,14 +10,16 @@ import (
 	"strings"
 
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/timestamp"
 )
 
-// WriteJSON answers v as JSON with status.
+// WriteJSON answers v as JSON with status. Every timestamp in v is written
+// with second precision (package timestamp), whatever the object keeps.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := enc.Encode(timestamp.Seconds(v)); err != nil {
 		http.Error(w, `{"error":{"type":"api_error","code":"api_error","message":"an internal error occurred"}}`, http.StatusInternalServerError)
 		return
 	}

@@ -222,6 +222,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		}
 		r = r.WithContext(httpx.WithRequest(ctx, reqID, log))
 		w.Header().Set("Request-Id", reqID)
+		w.Header().Set("API-Version", APIVersion)
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
 		defer func() {
 			if p := recover(); p != nil {

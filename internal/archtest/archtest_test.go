@@ -27,7 +27,7 @@ var floors = [][]string{
 	// 0: pure: they import nothing of payd.
 	{"internal/errs", "internal/ids", "internal/auth", "internal/secretbox", "internal/csvcell",
 		"internal/terminals/dukpt", "internal/terminals/tlv", "internal/banking/iso20022", "internal/screening",
-		"internal/providers/protocol", "internal/apidocs", "internal/sdkgen", "internal/testutil", "internal/archtest", "internal/docscheck", "internal/tracing", "internal/statemachine", "webhook"},
+		"internal/providers/protocol", "internal/apidocs", "internal/sdkgen", "internal/testutil", "internal/archtest", "internal/docscheck", "internal/tracing", "internal/statemachine", "internal/timestamp", "webhook"},
 	// 1: shared vocabulary: money, pages, the provider adapter interfaces.
 	{"internal/money", "internal/pagination", "internal/providers", "internal/card", "internal/httpx", "client"},
 	// 2: the database.

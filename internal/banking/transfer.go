@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/banking/iso20022"
+	"github.com/payd/payd/internal/timestamp"
 )
 
 // Transfer statuses are the pacs.002 transaction status codes.
@@ -122,7 +123,7 @@ type ReturnJSON struct {
 	CreatedAt   string `json:"created_at"`
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+func formatTime(t time.Time) string { return timestamp.Format(t) }
 
 // Row renders the transfer as its JSON row.
 func (t *Transfer) Row() TransferRow {

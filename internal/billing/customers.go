@@ -1,6 +1,8 @@
 package billing
 
 import (
+	"time"
+
 	"context"
 	"net/mail"
 	"net/url"
@@ -117,15 +119,20 @@ func (s *Service) CreateCustomer(ctx context.Context, p auth.Principal, in Custo
 		dp.Metadata = map[string]string{}
 	}
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		c.CreatedAt = tx.Now().Truncate(1e9)
+		var clockCreated *time.Time
 		if in.TestClock != nil {
-			if _, err := loadClock(ctx, tx, p.MerchantID, p.Livemode, *in.TestClock); err != nil {
+			clk, err := loadClock(ctx, tx, p.MerchantID, p.Livemode, *in.TestClock)
+			if err != nil {
 				return errs.Invalid("test_clock", "resource_missing", "no such test clock: '%s'", *in.TestClock)
 			}
+			at := clk.clockTime()
+			clockCreated = &at
+			c.CreatedAt = createdOnClock(c.CreatedAt, clockCreated)
 		}
-		c.CreatedAt = tx.Now().Truncate(1e9)
-		if _, err := tx.Exec(ctx, `INSERT INTO customers (id, merchant_id, livemode, name, email, phone, metadata, default_payment, test_clock_id, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.MerchantID, c.Livemode, c.Name, c.Email, c.Phone, jsonText(c.Metadata),
-			dpText(c.DefaultPayment), c.TestClock, store.Micros(tx.Now()), store.Micros(tx.Now())); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO customers (id, merchant_id, livemode, name, email, phone, metadata, default_payment, test_clock_id, created_at, updated_at, clock_created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.MerchantID, c.Livemode, c.Name, c.Email, c.Phone, jsonText(c.Metadata),
+			dpText(c.DefaultPayment), c.TestClock, store.Micros(tx.Now()), store.Micros(tx.Now()), store.MicrosPtr(clockCreated)); err != nil {
 			return err
 		}
 		return emit(ctx, tx, c.MerchantID, c.Livemode, EventCustomerCreated, "customer", c.ID, c)

@@ -169,7 +169,6 @@ func (s *Service) CreateInvoice(ctx context.Context, p auth.Principal, in Invoic
 		if err := insertInvoices(ctx, tx, []*Invoice{inv}); err != nil {
 			return err
 		}
-		inv.CreatedAt = tx.Now().Truncate(time.Second)
 		out = s.view(inv)
 		return emit(ctx, tx, inv.MerchantID, inv.Livemode, EventInvoiceCreated, "invoice", inv.ID, out)
 	})

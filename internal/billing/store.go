@@ -85,18 +85,19 @@ func (c *TestClock) clockTime() time.Time { return time.Unix(c.FrozenTime, 0).UT
 
 // --- customers
 
-const customerColumns = "id, merchant_id, livemode, name, email, phone, metadata, default_payment, test_clock_id, created_at"
+const customerColumns = "id, merchant_id, livemode, name, email, phone, metadata, default_payment, test_clock_id, created_at, clock_created_at"
 
 func scanCustomer(r row) (*Customer, error) {
 	var c Customer
 	var email, phone, dp, clock sql.NullString
 	var md string
 	var created int64
-	if err := r.Scan(&c.ID, &c.MerchantID, &c.Livemode, &c.Name, &email, &phone, &md, &dp, &clock, &created); err != nil {
+	var clockCreated sql.NullInt64
+	if err := r.Scan(&c.ID, &c.MerchantID, &c.Livemode, &c.Name, &email, &phone, &md, &dp, &clock, &created, &clockCreated); err != nil {
 		return nil, err
 	}
 	c.Object, c.Email, c.Phone, c.TestClock = "customer", store.NullString(email), store.NullString(phone), store.NullString(clock)
-	c.CreatedAt = store.FromMicros(created).Truncate(time.Second)
+	c.CreatedAt = createdOnClock(store.FromMicros(created).Truncate(time.Second), store.NullMicros(clockCreated))
 	if err := json.Unmarshal([]byte(md), &c.Metadata); err != nil {
 		return nil, fmt.Errorf("customer %s metadata: %w", c.ID, err)
 	}
@@ -146,6 +147,9 @@ func scanSub(r row) (*Subscription, error) {
 	s.Object, s.TestClock, s.LatestInvoice, s.DaysUntilDue = "subscription", store.NullString(clock), store.NullString(latest), nullInt(due)
 	s.BillingCycleAnchor, s.CurrentPeriodStart, s.CurrentPeriodEnd = store.FromMicros(anchor), store.FromMicros(start), store.FromMicros(end)
 	s.CreatedAt, s.StartDate = store.FromMicros(created).Truncate(time.Second), store.FromMicros(startDate)
+	if s.TestClock != nil {
+		s.CreatedAt = createdOnClock(s.CreatedAt, &s.StartDate) // a subscription starts when it is made
+	}
 	s.TrialEnd, s.CanceledAt, s.EndedAt = store.NullMicros(trialEnd), store.NullMicros(canceledAt), store.NullMicros(endedAt)
 	for _, f := range []struct {
 		src string
@@ -215,25 +219,28 @@ func orEmpty(l []Line) []Line {
 
 const invColumns = `id, merchant_id, livemode, customer_id, subscription_id, test_clock_id, status, currency, collection_method,
 	days_until_due, billing_reason, lines, amount_due, amount_paid, period_start, period_end, due_date, payment_intent, attempt_count,
-	next_payment_attempt, attempt_due, attempt_claimed_until, hosted_token, version, created_at, effective_at, finalized_at, paid_at, voided_at`
+	next_payment_attempt, attempt_due, attempt_claimed_until, hosted_token, version, created_at, effective_at, finalized_at, paid_at, voided_at, number, clock_created_at`
 
 func scanInvoice(r row) (*Invoice, error) {
 	var v Invoice
-	var sub, clock, pi sql.NullString
+	var sub, clock, pi, number sql.NullString
 	var days sql.NullInt64
 	var lines string
-	var ps, pe, due, next, attemptDue, claimed, finalized, paid, voided sql.NullInt64
+	var ps, pe, due, next, attemptDue, claimed, finalized, paid, voided, clockCreated sql.NullInt64
 	var created, effective int64
 	if err := r.Scan(&v.ID, &v.MerchantID, &v.Livemode, &v.Customer, &sub, &clock, &v.Status, &v.Currency, &v.CollectionMethod,
 		&days, &v.BillingReason, &lines, &v.AmountDue, &v.AmountPaid, &ps, &pe, &due, &pi, &v.AttemptCount,
-		&next, &attemptDue, &claimed, &v.hostedToken, &v.version, &created, &effective, &finalized, &paid, &voided); err != nil {
+		&next, &attemptDue, &claimed, &v.hostedToken, &v.version, &created, &effective, &finalized, &paid, &voided, &number, &clockCreated); err != nil {
 		return nil, err
 	}
+	v.Number = store.NullString(number)
 	v.Object, v.Subscription, v.TestClock, v.PaymentIntent, v.daysUntilDue = "invoice", store.NullString(sub), store.NullString(clock), store.NullString(pi), nullInt(days)
 	v.PeriodStart, v.PeriodEnd, v.DueDate, v.NextPaymentAttempt = store.NullMicros(ps), store.NullMicros(pe), store.NullMicros(due), store.NullMicros(next)
 	v.attemptDue, v.attemptClaimedUntil = store.NullMicros(attemptDue), store.NullMicros(claimed)
 	v.FinalizedAt, v.PaidAt, v.VoidedAt = store.NullMicros(finalized), store.NullMicros(paid), store.NullMicros(voided)
 	v.CreatedAt, v.EffectiveAt = store.FromMicros(created).Truncate(time.Second), store.FromMicros(effective)
+	v.clockCreatedAt = store.NullMicros(clockCreated)
+	v.CreatedAt = createdOnClock(v.CreatedAt, v.clockCreatedAt)
 	if err := json.Unmarshal([]byte(lines), &v.Lines); err != nil {
 		return nil, fmt.Errorf("invoice %s lines: %w", v.ID, err)
 	}
@@ -258,15 +265,24 @@ func invoiceArgs(v *Invoice, now time.Time) []any {
 		v.daysUntilDue, v.BillingReason, jsonText(v.Lines), v.AmountDue, v.AmountPaid, store.MicrosPtr(v.PeriodStart), store.MicrosPtr(v.PeriodEnd),
 		store.MicrosPtr(v.DueDate), v.PaymentIntent, v.AttemptCount, store.MicrosPtr(v.NextPaymentAttempt), store.MicrosPtr(v.attemptDue),
 		store.MicrosPtr(v.attemptClaimedUntil), v.hostedToken, 0, store.Micros(now), store.Micros(v.EffectiveAt),
-		store.MicrosPtr(v.FinalizedAt), store.MicrosPtr(v.PaidAt), store.MicrosPtr(v.VoidedAt), store.Micros(now)}
+		store.MicrosPtr(v.FinalizedAt), store.MicrosPtr(v.PaidAt), store.MicrosPtr(v.VoidedAt), v.Number, store.MicrosPtr(v.clockCreatedAt), store.Micros(now)}
 }
 
-// invoiceChunk bounds the rows of one multi-row INSERT (30 columns each).
+// invoiceChunk bounds the rows of one multi-row INSERT (32 columns each).
 const invoiceChunk = 200
 
 // insertInvoices writes new invoices with multi-row INSERTs.
 func insertInvoices(ctx context.Context, tx *store.Tx, invs []*Invoice) error {
-	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	const one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	if err := numberInvoices(ctx, tx, invs); err != nil {
+		return err
+	}
+	for _, v := range invs {
+		if v.TestClock != nil {
+			at := v.EffectiveAt.Truncate(time.Second) // the clock's time when it is made
+			v.clockCreatedAt = &at
+		}
+	}
 	for start := 0; start < len(invs); start += invoiceChunk {
 		end := min(start+invoiceChunk, len(invs))
 		var q strings.Builder
@@ -282,6 +298,9 @@ func insertInvoices(ctx context.Context, tx *store.Tx, invs []*Invoice) error {
 		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
 			return err
 		}
+	}
+	for _, v := range invs {
+		v.CreatedAt = createdOnClock(tx.Now().Truncate(time.Second), v.clockCreatedAt)
 	}
 	return nil
 }

@@ -196,7 +196,7 @@ func (s *Service) CreateSubscription(ctx context.Context, p auth.Principal, in S
 			return err
 		}
 		now = now.Truncate(time.Second)
-		sub.Customer, sub.TestClock, sub.StartDate, sub.CreatedAt = c.ID, c.TestClock, now, tx.Now().Truncate(time.Second)
+		sub.Customer, sub.TestClock, sub.StartDate, sub.CreatedAt = c.ID, c.TestClock, now, createdOnClock(tx.Now().Truncate(time.Second), clockTimeOf(c.TestClock, now))
 		sub.BillingCycleAnchor, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, sub.Status = now, now, now, Active
 		if in.TrialDays != nil && *in.TrialDays > 0 {
 			end := now.AddDate(0, 0, *in.TrialDays)

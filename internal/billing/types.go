@@ -153,6 +153,7 @@ type Line struct {
 type Invoice struct {
 	ID                 string     `json:"id"`
 	Object             string     `json:"object"` // "invoice"
+	Number             *string    `json:"number"` // per merchant and mode: INV-000001, ... (numbering.go)
 	Customer           string     `json:"customer"`
 	Subscription       *string    `json:"subscription"`
 	Status             InvStatus  `json:"status"`
@@ -180,6 +181,7 @@ type Invoice struct {
 	MerchantID         string     `json:"-"`
 
 	daysUntilDue        *int
+	clockCreatedAt      *time.Time // the test clock's time when it was made
 	attemptDue          *time.Time
 	attemptClaimedUntil *time.Time
 	hostedToken         string

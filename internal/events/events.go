@@ -12,6 +12,7 @@ import (
 
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/timestamp"
 )
 
 // Event is one recorded happening, as stored.
@@ -45,7 +46,7 @@ type EnvelopeData struct {
 
 // Envelope renders the event for delivery.
 func (e Event) Envelope() Envelope {
-	return Envelope{ID: e.ID, Object: "event", Type: e.Type, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339),
+	return Envelope{ID: e.ID, Object: "event", Type: e.Type, CreatedAt: timestamp.Format(e.CreatedAt),
 		Livemode: e.Livemode, Data: EnvelopeData{ID: e.ObjectID, Object: e.Data}}
 }
 
@@ -59,7 +60,7 @@ func SetNotifier(n Notifier) { notifier = n }
 
 // Emit records an event about object (marshalled to JSON now) in tx.
 func Emit(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, typ, objectType, objectID string, object any) (Event, error) {
-	data, err := json.Marshal(object)
+	data, err := json.Marshal(timestamp.Seconds(object))
 	if err != nil {
 		return Event{}, fmt.Errorf("marshal %s for event %s: %w", objectType, typ, err)
 	}

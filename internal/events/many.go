@@ -7,6 +7,7 @@ import (
 
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/timestamp"
 )
 
 // Pending is one event to record with EmitMany.
@@ -32,7 +33,7 @@ func EmitMany(ctx context.Context, tx *store.Tx, pending []Pending) ([]Event, er
 	}
 	out := make([]Event, len(pending))
 	for i, p := range pending {
-		data, err := json.Marshal(p.Object)
+		data, err := json.Marshal(timestamp.Seconds(p.Object))
 		if err != nil {
 			return nil, fmt.Errorf("marshal %s for event %s: %w", p.ObjectType, p.Type, err)
 		}

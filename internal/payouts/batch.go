@@ -9,6 +9,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/timestamp"
 )
 
 // Batch is a bulk batch of either variant.
@@ -48,12 +49,12 @@ func (b *Batch) MarshalJSON() ([]byte, error) {
 		if t == nil {
 			return nil
 		}
-		s := t.UTC().Format(time.RFC3339Nano)
+		s := timestamp.Format(*t)
 		return &s
 	}
 	m := map[string]any{
 		"id": b.ID, "object": "payout_batch", "livemode": b.Livemode, "status": b.Status, "description": b.Description,
-		"created_at": b.CreatedAt.UTC().Format(time.RFC3339Nano), "canceled_at": ts(b.CanceledAt), "completed_at": ts(b.CompletedAt),
+		"created_at": timestamp.Format(b.CreatedAt), "canceled_at": ts(b.CanceledAt), "completed_at": ts(b.CompletedAt),
 	}
 	if b.Variant == VariantItems {
 		m["item_count"] = b.RowCount

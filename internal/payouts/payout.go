@@ -80,6 +80,18 @@ func (s Screening) json() string {
 	return string(b)
 }
 
+// MarshalJSON renders the payout object: its fields and amount_minor, the
+// amount in minor units under payd's one name for it. amount, the same
+// value, is kept for API version 2026-11-29 only and is deprecated
+// (CHANGELOG.md): payd's other objects never return minor units as amount.
+func (p Payout) MarshalJSON() ([]byte, error) {
+	type fields Payout // no methods: no recursion
+	return json.Marshal(struct {
+		AmountMinor int64 `json:"amount_minor"`
+		fields
+	}{p.Amount, fields(p)})
+}
+
 // Terminal reports whether a payout has reached an end state.
 func (p *Payout) Terminal() bool { return p.Status.Terminal() }
 

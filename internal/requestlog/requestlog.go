@@ -27,6 +27,7 @@ import (
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/timestamp"
 )
 
 // Defaults of a Log.
@@ -240,7 +241,7 @@ func (l *Log) List(ctx context.Context, merchantID string, livemode bool, keyID 
 		}
 		r.Object, r.Livemode = "request_log", livemode
 		r.LatencyMS = float64(latency) / 1000
-		r.CreatedAt = store.FromMicros(created).Format("2006-01-02T15:04:05.000000Z07:00")
+		r.CreatedAt = timestamp.Format(store.FromMicros(created))
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -3,6 +3,8 @@ package webhooks
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/payd/payd/internal/timestamp"
 )
 
 // Time is a timestamp that encodes as RFC 3339 UTC with second precision,
@@ -11,7 +13,7 @@ type Time struct{ time.Time }
 
 // MarshalJSON implements json.Marshaler.
 func (t Time) MarshalJSON() ([]byte, error) {
-	return json.Marshal(t.UTC().Format(time.RFC3339))
+	return json.Marshal(timestamp.Format(t.Time))
 }
 
 func timePtr(t *time.Time) *Time {

@@ -118,7 +118,7 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 		return "payment_intent", id, pi
 	case KindPayout:
 		id = ids.New("po_")
-		po := map[string]any{"id": id, "object": "payout", "status": "pending", "amount": 5000, "currency": "DJF",
+		po := map[string]any{"id": id, "object": "payout", "status": "pending", "amount_minor": 5000, "amount": 5000, "currency": "DJF",
 			"provider": "wallet_b", "recipient_msisdn": "+253000000001", "recipient_account": nil, "recipient_name": "Sandbox Recipient",
 			"description": "Sandbox fixture", "metadata": meta, "reference": "sandbox_fixture_" + id[len("po_"):], "batch_id": nil,
 			"screening": map[string]any{"status": "clear", "matches": []any{}}, "failure_code": nil, "failure_message": nil,
@@ -238,7 +238,8 @@ func fixture(eventType string, kind ObjectKind, now time.Time) (objectType, id s
 			status = "void"
 		}
 		return "invoice", id, map[string]any{"id": id, "object": "invoice", "status": status, "customer": ids.New("cus_"),
-			"subscription": ids.New("sub_"), "amount_due": 1500, "amount_paid": paid, "currency": "DJF", "livemode": false,
+			"subscription": ids.New("sub_"), "amount_due_minor": 1500, "amount_paid_minor": paid, "amount_remaining_minor": 1500 - paid,
+			"amount_due": 1500, "amount_paid": paid, "amount_remaining": 1500 - paid, "number": "INV-000001", "currency": "DJF", "livemode": false,
 			"created_at": ts, "paid_at": paidAt, "metadata": meta}
 	}
 }

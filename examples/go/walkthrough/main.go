@@ -159,7 +159,7 @@ func run(ctx context.Context, payd *client.Client, webhookAddr string, out io.Wr
 		return err
 	}
 	for _, b := range bal.Balances {
-		say("balance %s: available %d, reserved %d, pending %d", b.Currency, b.Available, b.Reserved, b.Pending)
+		say("balance %s: available %d, reserved %d, pending %d", b.Currency, b.AvailableMinor, b.ReservedMinor, b.PendingMinor)
 	}
 	n := 0
 	for _, err := range payd.AllPaymentIntents(ctx, &client.ListPaymentIntentsParams{Status: client.PaymentIntentStatusSucceeded}) {

@@ -167,7 +167,7 @@ class AgainstPaydTest(unittest.TestCase):
     def test_settings_union_and_balance(self) -> None:
         self.payd.create_sandbox_topup({"currency": "DJF", "amount_minor": 100000})
         bal = self.payd.get_balance()
-        self.assertTrue(any(b["currency"] == "DJF" and b["available"] > 0 for b in bal["balances"]))
+        self.assertTrue(any(b["currency"] == "DJF" and b["available_minor"] > 0 for b in bal["balances"]))
         self.assertEqual(self.payd.update_settings({"approval_threshold_minor": 1_000_000})["object"], "settings")
         self.assertEqual(self.payd.update_settings({"approval_threshold_minor": None})["object"], "settings_change")
         self.assertTrue(self.payd.get_health())

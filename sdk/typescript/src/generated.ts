@@ -60,10 +60,19 @@ export interface Balance {
 }
 
 export interface BalanceBalance {
+  /** Deprecated: read available_minor (the same value). Kept for API version 2026-11-29, removed in the next. */
   available: number;
+  /** What can be paid out or refunded now, in minor units (may be negative after a dispute). */
+  available_minor: number;
   currency: string;
+  /** Deprecated: read pending_minor (the same value). Kept for API version 2026-11-29, removed in the next. */
   pending: number;
+  /** Not yet available, in minor units. */
+  pending_minor: number;
+  /** Deprecated: read reserved_minor (the same value). Kept for API version 2026-11-29, removed in the next. */
   reserved: number;
+  /** Held for payouts and refunds in flight, in minor units. */
+  reserved_minor: number;
 }
 
 export interface BalanceTransaction {
@@ -162,7 +171,7 @@ export interface CreateSandboxOverrideRequest {
 }
 
 export interface CreateSandboxTopupRequest {
-  /** The same value as amount_minor; give one of the two. */
+  /** Deprecated: send amount_minor (the same minor units; one of the two). Kept for API version 2026-11-29, removed in the next. */
   amount?: number;
   amount_minor?: number;
   currency: string;
@@ -309,9 +318,18 @@ export interface HealthResult {
 }
 
 export interface Invoice {
+  /** Deprecated: read amount_due_minor (the same value). Kept for API version 2026-11-29, removed in the next. */
   amount_due: number;
+  /** The total of the lines, in minor units. */
+  amount_due_minor: number;
+  /** Deprecated: read amount_paid_minor (the same value). Kept for API version 2026-11-29, removed in the next. */
   amount_paid: number;
+  /** What has been paid, in minor units. */
+  amount_paid_minor: number;
+  /** Deprecated: read amount_remaining_minor (the same value). Kept for API version 2026-11-29, removed in the next. */
   amount_remaining?: number;
+  /** What is still owed (0 unless open or uncollectible), in minor units. */
+  amount_remaining_minor: number;
   attempt_count: number;
   billing_reason?: "subscription_create" | "subscription_cycle" | "manual";
   collection_method?: "charge_automatically" | "send_invoice";
@@ -326,6 +344,8 @@ export interface Invoice {
   lines: InvoiceLine[];
   livemode?: boolean;
   next_payment_attempt: string | null;
+  /** The invoice's number, unique and gapless per merchant and mode, in order of creation (INV-000001, ...). Null only for an invoice made by a previous release's process during a rolling upgrade. */
+  number: string | null;
   object: "invoice";
   paid_at: string | null;
   payment_intent: string | null;
@@ -431,6 +451,7 @@ export type PaymentIntentStatus = "requires_action" | "processing" | "requires_c
 
 /** The JSON mirror of a pacs.002.001.10. */
 export interface PaymentStatusReport {
+  /** The report's CreDtTm: as in the pacs.002 XML it mirrors, with milliseconds. */
   created_at: string;
   group_status: "ACSC" | "ACSP" | "ACWP" | "RJCT" | "PART";
   msg_id: string;
@@ -457,7 +478,10 @@ export interface PaymentStatusReportTransaction {
 }
 
 export interface Payout {
+  /** Deprecated: read amount_minor (the same value). Kept for API version 2026-11-29, removed in the next. */
   amount: number;
+  /** The amount in minor units. */
+  amount_minor: number;
   /** The principal (key_... or usr_...) that approved it. */
   approved_by: string | null;
   batch_id: string | null;
@@ -513,7 +537,7 @@ export interface PayoutBatch {
 }
 
 export interface PayoutBatchItem {
-  /** Minor units; or amount_minor, not both. */
+  /** Minor units (the published item field, kept); or amount_minor (preferred), not both. */
   amount?: number;
   amount_minor?: number;
   currency: string;
@@ -529,7 +553,7 @@ export interface PayoutBatchItem {
 }
 
 export interface PayoutBatchRow {
-  /** DJF; or amount_minor, not both. */
+  /** DJF minor units (the published row field, kept); or amount_minor (preferred), not both. */
   amount?: number;
   amount_minor?: number;
   description?: string;
@@ -544,7 +568,7 @@ export interface PayoutBatchRow {
 }
 
 export interface PayoutCreate {
-  /** Minor units. Give this or amount_minor, not both (400 naming amount_minor). */
+  /** Minor units: the payout field's published name, kept. Give this or amount_minor (preferred), not both (400 naming amount_minor). */
   amount?: number;
   /** The same value under payd's general name for minor units. */
   amount_minor?: number;

@@ -91,10 +91,19 @@ class Balance(TypedDict):
 
 
 class BalanceBalance(TypedDict):
+    #: Deprecated: read available_minor (the same value). Kept for API version 2026-11-29, removed in the next.
     available: int
+    #: What can be paid out or refunded now, in minor units (may be negative after a dispute).
+    available_minor: int
     currency: str
+    #: Deprecated: read pending_minor (the same value). Kept for API version 2026-11-29, removed in the next.
     pending: int
+    #: Not yet available, in minor units.
+    pending_minor: int
+    #: Deprecated: read reserved_minor (the same value). Kept for API version 2026-11-29, removed in the next.
     reserved: int
+    #: Held for payouts and refunds in flight, in minor units.
+    reserved_minor: int
 
 
 class BalanceTransaction(TypedDict):
@@ -200,7 +209,7 @@ class _CreateSandboxTopupRequestRequired(TypedDict):
 
 
 class CreateSandboxTopupRequest(_CreateSandboxTopupRequestRequired, total=False):
-    #: The same value as amount_minor; give one of the two.
+    #: Deprecated: send amount_minor (the same minor units; one of the two). Kept for API version 2026-11-29, removed in the next.
     amount: int
     amount_minor: int
 
@@ -352,8 +361,16 @@ class HealthResult(TypedDict):
 
 
 class _InvoiceRequired(TypedDict):
+    #: Deprecated: read amount_due_minor (the same value). Kept for API version 2026-11-29, removed in the next.
     amount_due: int
+    #: The total of the lines, in minor units.
+    amount_due_minor: int
+    #: Deprecated: read amount_paid_minor (the same value). Kept for API version 2026-11-29, removed in the next.
     amount_paid: int
+    #: What has been paid, in minor units.
+    amount_paid_minor: int
+    #: What is still owed (0 unless open or uncollectible), in minor units.
+    amount_remaining_minor: int
     attempt_count: int
     created_at: str
     currency: str
@@ -363,6 +380,8 @@ class _InvoiceRequired(TypedDict):
     id: str
     lines: List[InvoiceLine]
     next_payment_attempt: Optional[str]
+    #: The invoice's number, unique and gapless per merchant and mode, in order of creation (INV-000001, ...). Null only for an invoice made by a previous release's process during a rolling upgrade.
+    number: Optional[str]
     object: Literal["invoice"]
     paid_at: Optional[str]
     payment_intent: Optional[str]
@@ -371,6 +390,7 @@ class _InvoiceRequired(TypedDict):
 
 
 class Invoice(_InvoiceRequired, total=False):
+    #: Deprecated: read amount_remaining_minor (the same value). Kept for API version 2026-11-29, removed in the next.
     amount_remaining: int
     billing_reason: Literal["subscription_create", "subscription_cycle", "manual"]
     collection_method: Literal["charge_automatically", "send_invoice"]
@@ -490,6 +510,7 @@ class PaymentIntentNextAction(_PaymentIntentNextActionRequired, total=False):
 
 
 class _PaymentStatusReportRequired(TypedDict):
+    #: The report's CreDtTm: as in the pacs.002 XML it mirrors, with milliseconds.
     created_at: str
     group_status: Literal["ACSC", "ACSP", "ACWP", "RJCT", "PART"]
     msg_id: str
@@ -524,7 +545,10 @@ class PaymentStatusReportTransaction(_PaymentStatusReportTransactionRequired, to
 
 
 class Payout(TypedDict):
+    #: Deprecated: read amount_minor (the same value). Kept for API version 2026-11-29, removed in the next.
     amount: int
+    #: The amount in minor units.
+    amount_minor: int
     #: The principal (key_... or usr_...) that approved it.
     approved_by: Optional[str]
     batch_id: Optional[str]
@@ -588,7 +612,7 @@ class _PayoutBatchItemRequired(TypedDict):
 
 
 class PayoutBatchItem(_PayoutBatchItemRequired, total=False):
-    #: Minor units; or amount_minor, not both.
+    #: Minor units (the published item field, kept); or amount_minor (preferred), not both.
     amount: int
     amount_minor: int
     description: str
@@ -607,7 +631,7 @@ class _PayoutBatchRowRequired(TypedDict):
 
 
 class PayoutBatchRow(_PayoutBatchRowRequired, total=False):
-    #: DJF; or amount_minor, not both.
+    #: DJF minor units (the published row field, kept); or amount_minor (preferred), not both.
     amount: int
     amount_minor: int
     description: str
@@ -625,7 +649,7 @@ class _PayoutCreateRequired(TypedDict):
 
 
 class PayoutCreate(_PayoutCreateRequired, total=False):
-    #: Minor units. Give this or amount_minor, not both (400 naming amount_minor).
+    #: Minor units: the payout field's published name, kept. Give this or amount_minor (preferred), not both (400 naming amount_minor).
     amount: int
     #: The same value under payd's general name for minor units.
     amount_minor: int
