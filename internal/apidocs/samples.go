@@ -27,8 +27,9 @@ type Samples struct {
 	Path        string // as the document writes it, "/v1/refunds/{id}"
 	PathParams  []string
 	Public      bool
-	Idempotent  bool   // Idempotency-Key required
-	Status      string // the first success status the document lists
+	Idempotent  bool     // Idempotency-Key required
+	Status      string   // the first success status the document lists
+	Statuses    []string // every success status the document lists
 	Code        map[string]string
 }
 
@@ -39,6 +40,11 @@ type SampleValues struct {
 	BaseURL        string            // default: the document's first server
 	PathParams     map[string]string // default: each parameter's example
 	IdempotencyKey string            // default: "order-1001"
+	// Substitute, when set, replaces each string of the request (path
+	// parameters, query values, the body's strings) written from an example:
+	// the test that runs the samples swaps the document's example ids for
+	// ids of objects it made.
+	Substitute func(example string) string
 }
 
 // Sample is an operation of the document with what its samples are made of.
@@ -155,8 +161,11 @@ func (d *document) sampleOp(o operation) (*sampleOp, error) {
 		}
 	}
 	for code := range pairsKeys(get(o.op, "responses")) {
-		if strings.HasPrefix(code, "2") && s.Status == "" {
-			s.Status = code
+		if strings.HasPrefix(code, "2") {
+			if s.Status == "" {
+				s.Status = code
+			}
+			s.Statuses = append(s.Statuses, code)
 		}
 	}
 	if rb := d.deref(get(o.op, "requestBody")); rb != nil {
@@ -250,14 +259,29 @@ func (set *SampleSet) write(o *sampleOp, v SampleValues) Samples {
 	if key == "" {
 		key = "order-1001"
 	}
+	sub := v.Substitute
+	if sub == nil {
+		sub = func(s string) string { return s }
+	}
 	param := func(name string) string {
 		if x, ok := v.PathParams[name]; ok {
 			return x
 		}
 		if x := o.paramEx[name]; x != "" {
-			return x
+			return sub(x)
 		}
 		return "{" + name + "}"
+	}
+	if v.Substitute != nil {
+		c := *o
+		c.query = nil
+		for _, kv := range o.query {
+			c.query = append(c.query, [2]string{kv[0], sub(kv[1])})
+		}
+		if o.body != nil {
+			c.body = substitute(o.body, sub)
+		}
+		o = &c
 	}
 	path := o.Path
 	for _, p := range o.PathParams {
@@ -271,6 +295,27 @@ func (set *SampleSet) write(o *sampleOp, v SampleValues) Samples {
 		"Python":     set.python(o, base, key, param),
 	}
 	return s
+}
+
+// substitute copies a YAML value with sub applied to its strings.
+func substitute(n *yaml.Node, sub func(string) string) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	c := *n
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "") {
+		c.Value = sub(n.Value)
+		return &c
+	}
+	c.Content = nil
+	for i, e := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 0 {
+			c.Content = append(c.Content, e)
+			continue
+		}
+		c.Content = append(c.Content, substitute(e, sub))
+	}
+	return &c
 }
 
 // shellQuote quotes s for a POSIX shell.
