@@ -364,9 +364,6 @@ func (set *SampleSet) golang(o *sampleOp, base, idemKey string, param func(strin
 	name := naming.Pascal(o.OperationID)
 	b.WriteString("ctx := context.Background()\n")
 	key := `os.Getenv("PAYD_API_KEY")`
-	if o.Public {
-		key = `""`
-	}
 	fmt.Fprintf(&b, "c := client.New(%s, client.WithBaseURL(%q))\n", key, base)
 	args := []string{"ctx"}
 	for _, p := range o.PathParams {
@@ -464,9 +461,6 @@ func (set *SampleSet) returnsNothing(o *sampleOp) bool {
 func (set *SampleSet) typescript(o *sampleOp, base, idemKey string, param func(string) string) string {
 	var b strings.Builder
 	key := "process.env.PAYD_API_KEY!"
-	if o.Public {
-		key = `""`
-	}
 	fmt.Fprintf(&b, "import { Payd } from \"@payd/payd\";\n\nconst payd = new Payd(%s, { baseURL: %q });\n", key, base)
 	var args []string
 	for _, p := range o.PathParams {
@@ -557,9 +551,6 @@ func pyLiteral(b *strings.Builder, n *yaml.Node, indent string) {
 func (set *SampleSet) python(o *sampleOp, base, idemKey string, param func(string) string) string {
 	var b strings.Builder
 	key := `os.environ["PAYD_API_KEY"]`
-	if o.Public {
-		key = `""`
-	}
 	fmt.Fprintf(&b, "import os\nfrom payd import Payd\n\npayd = Payd(%s, base_url=%q)\n", key, base)
 	var args []string
 	for _, p := range o.PathParams {
