@@ -336,3 +336,56 @@ func TestPythonSamples(t *testing.T) {
 		t.Logf("%d Python samples succeeded in %v", len(passed), time.Since(start).Round(time.Millisecond))
 	})
 }
+
+// TestTypeScriptSamplesTypeCheck type-checks every operation's TypeScript
+// sample, as the page shows it, each as a module of its own, against the
+// SDK's sources (sdk/typescript/src) with the SDK's own compiler settings
+// (strict). It needs the SDK's development dependencies (npm ci in
+// sdk/typescript, which CI runs before the Go tests); without them it says
+// so and checks nothing, except under CI=true, where it fails.
+func TestTypeScriptSamplesTypeCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped with -short")
+	}
+	sdk, err := filepath.Abs("../../sdk/typescript")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsc := filepath.Join(sdk, "node_modules", ".bin", "tsc")
+	if _, err := os.Stat(tsc); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the TypeScript compiler is missing (%v): run npm ci in sdk/typescript first", err)
+		}
+		t.Log("the TypeScript samples are not type-checked: run npm ci in sdk/typescript to check them")
+		return
+	}
+	dir := t.TempDir()
+	set := loadSet(t)
+	all := set.Operations(apidocs.SampleValues{})
+	for i, s := range all {
+		src := "// " + s.OperationID + "\n" + s.Code["TypeScript"] + "export {};\n"
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("sample%d.ts", i)), []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tsconfig, _ := json.Marshal(map[string]any{
+		"compilerOptions": map[string]any{
+			"target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "lib": []string{"ES2022", "DOM"},
+			"strict": true, "noEmit": true, "skipLibCheck": true, "types": []string{"node"},
+			"typeRoots": []string{filepath.Join(sdk, "node_modules", "@types")},
+			"baseUrl":   ".", "paths": map[string][]string{"@payd/payd": {filepath.Join(sdk, "src", "index.ts")}},
+		},
+		"include": []string{"*.ts"},
+	})
+	for name, data := range map[string][]byte{"tsconfig.json": tsconfig, "package.json": []byte(`{"type":"module"}`)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(tsc, "-p", filepath.Join(dir, "tsconfig.json"))
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the TypeScript samples do not type-check: %v\n%s", err, out)
+	}
+	t.Logf("%d TypeScript samples type-checked", len(all))
+}
