@@ -23,10 +23,12 @@ import (
 
 // Reference is the rendered page and the document it was rendered from.
 type Reference struct {
-	page []byte
-	etag string
-	csp  string
-	spec []byte
+	page  []byte
+	title string
+	index []searchEntry
+	etag  string
+	csp   string
+	spec  []byte
 }
 
 // Lazy is the reference of the embedded api/openapi.yaml, rendered on the
@@ -82,12 +84,15 @@ func Render(spec []byte) (*Reference, error) {
 	sum := sha256.Sum256(page)
 	styleSum := sha256.Sum256([]byte(styleSheet))
 	return &Reference{
-		page: page,
-		etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`,
+		page:  page,
+		title: str(get(d.root, "info"), "title"),
+		index: d.index,
+		etag:  `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`,
 		// Nothing but the one inline style sheet, by its hash: no script, image,
-		// font, frame or connection of any origin, this one included.
+		// font, frame or connection of any origin, this one included. The
+		// search form submits to this server only.
 		csp: "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(styleSum[:]) +
-			"'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+			"'; img-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
 		spec: spec,
 	}, nil
 }
@@ -108,6 +113,10 @@ func (ref *Reference) Page() []byte { return ref.page }
 func (ref *Reference) ContentSecurityPolicy() string { return ref.csp }
 
 func (ref *Reference) servePage(w http.ResponseWriter, r *http.Request) {
+	if q := r.URL.Query().Get("q"); q != "" {
+		ref.serveSearch(w, q)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Security-Policy", ref.csp)
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -3,13 +3,16 @@ package apidocs
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/payd/payd/api"
+	"github.com/payd/payd/internal/sdkgen/naming"
 )
 
 func serve(t *testing.T) *httptest.Server {
@@ -100,11 +103,20 @@ func TestNoOutsideReference(t *testing.T) {
 	srv := serve(t)
 	resp, page := fetch(t, srv.URL+"/docs")
 	lower := strings.ToLower(page)
-	for _, banned := range []string{"<script", "<link", "<img", "<iframe", "<object", "<embed", "<form", "<svg", "<video", "<audio",
-		"@import", "url(", "@font-face", "javascript:"} {
+	for _, banned := range []string{"<script", "<link", "<img", "<iframe", "<object", "<embed", "<svg", "<video", "<audio",
+		"@import", "@font-face", "javascript:"} {
 		if strings.Contains(lower, banned) {
 			t.Errorf("page contains %q", banned)
 		}
+	}
+	// Only the style sheet could fetch through url(); the samples mention
+	// WithBaseURL(...), which is text.
+	if strings.Contains(strings.ToLower(styleSheet), "url(") {
+		t.Error("the style sheet fetches with url()")
+	}
+	// The one form is the search, sent to this server.
+	if forms := strings.Count(lower, "<form"); forms != 1 || !strings.Contains(page, `<form class="search" action="/docs" method="get"`) {
+		t.Errorf("%d forms; want only the search form to /docs", forms)
 	}
 	links := attr.FindAllStringSubmatch(page, -1)
 	if len(links) < 100 {
@@ -117,13 +129,14 @@ func TestNoOutsideReference(t *testing.T) {
 		}
 	}
 	csp := resp.Header.Get("Content-Security-Policy")
-	for _, want := range []string{"default-src 'none'", "style-src 'sha256-", "img-src 'none'", "frame-ancestors 'none'"} {
+	for _, want := range []string{"default-src 'none'", "style-src 'sha256-", "img-src 'none'", "frame-ancestors 'none'", "form-action 'self'"} {
 		if !strings.Contains(csp, want) {
 			t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
 		}
 	}
-	for _, bad := range []string{"http:", "https:", "*", "'unsafe-inline'", "'self'", "script-src"} {
-		if strings.Contains(csp, bad) {
+	// 'self' is allowed for the search form's target, nowhere else.
+	for _, bad := range []string{"http:", "https:", "*", "'unsafe-inline'", "'self'", "script-src", "connect-src"} {
+		if strings.Contains(strings.Replace(csp, "form-action 'self'", "", 1), bad) {
 			t.Errorf("Content-Security-Policy %q allows %q", csp, bad)
 		}
 	}
@@ -161,5 +174,129 @@ func TestMarkdown(t *testing.T) {
 	want := "<p>First <code>a&lt;b</code> line continues.</p><ul><li>one more</li><li>two</li></ul><p>Last.</p>"
 	if got != want {
 		t.Fatalf("markdown:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestSamplesForEveryOperation checks that each operation's section holds a
+// sample in curl, Go, TypeScript and Python, each calling that operation: the
+// curl sample its method and path, the SDK samples the method the SDK
+// generator names after its operationId.
+func TestSamplesForEveryOperation(t *testing.T) {
+	srv := serve(t)
+	_, page := fetch(t, srv.URL+"/docs")
+	set, err := LoadSamples(api.OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := set.Operations(SampleValues{})
+	if len(all) < 79 {
+		t.Fatalf("only %d operations have samples", len(all))
+	}
+	for _, s := range all {
+		i := strings.Index(page, `<article class="op" id="`+s.OperationID+`">`)
+		if i < 0 {
+			t.Errorf("%s has no section", s.OperationID)
+			continue
+		}
+		section := page[i:]
+		section = section[:strings.Index(section, "</article>")]
+		for _, lang := range Languages {
+			want := `<details class="sample" data-lang="` + lang + `"`
+			if strings.Count(section, want) != 1 {
+				t.Errorf("%s: no %s sample", s.OperationID, lang)
+			}
+			if !strings.Contains(section, esc(s.Code[lang])) {
+				t.Errorf("%s: the %s sample is not the generated one", s.OperationID, lang)
+			}
+		}
+		path := s.Path
+		for _, p := range s.PathParams {
+			path = strings.Replace(path, "{"+p+"}", "", 1)
+		}
+		for lang, want := range map[string][]string{
+			"curl":       {strings.SplitN(path, "//", 2)[0]},
+			"Go":         {"c." + naming.Pascal(s.OperationID) + "(ctx"},
+			"TypeScript": {"payd." + naming.Camel(s.OperationID) + "("},
+			"Python":     {"payd." + naming.Snake(s.OperationID) + "("},
+		} {
+			for _, w := range want {
+				if !strings.Contains(s.Code[lang], w) {
+					t.Errorf("%s: the %s sample lacks %q:\n%s", s.OperationID, lang, w, s.Code[lang])
+				}
+			}
+		}
+		if s.Method != "GET" && !strings.Contains(s.Code["curl"], "-X "+s.Method) {
+			t.Errorf("%s: the curl sample does not send %s", s.OperationID, s.Method)
+		}
+		if s.Idempotent {
+			for lang, w := range map[string]string{"curl": "Idempotency-Key: ", "Go": "client.WithIdempotencyKey(", "TypeScript": "idempotencyKey: ", "Python": "idempotency_key="} {
+				if !strings.Contains(s.Code[lang], w) {
+					t.Errorf("%s: requires an Idempotency-Key but the %s sample sends none", s.OperationID, lang)
+				}
+			}
+		}
+		if !s.Public && !strings.Contains(s.Code["curl"], `Authorization: Bearer $PAYD_API_KEY`) {
+			t.Errorf("%s: the curl sample sends no key", s.OperationID)
+		}
+	}
+}
+
+// TestSearch checks GET /docs?q=: an operation is found by its summary, its
+// operationId, its path template and a concrete path; the answer links to
+// the operation's section and is served under the same policy as the page.
+func TestSearch(t *testing.T) {
+	srv := serve(t)
+	for _, c := range []struct {
+		q    string
+		want string // an operationId among the results
+		not  string // an operationId not among them
+	}{
+		{"create a refund", "createRefund", "listRefunds"},
+		{"createPaymentIntent", "createPaymentIntent", "getPaymentIntent"},
+		{"/v1/refunds/{id}", "getRefund", "listPayouts"},
+		{"/v1/refunds/re_01JQ3ZK8WQ5N2C7R4T6V8X0Y2A", "getRefund", "listRefunds"},
+		{"POST /v1/payment_intents/pi_123/capture", "capturePaymentIntent", "confirmPaymentIntent"},
+	} {
+		resp, page := fetch(t, srv.URL+"/docs?q="+url.QueryEscape(c.q))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("search %q: %d", c.q, resp.StatusCode)
+		}
+		if !strings.Contains(page, `href="/docs#`+c.want+`"`) {
+			t.Errorf("search %q does not find %s", c.q, c.want)
+		}
+		if strings.Contains(page, `href="/docs#`+c.not+`"`) {
+			t.Errorf("search %q finds %s", c.q, c.not)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'none'") || !strings.Contains(page, "<style>"+styleSheet+"</style>") {
+			t.Errorf("search page policy %q or style differs from the reference's", csp)
+		}
+		if strings.Contains(strings.ToLower(page), "<script") {
+			t.Error("search page has a script")
+		}
+	}
+	// Every operation is found by its name in the navigation (its summary).
+	ref, err := Render(api.OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.index) < 79 {
+		t.Fatalf("only %d operations are searchable", len(ref.index))
+	}
+	for _, e := range ref.index {
+		if !slices.Contains(ref.Search(e.summary), e.id) {
+			t.Errorf("searching %q does not find %s", e.summary, e.id)
+		}
+		if !slices.Contains(ref.Search(e.id), e.id) {
+			t.Errorf("searching %q does not find it", e.id)
+		}
+	}
+	_, page := fetch(t, srv.URL+"/docs?q=nothing+like+this")
+	if !strings.Contains(page, "No operation matches") || strings.Contains(page, `class="result"`) {
+		t.Error("a search that matches nothing lists results")
+	}
+	// The query is escaped where it is shown, and bounded.
+	_, page = fetch(t, srv.URL+"/docs?q="+url.QueryEscape(`<b>x</b>`+strings.Repeat("y", 5000)))
+	if strings.Contains(page, "<b>x</b>") || strings.Contains(page, strings.Repeat("y", maxQuery)) {
+		t.Error("the query is shown unescaped or unbounded")
 	}
 }

@@ -12,8 +12,10 @@ import (
 // document walks the YAML tree of an OpenAPI document in its own order (a
 // decoded map would lose the order of paths, properties and example keys).
 type document struct {
-	root *yaml.Node
-	b    strings.Builder
+	root      *yaml.Node
+	b         strings.Builder
+	sampleSet *SampleSet
+	index     []searchEntry // the operations, for /docs?q=
 }
 
 // get returns the value of key in a mapping node, or nil.
@@ -102,6 +104,11 @@ func (d *document) render() ([]byte, error) {
 	info := get(d.root, "info")
 	title := str(info, "title")
 	ops := d.operations()
+	samples, err := d.samples()
+	if err != nil {
+		return nil, err
+	}
+	d.sampleSet = samples
 	byTag := map[string][]operation{}
 	var tags []string
 	seen := map[string]bool{}
@@ -128,17 +135,20 @@ func (d *document) render() ([]byte, error) {
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
 		"<meta name=\"referrer\" content=\"no-referrer\">",
 		"<title>", esc(title), " reference</title><style>", styleSheet, "</style></head><body>\n")
-	// Navigation.
+	// Navigation: a search form (answered by the server, see search.go), then
+	// every operation by its summary, grouped by tag.
 	d.w("<nav aria-label=\"Operations\"><p class=\"brand\"><a href=\"#top\">", esc(title), "</a> <span>",
-		esc(str(info, "version")), "</span></p>")
+		esc(str(info, "version")), "</span></p>", searchForm(""))
 	for _, tag := range tags {
 		if len(byTag[tag]) == 0 {
 			continue
 		}
 		d.w("<h2><a href=\"#tag-", esc(tag), "\">", esc(tag), "</a></h2><ul>")
 		for _, o := range byTag[tag] {
-			d.w("<li><a href=\"#", esc(str(o.op, "operationId")), "\"><span class=\"m m-", o.method, "\">",
-				strings.ToUpper(o.method), "</span> ", esc(o.path), "</a></li>")
+			d.w("<li><a href=\"#", esc(str(o.op, "operationId")), "\" title=\"", strings.ToUpper(o.method), " ", esc(o.path),
+				"\"><span class=\"m m-", o.method, "\">", strings.ToUpper(o.method), "</span> ", esc(navLabel(o)), "</a></li>")
+			d.index = append(d.index, searchEntry{id: str(o.op, "operationId"), method: strings.ToUpper(o.method),
+				path: o.path, summary: navLabel(o), tag: tag})
 		}
 		d.w("</ul>")
 	}
@@ -184,6 +194,38 @@ func (d *document) render() ([]byte, error) {
 	return []byte(d.b.String()), nil
 }
 
+// navLabel is an operation's name in the navigation: its summary without
+// the final full stop and code marks, or its operationId.
+func navLabel(o operation) string {
+	label := strings.TrimSuffix(strings.ReplaceAll(strings.TrimSpace(str(o.op, "summary")), "`", ""), ".")
+	if i := strings.IndexByte(label, '\n'); i >= 0 {
+		label = label[:i]
+	}
+	if label == "" {
+		label = str(o.op, "operationId")
+	}
+	return label
+}
+
+// sampleBlock renders an operation's samples, one <details> element per
+// language (curl open), so no script is needed to switch between them.
+func (d *document) sampleBlock(id string) {
+	s, ok := d.sampleSet.Operation(id, SampleValues{})
+	if !ok {
+		return
+	}
+	d.w("<div class=\"samples\"><h4>Samples</h4>")
+	for i, lang := range Languages {
+		open := ""
+		if i == 0 {
+			open = " open"
+		}
+		d.w("<details class=\"sample\" data-lang=\"", esc(lang), "\"", open, "><summary>", esc(lang), "</summary><pre><code>",
+			esc(s.Code[lang]), "</code></pre></details>")
+	}
+	d.w("</div>")
+}
+
 func (d *document) operation(o operation) {
 	id := str(o.op, "operationId")
 	d.w("<article class=\"op\" id=\"", esc(id), "\"><h3><span class=\"m m-", o.method, "\">", strings.ToUpper(o.method),
@@ -195,6 +237,7 @@ func (d *document) operation(o operation) {
 	}
 	d.w("</p>")
 	d.w(markdown(str(o.op, "description")))
+	d.sampleBlock(id)
 	// Parameters: the path item's, then the operation's.
 	var params []*yaml.Node
 	for _, list := range []*yaml.Node{get(o.item, "parameters"), get(o.op, "parameters")} {

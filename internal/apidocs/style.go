@@ -38,6 +38,14 @@ td table{margin-top:6px}
 .ctype{margin:4px 0}
 details.example summary{cursor:pointer;color:var(--muted);font-size:13px}
 a{color:var(--accent)}
+.samples details.sample{display:inline-block;vertical-align:top;margin:0 6px 4px 0}
+.samples details.sample[open]{display:block}
+.samples details.sample summary{cursor:pointer;font-size:13px;padding:1px 8px;border:1px solid var(--line);border-radius:3px;display:inline-block}
+.samples pre code{background:none;padding:0}
+form.search{margin:4px 0 8px;display:flex;gap:4px}
+form.search input{flex:1;min-width:0;font:inherit;padding:3px 6px;border:1px solid var(--line);border-radius:3px}
+form.search button{font:inherit;padding:3px 8px}
+ol.results li{margin:6px 0}
 section.schema{border-top:1px solid var(--line);padding-top:4px}
 @media (max-width:900px){nav{position:static;width:auto;border-right:0;border-bottom:1px solid var(--line)}main{margin-left:0;padding:16px}}
 `

@@ -27,9 +27,9 @@ var floors = [][]string{
 	// 0: pure: they import nothing of payd.
 	{"internal/errs", "internal/ids", "internal/auth", "internal/secretbox", "internal/csvcell",
 		"internal/terminals/dukpt", "internal/terminals/tlv", "internal/banking/iso20022", "internal/screening",
-		"internal/providers/protocol", "internal/apidocs", "internal/sdkgen", "internal/testutil", "internal/archtest", "internal/docscheck", "internal/tracing", "internal/statemachine", "internal/timestamp", "webhook"},
+		"internal/providers/protocol", "internal/sdkgen", "internal/testutil", "internal/archtest", "internal/docscheck", "internal/tracing", "internal/statemachine", "internal/timestamp", "webhook"},
 	// 1: shared vocabulary: money, pages, the provider adapter interfaces.
-	{"internal/money", "internal/pagination", "internal/providers", "internal/card", "internal/httpx", "client"},
+	{"internal/money", "internal/pagination", "internal/providers", "internal/card", "internal/httpx", "client", "internal/apidocs"},
 	// 2: the database.
 	{"internal/store"},
 	// 3: plumbing every capability uses.

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/payd/payd/internal/sdkgen/naming"
 )
 
 // Model is what both SDKs are generated from.
@@ -654,53 +656,8 @@ func singular(s string) string {
 	return s + "Item"
 }
 
-var initialisms = map[string]string{
-	"id": "ID", "url": "URL", "uetr": "UETR", "otp": "OTP", "ksn": "KSN", "http": "HTTP",
-	"msisdn": "MSISDN", "bic": "BIC", "api": "API", "ms": "Ms",
-}
-
-// pascal turns snake_case, kebab-case, lowerCamel and "created[gte]" into
-// PascalCase with Go initialisms.
-func pascal(s string) string {
-	var words []string
-	cur := strings.Builder{}
-	flush := func() {
-		if cur.Len() > 0 {
-			words = append(words, cur.String())
-			cur.Reset()
-		}
-	}
-	for i, r := range s {
-		switch {
-		case r == '_' || r == '-' || r == '[' || r == ']' || r == '.' || r == ' ':
-			flush()
-		case r >= 'A' && r <= 'Z' && i > 0:
-			flush()
-			cur.WriteRune(r)
-		default:
-			cur.WriteRune(r)
-		}
-	}
-	flush()
-	var out strings.Builder
-	for _, w := range words {
-		if in, ok := initialisms[strings.ToLower(w)]; ok {
-			out.WriteString(in)
-			continue
-		}
-		out.WriteString(strings.ToUpper(w[:1]) + w[1:])
-	}
-	return out.String()
-}
-
-// camel is pascal with a lower-case first word (TypeScript property names
-// keep their JSON spelling; this is for identifiers).
-func camel(s string) string {
-	p := pascal(s)
-	for k, v := range initialisms {
-		if strings.HasPrefix(p, v) && strings.EqualFold(s[:min(len(s), len(k))], k) {
-			return k + p[len(v):]
-		}
-	}
-	return strings.ToLower(p[:1]) + p[1:]
-}
+// pascal, camel and snake are the SDKs' naming rules, kept in package naming
+// so the API reference's samples name methods as the SDKs do.
+func pascal(s string) string { return naming.Pascal(s) }
+func camel(s string) string  { return naming.Camel(s) }
+func snake(s string) string  { return naming.Snake(s) }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/payd/payd/internal/sdkgen/naming"
 )
 
 // PythonFile is the path, from the repository root, of the generated half of
@@ -16,15 +18,7 @@ const PythonFile = "sdk/python/src/payd/_generated.py"
 
 var pyIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// pyKeywords are Python's reserved words: a field named after one cannot be
-// written in a TypedDict's class syntax.
-var pyKeywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
-	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
-	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
-	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
-	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
-}
+var pyKeywords = naming.PythonKeywords
 
 // pyReserved are the names the generated module imports or defines itself: a
 // schema may not take one.
@@ -35,39 +29,6 @@ var pyReserved = map[string]bool{
 }
 
 func pyFieldName(k string) bool { return pyIdent.MatchString(k) && !pyKeywords[k] }
-
-// snake turns lowerCamel, PascalCase, kebab-case and "created[gte]" into a
-// Python snake_case identifier ("createPaymentIntent" → "create_payment_intent").
-func snake(s string) string {
-	var out strings.Builder
-	rs := []rune(s)
-	for i, r := range rs {
-		switch {
-		case r >= 'A' && r <= 'Z':
-			// A new word starts at an upper-case letter after a lower-case one or
-			// a digit, or at the last capital of an acronym ("UETRs" stays one word).
-			if i > 0 && out.Len() > 0 && !strings.HasSuffix(out.String(), "_") {
-				prev := rs[i-1]
-				nextLower := i+1 < len(rs) && rs[i+1] >= 'a' && rs[i+1] <= 'z' && rs[i+1] != 's'
-				if (prev >= 'a' && prev <= 'z') || (prev >= '0' && prev <= '9') || (prev >= 'A' && prev <= 'Z' && nextLower) {
-					out.WriteByte('_')
-				}
-			}
-			out.WriteRune(r - 'A' + 'a')
-		case (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9'):
-			out.WriteRune(r)
-		default:
-			if out.Len() > 0 && !strings.HasSuffix(out.String(), "_") {
-				out.WriteByte('_')
-			}
-		}
-	}
-	id := strings.TrimSuffix(out.String(), "_")
-	if pyKeywords[id] {
-		id += "_"
-	}
-	return id
-}
 
 // pyType is the annotation of a type use. Named types are referred to by
 // name: the module uses postponed evaluation of annotations, so their order
