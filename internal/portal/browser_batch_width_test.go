@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/payd/payd/internal/app/apptest"
 )
 
@@ -49,18 +47,5 @@ func TestBrowserBatchRowsFit1280(t *testing.T) {
 		}
 	}
 	b.shot("batch-rows-1280")
-	js := `(function(){var m=document.querySelector("main");var t=document.querySelector("tr[id^=payout-]").closest("table");
-		return {Inner:window.innerWidth,Doc:document.documentElement.scrollWidth,MainClient:m.clientWidth,MainScroll:m.scrollWidth,
-		TableRight:t.getBoundingClientRect().right};})()`
-	m, err := chromedp.Run(b.ctx, chromedp.Evaluate[widths](js))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Inner != 1280 {
-		t.Fatalf("window is %v px wide", m.Inner)
-	}
-	if m.Doc > m.Inner || m.MainScroll > m.MainClient || m.TableRight > m.Inner {
-		t.Fatalf("the batch rows table does not fit 1280 px: page %v, content %v of %v, table ends at %v",
-			m.Doc, m.MainScroll, m.MainClient, m.TableRight)
-	}
+	requireFits1280(t, b, "table.payouts")
 }
