@@ -103,6 +103,16 @@ func loadConfig(path string) (*config, error) {
 	return c, nil
 }
 
+// openConfig finds and reads the config file.
+func openConfig(e *env) (string, *config, error) {
+	path, err := configPath(e)
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, err := loadConfig(path)
+	return path, cfg, err
+}
+
 // save writes the config atomically, readable by its owner only.
 func (c *config) save(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -217,11 +227,7 @@ func runLogin(ctx context.Context, e *env, args []string) error {
 	if err := json.Unmarshal(raw, &acct); err != nil || acct.ID == "" {
 		return fmt.Errorf("GET /v1/account: an answer that is not an account: %.200s", raw)
 	}
-	path, err := configPath(e)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(path)
+	path, cfg, err := openConfig(e)
 	if err != nil {
 		return err
 	}
@@ -247,11 +253,7 @@ func runLogout(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
-	path, err := configPath(e)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(path)
+	path, cfg, err := openConfig(e)
 	if err != nil {
 		return err
 	}
@@ -285,11 +287,7 @@ func runProfiles(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(e, fs, args); err != nil {
 		return err
 	}
-	path, err := configPath(e)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(path)
+	path, cfg, err := openConfig(e)
 	if err != nil {
 		return err
 	}
