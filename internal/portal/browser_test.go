@@ -144,6 +144,23 @@ func (b *tab) shot(name string) {
 		b.t.Fatal(err)
 	}
 	b.t.Logf("screenshot %s", path)
+	if dir := os.Getenv("PAYD_PORTAL_SCREENSHOTS"); dir != "" && docShots[name] {
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+}
+
+// docShots are the screenshots docs/portal.md shows. With
+// PAYD_PORTAL_SCREENSHOTS=docs/portal the browser tests write each of them
+// there under its name, so the pictures are always of the portal as its
+// tests drive it:
+//
+//	PAYD_PORTAL_SCREENSHOTS=$PWD/docs/portal go test ./internal/portal -run Browser
+var docShots = map[string]bool{
+	"signed-in": true, "batch-uploaded": true, "batch-rows-1280": true, "deliveries-1280": true,
+	"compliance-queue": true, "dispute-evidence-form": true, "refund-requires-approval": true,
+	"portal-invoice": true, "capture-form": true, "live-mode": true,
 }
 
 func pad2(n int) string {
