@@ -84,6 +84,17 @@ type view struct {
 	FieldErrors map[string]string // field name -> message, shown next to the field
 	Form        url.Values        // what the user typed, to refill the form
 	Data        any
+	// names gives a person's name for a key, user or customer id
+	// (names.go); nil outside a signed-in page.
+	names func(id string) string
+}
+
+// Name is the name the page shows for id (the id itself when it has none).
+func (v *view) Name(id string) string {
+	if v == nil || v.names == nil {
+		return id
+	}
+	return v.names(id)
 }
 
 // navItem is one entry of the navigation; Path is relative to the mode.
@@ -129,6 +140,7 @@ func (p *Portal) render(w http.ResponseWriter, r *http.Request, c *reqCtx, statu
 		if r != nil {
 			ctx = r.Context()
 		}
+		v.names = p.nameOf(ctx, c)
 		for _, n := range all {
 			if roleOf(c.sess.Role) >= n.MinRole && (n.usable == nil || n.usable(ctx, c)) {
 				v.Nav = append(v.Nav, n)
