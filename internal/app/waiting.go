@@ -44,6 +44,10 @@ func (m *Main) openWhenWritable(ctx context.Context) error {
 			}
 			return nil
 		}
+		if ctx.Err() != nil {
+			// Stopped while connecting: the attempt failed because of it.
+			return ctx.Err()
+		}
 		if !store.IsUnavailable(err) {
 			return err
 		}

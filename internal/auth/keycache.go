@@ -119,6 +119,9 @@ func (c *KeyCache) Lookup(ctx context.Context, sum KeySum) (Principal, bool) {
 	return Principal{}, false
 }
 
+// epochReadTimeout bounds one read of the key epoch.
+const epochReadTimeout = 2 * time.Second
+
 // readEpoch brings the epoch up to date: one read at a time, which the
 // requests arriving meanwhile wait for. It reports whether the caller may
 // look again (false: the read failed or ctx ended).
@@ -142,7 +145,12 @@ func (c *KeyCache) readEpoch(ctx context.Context) bool {
 	sent := c.now()
 	c.mu.Unlock()
 
-	epoch, err := c.epoch(ctx)
+	// The read is shared by every request waiting for it, so it belongs to
+	// none of them: it runs on a context of its own (bounded), not cut short
+	// by the one request that happened to start it nor counted as its work.
+	rctx, cancel := context.WithTimeout(context.Background(), epochReadTimeout)
+	epoch, err := c.epoch(rctx)
+	cancel()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
