@@ -1,24 +1,10 @@
 package banking_test
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
-	"github.com/payd/payd/internal/testutil"
 )
-
-// withAllLists configures the OFAC, UN and EU sample lists together, as
-// PAYD_SANCTIONS_LIST names several files.
-func withAllLists(t *testing.T) apptest.Option {
-	lists := strings.Join([]string{
-		testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv"),
-		testutil.TestData(t, "sanctions", "un_sample", "consolidated.xml"),
-		testutil.TestData(t, "sanctions", "eu_sample", "eu_fsf.xml"),
-	}, ",")
-	return func(c *app.Config) { c.SanctionsList = lists }
-}
 
 // TestCreditorInOtherScriptsWaitsForReview: a transfer whose creditor is a
 // listed name written in Hangul, in kanji or in Hebrew (UN and EU entries)
@@ -44,5 +30,5 @@ func TestCreditorInOtherScriptsWaitsForReview(t *testing.T) {
 			t.Errorf("debtor %d, want %d: held amounts stay reserved", d, before-3*710)
 		}
 		verifyLedger(t, e)
-	}, withAllLists(t))
+	}, apptest.WithAllSanctionsLists(t))
 }

@@ -2,25 +2,11 @@ package payouts_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
-	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/ledger"
-	"github.com/payd/payd/internal/testutil"
 )
-
-// withAllLists configures the OFAC, UN and EU sample lists together, as
-// PAYD_SANCTIONS_LIST names several files.
-func withAllLists(t *testing.T) apptest.Option {
-	lists := strings.Join([]string{
-		testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv"),
-		testutil.TestData(t, "sanctions", "un_sample", "consolidated.xml"),
-		testutil.TestData(t, "sanctions", "eu_sample", "eu_fsf.xml"),
-	}, ",")
-	return func(c *app.Config) { c.SanctionsList = lists }
-}
 
 // TestPayoutToListedNameInOtherScripts: a payout to a listed name written
 // in Hangul, in kanji or in Hebrew is held, the hit naming the entry and its
@@ -62,5 +48,5 @@ func TestPayoutToListedNameInOtherScripts(t *testing.T) {
 		if err := ledger.Verify(context.Background(), env.Main.DB); err != nil {
 			t.Fatalf("ledger: %v", err)
 		}
-	}, withAllLists(t))
+	}, apptest.WithAllSanctionsLists(t))
 }

@@ -301,3 +301,14 @@ func secretAt(logs, s string) int {
 
 // Getenv is os.Getenv; here so tests can tell CI from a newcomer's machine.
 var Getenv = os.Getenv
+
+// WithAllSanctionsLists configures the OFAC, UN and EU sample lists of
+// testdata together, as PAYD_SANCTIONS_LIST names several files.
+func WithAllSanctionsLists(t testing.TB) Option {
+	lists := strings.Join([]string{
+		testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv"),
+		testutil.TestData(t, "sanctions", "un_sample", "consolidated.xml"),
+		testutil.TestData(t, "sanctions", "eu_sample", "eu_fsf.xml"),
+	}, ",")
+	return func(c *app.Config) { c.SanctionsList = lists }
+}
