@@ -231,8 +231,20 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if strings.HasPrefix(c.key, "sk_live_") || strings.HasPrefix(c.key, "rk_live_") {
-		return errors.New("payd trigger runs with a test-mode key only (sk_test_...)")
+	// The flows move money: ask the server which mode the key is in rather
+	// than trusting its prefix.
+	raw, err := c.do(ctx, "GET", "/v1/account", nil)
+	if err != nil {
+		return err
+	}
+	var acct struct {
+		Livemode bool `json:"livemode"`
+	}
+	if err := json.Unmarshal(raw, &acct); err != nil {
+		return fmt.Errorf("GET /v1/account: %w", err)
+	}
+	if acct.Livemode {
+		return errors.New("payd trigger runs with a test-mode key only (sk_test_...): this key is a live one")
 	}
 	typ := fs.Arg(0)
 	f, ok := flows[typ]
@@ -254,7 +266,7 @@ func runTrigger(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("the %s flow: %w", typ, err)
 	}
-	raw, err := c.awaitEvent(ctx, typ, id, *wait)
+	raw, err = c.awaitEvent(ctx, typ, id, *wait)
 	if err != nil {
 		return err
 	}

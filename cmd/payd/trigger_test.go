@@ -77,6 +77,11 @@ func TestTrigger(t *testing.T) {
 	if code, _, errOut := runPayd(map[string]string{"PAYD_URL": e.URL}, "trigger", "payout.failed"); code != 1 || !strings.Contains(errOut, "PAYD_API_KEY") {
 		t.Fatalf("no key: exit %d %q", code, errOut)
 	}
+	// A live key is refused before any flow runs, whatever its prefix says.
+	live := e.LiveKey(t, "bank_a")
+	if code, _, errOut := runPayd(map[string]string{"PAYD_URL": e.URL, "PAYD_API_KEY": live}, "trigger", "payment_intent.succeeded"); code != 1 || !strings.Contains(errOut, "live one") {
+		t.Fatalf("live key: exit %d %q", code, errOut)
+	}
 	if code, _, _ := runPayd(vars, "trigger"); code != 2 {
 		t.Fatalf("no type: exit %d", code)
 	}
