@@ -142,8 +142,14 @@ func (r *report) writeJSON(path string, start time.Time, args []string) error {
 		notes = append(notes, fmt.Sprintf("seeded to %.0f payment intents in %.0f s", s[0], s[1]))
 	}
 	for _, sz := range r.sizes {
-		notes = append(notes, fmt.Sprintf("size %d: %d payment intents, %d bytes on disk, deep page after row %d, settlement report of %s with %d payments, ledger verified: %v",
-			sz.Size, sz.Payments, sz.Bytes, sz.DeepPageAfter, sz.ReportDate, sz.ReportDayPayments, sz.Verified))
+		// Verified is false both when ledger.Verify was not run (a size above
+		// -verify) and never otherwise: a failed Verify ends the run.
+		verified := "not run (above -verify)"
+		if sz.Verified {
+			verified = "passed"
+		}
+		notes = append(notes, fmt.Sprintf("size %d: %d payment intents, %d bytes on disk, deep page after row %d, settlement report of %s with %d payments, ledger.Verify: %s",
+			sz.Size, sz.Payments, sz.Bytes, sz.DeepPageAfter, sz.ReportDate, sz.ReportDayPayments, verified))
 	}
 	if r.stopped != "" {
 		notes = append(notes, r.stopped)
