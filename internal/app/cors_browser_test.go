@@ -65,7 +65,6 @@ type fetchResult struct {
 // page cannot read any other API route with that key, nor an answer to a
 // secret key on confirm itself.
 func TestBrowserConfirmFromAnotherOrigin(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, "sqlite")
 	ctx := chromium(t)
 	newIntent := func(key string) string {
