@@ -10,6 +10,7 @@ import (
 )
 
 func TestSanctionsCheck(t *testing.T) {
+	t.Parallel()
 	list := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 	cases := []struct {
 		name string

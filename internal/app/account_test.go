@@ -11,6 +11,7 @@ import (
 // TestAccount: GET /v1/account names the key's own merchant and mode and the
 // key, never another merchant's; a publishable key may not read it.
 func TestAccount(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		type account struct {
 			Object, ID, Name, KeyID string

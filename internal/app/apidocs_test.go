@@ -11,6 +11,7 @@ import (
 // /docs without a key, under a policy that forbids outside requests, with
 // every operation of the embedded document, and that the portal links to it.
 func TestAPIReferenceServed(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		r := e.Do(apptest.Request{Method: "GET", Path: "/docs", Key: ""})
 		if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {

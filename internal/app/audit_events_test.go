@@ -42,6 +42,7 @@ type auditList struct {
 // or the other mode's events, refuses publishable keys, and answers a bad
 // filter with a 400 naming it.
 func TestAuditEventsAPI(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		mer := e.Merchant.MerchantID

@@ -17,6 +17,7 @@ import (
 )
 
 func TestHealthReadyMetrics(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		if r := e.Do(apptest.Request{Method: "GET", Path: "/healthz"}); r.Status != 200 {
 			t.Fatalf("healthz %d", r.Status)
@@ -67,6 +68,7 @@ func metricValue(t *testing.T, body []byte, name string) float64 {
 // TestAuthentication covers every way a key can be wrong; none reveals
 // anything about the merchant.
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		revoked, err := e.Main.Merchants.CreateKey(ctx, e.Merchant.MerchantID, false, "secret")
@@ -114,6 +116,7 @@ func TestAuthentication(t *testing.T) {
 // TestModeAndMerchantIsolation: money added in test mode is invisible to a
 // live key and to another merchant; live keys need KYC and a provider.
 func TestModeAndMerchantIsolation(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		if r := e.Post("/v1/sandbox/topups", map[string]any{"currency": "DJF", "amount_minor": 5000}); r.Status != 201 {
@@ -171,6 +174,7 @@ func TestModeAndMerchantIsolation(t *testing.T) {
 // once: exactly one top-up happens, every answer is the first one or a 409
 // while it runs, and later retries replay it byte for byte.
 func TestIdempotencyUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		body := map[string]any{"currency": "USD", "amount_minor": 700}
 		req := apptest.Request{Method: "POST", Path: "/v1/sandbox/topups", Key: e.SK, Body: body, Headers: map[string]string{"Idempotency-Key": "same-key"}}
@@ -237,6 +241,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 // TestBadRequests: oversized, malformed, unknown fields, wrong content type,
 // bad values — each a clear error naming the problem, and nothing written.
 func TestBadRequests(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		big := `{"currency":"DJF","amount_minor":1,"pad":"` + strings.Repeat("x", 1<<20) + `"}`
 		cases := []struct {
@@ -316,6 +321,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		if r := e.Get("/v1/settings"); !bytes.Contains(r.Body, []byte(`"approval_threshold_minor":null`)) {
 			t.Fatalf("default threshold: %s", r.Body)

@@ -23,13 +23,14 @@ import (
 // set-password form until choosing their own, and the printed password then
 // no longer signs in.
 func TestFirstAdminIsInvited(t *testing.T) {
+	t.Parallel()
 	key := map[string]string{"PAYD_SECRETS_KEY": strings.Repeat("5a", 32)}
 	portalRE := regexp.MustCompile(`portal\s+\S+/portal\s+(\S+) / (\S+)`)
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			ctx := context.Background()
 			var out bytes.Buffer
-			m := mainFor(t, storetest.URL(t, engine), key, &out)
+			m := mainFor(t, storetest.MigratedURL(t, engine), key, &out)
 			if err := m.Run(ctx); err != nil {
 				t.Fatal(err)
 			}

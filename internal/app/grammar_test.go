@@ -109,6 +109,7 @@ func checkGrammar(t *testing.T, name string, r *apptest.Response) map[string]any
 // in whole seconds, each money field is *_minor (or a deprecated name
 // beside its *_minor twin), and each answer names the API version.
 func TestOneGrammarEveryObject(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		id := func(m map[string]any) string { s, _ := m["id"].(string); return s }
 		checkGrammar(t, "topup", e.Post("/v1/sandbox/topups", map[string]any{"currency": "DJF", "amount_minor": 1_000_000}))
@@ -185,6 +186,7 @@ func TestOneGrammarEveryObject(t *testing.T) {
 // available, reserved and pending; an invoice's amount_due, amount_paid and
 // amount_remaining.
 func TestDeprecatedNamesStillWork(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		num := func(m map[string]any, k string) string { n, _ := m[k].(json.Number); return string(n) }
 		top := checkGrammar(t, "top-up with amount", e.Post("/v1/sandbox/topups", map[string]any{"currency": "DJF", "amount": 50_000}))

@@ -33,6 +33,7 @@ func mainFor(t *testing.T, dbURL string, env map[string]string, out io.Writer) *
 // connect), the next process reads the same key, and a process started with
 // another key is refused with a message that says so.
 func TestSecretsKeyFileBesideSQLite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dbURL := storetest.URL(t, storetest.SQLite)
 	m := mainFor(t, dbURL, nil, io.Discard)
@@ -75,10 +76,11 @@ func TestSecretsKeyFileBesideSQLite(t *testing.T) {
 // its check value; another key (from the variable or a file) is refused, and
 // on PostgreSQL a process with no key at all is refused too.
 func TestSecretsKeyMustMatch(t *testing.T) {
+	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			ctx := context.Background()
-			dbURL := storetest.URL(t, engine)
+			dbURL := storetest.MigratedURL(t, engine)
 			key := strings.Repeat("3e", 32)
 			first := mainFor(t, dbURL, map[string]string{"PAYD_SECRETS_KEY": key}, io.Discard)
 			if err := first.Open(ctx); err != nil {
@@ -117,6 +119,7 @@ func TestSecretsKeyMustMatch(t *testing.T) {
 // running server only, never where a merchant exists, never with
 // PAYD_DEMO=false, and exactly once when several servers start at once.
 func TestDemoMerchant(t *testing.T) {
+	t.Parallel()
 	key := map[string]string{"PAYD_SECRETS_KEY": strings.Repeat("5a", 32)}
 	count := func(t *testing.T, m *app.Main) int {
 		n, err := m.Merchants.Count(context.Background())
@@ -130,7 +133,7 @@ func TestDemoMerchant(t *testing.T) {
 			ctx := context.Background()
 
 			t.Run("CLI commands never make it", func(t *testing.T) {
-				m := mainFor(t, storetest.URL(t, engine), key, io.Discard)
+				m := mainFor(t, storetest.MigratedURL(t, engine), key, io.Discard)
 				if err := m.Open(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -141,7 +144,7 @@ func TestDemoMerchant(t *testing.T) {
 			})
 
 			t.Run("PAYD_DEMO=false", func(t *testing.T) {
-				m := mainFor(t, storetest.URL(t, engine), map[string]string{"PAYD_DEMO": "false", "PAYD_SECRETS_KEY": key["PAYD_SECRETS_KEY"]}, io.Discard)
+				m := mainFor(t, storetest.MigratedURL(t, engine), map[string]string{"PAYD_DEMO": "false", "PAYD_SECRETS_KEY": key["PAYD_SECRETS_KEY"]}, io.Discard)
 				if err := m.Run(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -152,7 +155,7 @@ func TestDemoMerchant(t *testing.T) {
 			})
 
 			t.Run("not where merchants exist, then never", func(t *testing.T) {
-				dbURL := storetest.URL(t, engine)
+				dbURL := storetest.MigratedURL(t, engine)
 				cli := mainFor(t, dbURL, key, io.Discard)
 				if err := cli.Open(ctx); err != nil {
 					t.Fatal(err)
@@ -173,7 +176,7 @@ func TestDemoMerchant(t *testing.T) {
 			})
 
 			t.Run("concurrent servers make one", func(t *testing.T) {
-				dbURL := storetest.URL(t, engine)
+				dbURL := storetest.MigratedURL(t, engine)
 				const servers = 4
 				outs := make([]bytes.Buffer, servers)
 				mains := make([]*app.Main, servers)
@@ -221,12 +224,13 @@ func TestDemoMerchant(t *testing.T) {
 // links would otherwise be HMACs under an empty key), saying what to set;
 // with a key it starts. (Before, it started.)
 func TestServeNeedsSecretsKeyOnPostgres(t *testing.T) {
+	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		if engine != storetest.Postgres {
 			continue
 		}
 		ctx := context.Background()
-		dbURL := storetest.URL(t, engine)
+		dbURL := storetest.MigratedURL(t, engine)
 		none := mainFor(t, dbURL, nil, io.Discard)
 		err := none.Run(ctx)
 		none.Close()
@@ -244,12 +248,13 @@ func TestServeNeedsSecretsKeyOnPostgres(t *testing.T) {
 // TestSecretsKeyFileOpenToOthers: a PAYD_SECRETS_KEY_FILE readable by the
 // group or others stops the start, naming the file, on both engines.
 func TestSecretsKeyFileOpenToOthers(t *testing.T) {
+	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			file := t.TempDir() + "/payd.key"
 			os.WriteFile(file, []byte(strings.Repeat("3e", 32)+"\n"), 0o600)
 			os.Chmod(file, 0o644)
-			m := mainFor(t, storetest.URL(t, engine), map[string]string{"PAYD_SECRETS_KEY_FILE": file}, io.Discard)
+			m := mainFor(t, storetest.MigratedURL(t, engine), map[string]string{"PAYD_SECRETS_KEY_FILE": file}, io.Discard)
 			err := m.Open(context.Background())
 			m.Close()
 			if err == nil || !strings.Contains(err.Error(), file) {

@@ -36,6 +36,7 @@ func (s *syncBuffer) String() string {
 // test/ha checks the other side: no warning on a primary with a
 // synchronous standby.
 func TestWarnsWithoutSynchronousStandby(t *testing.T) {
+	t.Parallel()
 	const warning = "answered payments can be lost if the primary fails"
 	key := map[string]string{"PAYD_SECRETS_KEY": strings.Repeat("5a", 32), "PAYD_DEMO": "false"}
 	run := func(t *testing.T, dbURL string) string {
@@ -51,7 +52,7 @@ func TestWarnsWithoutSynchronousStandby(t *testing.T) {
 	}
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
-			dbURL := storetest.URL(t, engine)
+			dbURL := storetest.MigratedURL(t, engine)
 			log := run(t, dbURL)
 			want := 0
 			if engine == storetest.Postgres {

@@ -47,6 +47,7 @@ func readRequestLog(t *testing.T, e *apptest.Env, key, query string) requestLogL
 // the read itself is not recorded; another merchant, the other mode and
 // requests without a valid key see nothing of them; no key or body is kept.
 func TestRequestLog(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		create := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: e.SK,
@@ -126,6 +127,7 @@ func TestRequestLog(t *testing.T) {
 // on stdout. (Before, the key was stored in clear and the card number kept
 // in both.)
 func TestRequestLogRedactsPaths(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		const liveKey = "sk_live_4eC39HqLyjWDarjtT1zdp7dcQ9"
 		const pan = "4111111111111111"

@@ -69,6 +69,7 @@ func (h *heldProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // provider key, which replays its answer instead of charging again. The
 // intent settles once.
 func TestResumeAfterProviderCall(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		// The customer approves (the provider's push) 5 s after the payment
 		// is created: well after the retry below has asked the provider again
@@ -173,6 +174,7 @@ func TestResumeAfterProviderCall(t *testing.T) {
 // dispatcher asking the rail once the claim's own lease has run out, records
 // it paid: one payout at the rail, paid once in the ledger.
 func TestResumeAfterPayoutSent(t *testing.T) {
+	t.Parallel()
 	list := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		h := &heldProvider{sim: sim.New(sim.Config{PushDelay: 100 * time.Millisecond}), path: "/wallet_b/v1/payouts",
@@ -255,6 +257,7 @@ func TestResumeAfterPayoutSent(t *testing.T) {
 // has passed, the intent is canceled as never taken, and a late retry
 // answers that without calling the provider.
 func TestReconcileLeavesHeldIntent(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		var mu sync.Mutex
 		initiations := 0

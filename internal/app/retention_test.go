@@ -19,6 +19,7 @@ import (
 // policy: once the clock passes an event's horizon (and the event has been
 // dispatched), the job deletes it; the merchant's ledger is untouched.
 func TestRetentionJob(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		db := e.Main.DB

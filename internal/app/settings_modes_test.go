@@ -16,6 +16,7 @@ import (
 // principal approves once (racing approvals: one wins), leaving audit rows
 // and events; tightening applies at once.
 func TestSettingsPerModeFourEyes(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		if err := e.Main.Merchants.SetKYC(ctx, e.Merchant.MerchantID, "approved"); err != nil {

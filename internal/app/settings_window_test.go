@@ -16,6 +16,7 @@ import (
 // out stays as it is; a window out of bounds, or null, is a 400 naming the
 // field and changes nothing.
 func TestSettingsApprovalWindow(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		type settings struct {

@@ -25,6 +25,7 @@ import (
 // its request runs), not after minutes of 409 idempotency_key_in_use. The
 // money moved once.
 func TestPayoutStrandedByALostDatabase(t *testing.T) {
+	t.Parallel()
 	list := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 	u, err := url.Parse(storetest.MigratedURL(t, storetest.Postgres))
 	if err != nil {

@@ -62,6 +62,7 @@ func newGate(t *testing.T, target string) *gate {
 // server that is read-only (what target_session_attrs=read-write finds on a
 // standby) stopped by the test, and a host that is down until it comes up.
 func TestServeWaitsForAWritableDatabase(t *testing.T) {
+	t.Parallel()
 	key := map[string]string{"PAYD_SECRETS_KEY": strings.Repeat("5a", 32), "PAYD_DEMO": "false"}
 	base := storetest.URL(t, storetest.Postgres) // skips without PostgreSQL
 	waiting := func(t *testing.T, addr string) {

@@ -42,6 +42,7 @@ func (c *commitCounter) of(r *apptest.Response) int {
 // API write commits exactly once (the claim of its key, its effect, postings,
 // events and the stored answer together), and a replay commits nothing.
 func TestOneCommitPerRequest(t *testing.T) {
+	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		commits := countCommits(t, e)
 		want := func(what string, r *apptest.Response, status, n int) {
@@ -184,6 +185,7 @@ func billingWrites(t *testing.T, e *apptest.Env, tag string, post func(path, key
 // has not seen before are not counted; each request here is made twice
 // and the second counted. SQLite has no round trips to count.
 func TestRoundTripsPerRequest(t *testing.T) {
+	t.Parallel()
 	e := apptest.Start(t, storetest.Postgres)
 	var mu sync.Mutex
 	trips := map[string]int{}
