@@ -297,12 +297,16 @@ func dict(kv ...any) map[string]any {
 	return m
 }
 
-// formatMoney shows minor units in major units with the currency's ISO 4217
-// exponent: DJF 1,500 or USD 12.34.
+// formatMoney is the portal's one amount format: the currency, then the
+// amount in major units with the currency's ISO 4217 exponent and a comma
+// every three digits: DJF 1,500, ETB 42.00, USD 1,234.56. A currency payd
+// does not know (none is accepted; an old row could hold one) shows its
+// minor units, said so: XXZ 1,500 (minor units).
 func formatMoney(minor int64, currency string) string {
 	exp, err := money.Exponent(currency)
-	if err != nil {
-		return strconv.FormatInt(minor, 10) + " " + currency
+	unknown := err != nil
+	if unknown {
+		exp = 0
 	}
 	neg := minor < 0
 	u := uint64(minor)
@@ -328,6 +332,9 @@ func formatMoney(minor int64, currency string) string {
 	sign := ""
 	if neg {
 		sign = "−"
+	}
+	if unknown {
+		return currency + " " + sign + b.String() + " (minor units)"
 	}
 	return currency + " " + sign + b.String() + frac
 }
