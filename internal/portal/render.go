@@ -224,7 +224,7 @@ var notices = map[string]string{
 	"threshold_saved":                    "The approval settings were saved.",
 	"settings_change_approved":           "The change was approved and applies now.",
 	"clock_created":                      "The test clock was created. Attach customers to it (test_clock) through the API.",
-	"clock_advancing":                    "The test clock is advancing: what falls due up to its new time is being billed. This page shows when it is ready.",
+	"clock_advancing":                    "The test clock was moved forward: what fell due up to its new time is billed while its status is advancing; this page refreshes until it is ready.",
 	"subscription_canceled":              "The subscription was canceled. Its open invoices stay open, with no more automatic attempts.",
 	"subscription_cancels_at_period_end": "The subscription will end at the end of its current period.",
 	"invoice_finalized":                  "The invoice was finalized: it is open, and its customer page can be shared.",

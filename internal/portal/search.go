@@ -84,7 +84,7 @@ var searchTypes = []searchType{
 			return "/portal/" + mode + "/payment_intents/" + url.PathEscape(intent) + "#refund-" + url.PathEscape(id)
 		}},
 	{key: "subscriptions", label: "Subscriptions", table: "subscriptions", live: true, metadata: true,
-		cols: "t.id, t.status, 0, t.currency, t.customer_id", path: collectionPath("subscriptions")},
+		cols: "t.id, t.status, 0, '', t.customer_id", path: collectionPath("subscriptions")},
 	{key: "invoices", label: "Invoices", table: "invoices", live: true,
 		cols: "t.id, t.status, t.amount_due, t.currency, COALESCE(t.number, '')", path: collectionPath("invoices")},
 	{key: "disputes", label: "Disputes", table: "disputes", live: true, metadata: true,
