@@ -13,8 +13,9 @@ import (
 // WithBilling adds the billing pages over the billing service: customers,
 // subscriptions and invoices, each a filtered list and a page with its
 // timeline, and on an invoice's page what its customer sees (the hosted
-// invoice page's content and its link). They only read: billing is driven
-// through the API.
+// invoice page's content and its link). In test mode they also drive
+// billing (billing_actions.go): test clocks, and the actions on a
+// subscription and an invoice.
 func (p *Portal) WithBilling(get func() *billing.Service) {
 	p.billing = get
 	p.addCapability(capability{
@@ -26,6 +27,7 @@ func (p *Portal) WithBilling(get func() *billing.Service) {
 			m.Handle("GET /portal/{mode}/subscriptions/{id}", p.page(roleViewer, p.subscriptionPage))
 			m.Handle("GET /portal/{mode}/invoices", p.page(roleViewer, p.invoicesList))
 			m.Handle("GET /portal/{mode}/invoices/{id}", p.page(roleViewer, p.invoicePage))
+			p.billingActionRoutes(m)
 		},
 	})
 }
@@ -152,11 +154,19 @@ type subscriptionData struct {
 	Total        int64 // the items' amount per period
 	Invoices     []billing.Invoice
 	Timeline     []timelineEntry
+	CanAct       bool              // the page offers cancel (test mode, approvers)
+	Keys         map[string]string // the cancel forms' keys
 }
 
 // subscriptionPage shows a subscription, its items, its invoices (newest
 // maxBillingShown) and its timeline.
 func (p *Portal) subscriptionPage(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	return p.renderSubscription(w, r, c, http.StatusOK, &view{})
+}
+
+// renderSubscription renders a subscription's page with v's notice or
+// error (a refused action shows the page again with its error).
+func (p *Portal) renderSubscription(w http.ResponseWriter, r *http.Request, c *reqCtx, status int, v *view) error {
 	ctx, pr := r.Context(), c.principal()
 	s, err := p.billing().GetSubscription(ctx, pr, r.PathValue("id"))
 	if err != nil {
@@ -178,8 +188,10 @@ func (p *Portal) subscriptionPage(w http.ResponseWriter, r *http.Request, c *req
 	for _, it := range s.Items {
 		total += it.AmountMinor * it.Quantity // bounded by the service when the items were set
 	}
-	v := &view{Title: "Subscription " + s.ID, Section: "billing", Data: subscriptionData{Subscription: s, Total: total, Invoices: invs.Data, Timeline: tl}}
-	p.render(w, r, c, http.StatusOK, "subscription", v)
+	v.Title, v.Section = "Subscription "+s.ID, "billing"
+	v.Data = subscriptionData{Subscription: s, Total: total, Invoices: invs.Data, Timeline: tl,
+		CanAct: canBill(c) && s.Status != billing.Canceled, Keys: billingKeys("now", "period_end")}
+	p.render(w, r, c, status, "subscription", v)
 	return nil
 }
 
@@ -214,12 +226,19 @@ type invoiceData struct {
 	Rails    []billing.RailOption // the ways to pay the hosted page offers
 	Payable  bool                 // the hosted page offers to pay (open or uncollectible)
 	Timeline []timelineEntry
+	CanAct   bool              // the page offers the invoice's actions (test mode, approvers)
+	Keys     map[string]string // the action forms' keys
 }
 
 // invoicePage shows an invoice, its lines and timeline, and what its
 // customer sees on the hosted invoice page: the same branding, amount,
 // lines and ways to pay, with the page's link to share.
 func (p *Portal) invoicePage(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	return p.renderInvoice(w, r, c, http.StatusOK, &view{})
+}
+
+// renderInvoice renders an invoice's page with v's notice or error.
+func (p *Portal) renderInvoice(w http.ResponseWriter, r *http.Request, c *reqCtx, status int, v *view) error {
 	ctx := r.Context()
 	inv, err := p.billing().GetInvoice(ctx, c.principal(), r.PathValue("id"))
 	if err != nil {
@@ -238,9 +257,10 @@ func (p *Portal) invoicePage(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 	}
 	sortTimeline(tl)
 	d := invoiceData{Invoice: inv, Merchant: m.Name, Rails: billing.RailOptions(inv.Currency), Timeline: tl,
-		Payable: inv.Status == billing.Open || inv.Status == billing.Uncollectible}
-	v := &view{Title: "Invoice " + inv.ID, Section: "billing", Data: d}
-	p.render(w, r, c, http.StatusOK, "invoice", v)
+		Payable: inv.Status == billing.Open || inv.Status == billing.Uncollectible,
+		CanAct:  canBill(c), Keys: billingKeys("finalize", "pay", "void", "mark_uncollectible")}
+	v.Title, v.Section, v.Data = "Invoice "+inv.ID, "billing", d
+	p.render(w, r, c, status, "invoice", v)
 	return nil
 }
 

@@ -161,6 +161,7 @@ var docShots = map[string]bool{
 	"signed-in": true, "batch-uploaded": true, "batch-rows-1280": true, "deliveries-1280": true,
 	"compliance-queue": true, "dispute-evidence-form": true, "refund-requires-approval": true,
 	"portal-invoice": true, "capture-form": true, "live-mode": true,
+	"search-email": true, "test-clock-advanced": true, "invoice-actions": true,
 }
 
 func pad2(n int) string {

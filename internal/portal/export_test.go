@@ -8,3 +8,6 @@ func TOTPNow(secret string, at time.Time, offsetSteps int64) string {
 	c, _ := totpCode(secret, totpStepAt(at)+offsetSteps)
 	return c
 }
+
+// FormatMoney is the portal's one amount formatter.
+var FormatMoney = formatMoney

@@ -137,6 +137,7 @@ func (p *Portal) Register(mux *http.ServeMux) {
 	m.Handle("GET /portal/{mode}/audit", p.page(roleAdmin, p.auditPage))
 	m.Handle("GET /portal/{mode}/settings", p.page(roleViewer, p.settingsPage))
 	m.Handle("GET /portal/{mode}/go-live", p.page(roleViewer, p.goLivePage))
+	m.Handle("GET /portal/{mode}/search", p.page(roleViewer, p.searchPage))
 	m.Handle("POST /portal/{mode}/settings", p.page(roleAdmin, p.updateSettings))
 	m.Handle("POST /portal/{mode}/settings/changes/{id}/approve", p.page(roleAdmin, p.approveSettingsChange))
 	m.Handle("GET /portal/{mode}/account", p.page(roleViewer, p.accountPage))

@@ -187,48 +187,57 @@ func (p *Portal) capNav() []navItem {
 // notices are the fixed messages a redirect after a successful action can
 // ask for (?done=key); nothing from the URL is shown as such.
 var notices = map[string]string{
-	"logged_out":               "You are signed out.",
-	"key_revoked":              "The key was revoked. Requests with it now fail with 401.",
-	"user_created":             "The user was created. Give them their password through a safe channel.",
-	"user_disabled":            "The user was disabled and signed out.",
-	"totp_enabled":             "Two-factor authentication is on. You will be asked for a code at every sign-in.",
-	"totp_disabled":            "Two-factor authentication is off.",
-	"batch_created":            "The batch was created. Another user or key must approve it.",
-	"batch_approved":           "The batch was approved; its rows are being paid out.",
-	"batch_canceled":           "The batch was canceled.",
-	"payout_approved":          "The payout was approved.",
-	"refund_created":           "The refund was made.",
-	"payment_captured":         "The payment was captured; the rest of the authorisation was released.",
-	"payment_canceled":         "The payment was canceled.",
-	"refund_requires_approval": "The refund is over the approval threshold: another user or key must approve it. Its amount is held meanwhile.",
-	"refund_approved":          "The refund was approved and sent.",
-	"refund_canceled":          "The refund was canceled; its amount is available again.",
-	"evidence_saved":           "The evidence was saved. Submit it before the due date.",
-	"evidence_submitted":       "The evidence was submitted; the bank will decide.",
-	"dispute_closed":           "The dispute was closed: the loss is accepted and the amount stays withdrawn.",
-	"payout_retried":           "The payout is being retried.",
-	"payout_released":          "The payout was released from the compliance hold.",
-	"payout_rejected":          "The payout was rejected.",
-	"transfer_released":        "The transfer was released and settled.",
-	"transfer_rejected":        "The transfer was rejected.",
-	"terminal_registered":      "The terminal was registered. Activate it before taking payments.",
-	"terminal_activated":       "The terminal is active.",
-	"terminal_deregistered":    "The terminal was deregistered.",
-	"endpoint_created":         "The webhook endpoint was created.",
-	"endpoint_deleted":         "The webhook endpoint was deleted.",
-	"redelivered":              "The event was queued for delivery again.",
-	"endpoint_enabled":         "The webhook endpoint is enabled: its waiting deliveries are being sent.",
-	"max_rate_set":             "The endpoint's delivery rate limit was saved.",
-	"recovered":                "The endpoint's failed deliveries were queued for delivery again.",
-	"recovered_more":           "Failed deliveries were queued for delivery again; more remain: recover again once these are sent.",
-	"threshold_saved":          "The approval settings were saved.",
-	"settings_change_approved": "The change was approved and applies now.",
+	"logged_out":                         "You are signed out.",
+	"key_revoked":                        "The key was revoked. Requests with it now fail with 401.",
+	"user_created":                       "The user was created. Give them their password through a safe channel.",
+	"user_disabled":                      "The user was disabled and signed out.",
+	"totp_enabled":                       "Two-factor authentication is on. You will be asked for a code at every sign-in.",
+	"totp_disabled":                      "Two-factor authentication is off.",
+	"batch_created":                      "The batch was created. Another user or key must approve it.",
+	"batch_approved":                     "The batch was approved; its rows are being paid out.",
+	"batch_canceled":                     "The batch was canceled.",
+	"payout_approved":                    "The payout was approved.",
+	"refund_created":                     "The refund was made.",
+	"payment_captured":                   "The payment was captured; the rest of the authorisation was released.",
+	"payment_canceled":                   "The payment was canceled.",
+	"refund_requires_approval":           "The refund is over the approval threshold: another user or key must approve it. Its amount is held meanwhile.",
+	"refund_approved":                    "The refund was approved and sent.",
+	"refund_canceled":                    "The refund was canceled; its amount is available again.",
+	"evidence_saved":                     "The evidence was saved. Submit it before the due date.",
+	"evidence_submitted":                 "The evidence was submitted; the bank will decide.",
+	"dispute_closed":                     "The dispute was closed: the loss is accepted and the amount stays withdrawn.",
+	"payout_retried":                     "The payout is being retried.",
+	"payout_released":                    "The payout was released from the compliance hold.",
+	"payout_rejected":                    "The payout was rejected.",
+	"transfer_released":                  "The transfer was released and settled.",
+	"transfer_rejected":                  "The transfer was rejected.",
+	"terminal_registered":                "The terminal was registered. Activate it before taking payments.",
+	"terminal_activated":                 "The terminal is active.",
+	"terminal_deregistered":              "The terminal was deregistered.",
+	"endpoint_created":                   "The webhook endpoint was created.",
+	"endpoint_deleted":                   "The webhook endpoint was deleted.",
+	"redelivered":                        "The event was queued for delivery again.",
+	"endpoint_enabled":                   "The webhook endpoint is enabled: its waiting deliveries are being sent.",
+	"max_rate_set":                       "The endpoint's delivery rate limit was saved.",
+	"recovered":                          "The endpoint's failed deliveries were queued for delivery again.",
+	"recovered_more":                     "Failed deliveries were queued for delivery again; more remain: recover again once these are sent.",
+	"threshold_saved":                    "The approval settings were saved.",
+	"settings_change_approved":           "The change was approved and applies now.",
+	"clock_created":                      "The test clock was created. Attach customers to it (test_clock) through the API.",
+	"clock_advancing":                    "The test clock was moved forward: what fell due up to its new time is billed while its status is advancing; this page refreshes until it is ready.",
+	"subscription_canceled":              "The subscription was canceled. Its open invoices stay open, with no more automatic attempts.",
+	"subscription_cancels_at_period_end": "The subscription will end at the end of its current period.",
+	"invoice_finalized":                  "The invoice was finalized: it is open, and its customer page can be shared.",
+	"invoice_pay_started":                "The customer's default payment was charged; the invoice is paid once the payment succeeds.",
+	"invoice_voided":                     "The invoice was voided.",
+	"invoice_uncollectible":              "The invoice was marked uncollectible: no more automatic attempts; it can still be paid or voided.",
 }
 
 var funcs = template.FuncMap{
 	"money": formatMoney,
 	"when":  formatTime,
 	"whenp": formatTimePtr,
+	"unix":  func(sec int64) string { return formatTime(time.Unix(sec, 0)) },
 	"date":  formatDate,
 	"deref": func(s *string) string {
 		if s == nil {
@@ -288,12 +297,16 @@ func dict(kv ...any) map[string]any {
 	return m
 }
 
-// formatMoney shows minor units in major units with the currency's ISO 4217
-// exponent: DJF 1,500 or USD 12.34.
+// formatMoney is the portal's one amount format: the currency, then the
+// amount in major units with the currency's ISO 4217 exponent and a comma
+// every three digits: DJF 1,500, ETB 42.00, USD 1,234.56. A currency payd
+// does not know (none is accepted; an old row could hold one) shows its
+// minor units, said so: XXZ 1,500 (minor units).
 func formatMoney(minor int64, currency string) string {
 	exp, err := money.Exponent(currency)
-	if err != nil {
-		return strconv.FormatInt(minor, 10) + " " + currency
+	unknown := err != nil
+	if unknown {
+		exp = 0
 	}
 	neg := minor < 0
 	u := uint64(minor)
@@ -319,6 +332,9 @@ func formatMoney(minor int64, currency string) string {
 	sign := ""
 	if neg {
 		sign = "−"
+	}
+	if unknown {
+		return currency + " " + sign + b.String() + " (minor units)"
 	}
 	return currency + " " + sign + b.String() + frac
 }
