@@ -5,8 +5,10 @@
 // returns at once, leaves the context as it was and allocates nothing, so the
 // request path pays one atomic load per hook. Once on, payd makes spans for
 // HTTP requests it serves (named by route template, never the raw path),
-// for database statements and round trips, for calls to live providers and
-// for webhook delivery attempts, and carries W3C traceparent in and out.
+// for each request's database work (one span, however many statements),
+// for calls to live providers and for webhook delivery attempts (linked to
+// the request that emitted the event), and carries W3C traceparent in and
+// out.
 //
 // What never goes into a span: API keys, card data, PINs, OTPs, request or
 // response bodies, SQL bound values, URLs' paths and queries. Callers set
