@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -50,7 +51,8 @@ func traceOf(tp string) string {
 // follows one payment create through payd: the caller's traceparent is
 // honoured, the server span (named by route) has database spans below it in
 // the same trace, the live provider's request and the webhook delivery's
-// request carry traceparent, and no key, secret or body text is in any span.
+// request carry traceparent, the delivery's span links to the request that
+// emitted the event (nothing is stored with tracing off), and no key, secret or body text is in any span.
 func TestTracesFollowARequest(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
@@ -118,6 +120,39 @@ func TestTracesFollowARequest(t *testing.T) {
 		waitSpan(t, exp, func(s tracetest.SpanStub) bool {
 			return s.Name == "webhook delivery" && s.SpanContext.TraceID().String() == tid
 		})
+		// The create's events keep its trace context, and the delivery of
+		// payment_intent.created links to the create's server span: request
+		// → event → delivery.
+		piID, _ := create.Map(t)["id"].(string)
+		var stored string
+		if err := e.Main.DB.QueryRow(context.Background(), "SELECT trace_context FROM events WHERE object_id = ? AND type = 'payment_intent.created'", piID).Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if want := "00-" + callerTrace + "-" + server.SpanContext.SpanID().String() + "-01"; stored != want {
+			t.Fatalf("the event's stored trace context %q, want %q", stored, want)
+		}
+		waitSpan(t, exp, func(s tracetest.SpanStub) bool {
+			return s.Name == "webhook delivery" && s.SpanContext.TraceID().String() != callerTrace && len(s.Links) == 1 &&
+				s.Links[0].SpanContext.TraceID().String() == callerTrace && s.Links[0].SpanContext.SpanID() == server.SpanContext.SpanID()
+		})
+
+		// Tracing off: nothing is stored with the event.
+		off := tracing.Use(nil)
+		quiet := e.Do(apptest.Request{Method: "POST", Path: "/v1/payment_intents", Key: e.SK,
+			Headers: map[string]string{"Idempotency-Key": "trace-off-1", "Traceparent": "00-" + callerTrace + "-3333333333333333-01"},
+			Body:    map[string]any{"amount": 1500, "currency": "DJF", "provider": "bank_a", "customer_msisdn": "77123456"}})
+		off()
+		if quiet.Status != 201 {
+			t.Fatalf("create with tracing off: %d %s", quiet.Status, quiet.Body)
+		}
+		quietID, _ := quiet.Map(t)["id"].(string)
+		var kept, all int
+		if err := e.Main.DB.QueryRow(context.Background(), "SELECT COUNT(trace_context), COUNT(*) FROM events WHERE object_id = ?", quietID).Scan(&kept, &all); err != nil {
+			t.Fatal(err)
+		}
+		if all == 0 || kept != 0 {
+			t.Fatalf("tracing off: %d of %d events kept a trace context", kept, all)
+		}
 
 		// A live create: the provider's request carries the create's trace.
 		live := e.GoLive(&apptest.Sim{Server: &sim.Server{URL: front.URL}, T: t}, apptest.LiveConnection{}, "bank_a")

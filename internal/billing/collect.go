@@ -126,6 +126,12 @@ func (s *Service) attemptBatch(ctx context.Context, invs []*Invoice, customers m
 	for i, v := range invs {
 		in[i] = payments.NewIntent{Principal: principal(v.MerchantID, v.Livemode),
 			Params: attemptParams(v, customers[v.Customer], strconv.Itoa(v.AttemptCount))}
+		if v.TestClock != nil && v.attemptDue != nil {
+			// Made by the clock's advance: the intent and its events show
+			// the attempt's time on the clock.
+			at := v.attemptDue.UTC().Truncate(time.Second)
+			in[i].OnClock = &at
+		}
 	}
 	created, err := s.pay.CreateMany(ctx, in)
 	if err != nil {

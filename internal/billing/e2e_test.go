@@ -191,6 +191,9 @@ func testRealTimePush(t *testing.T, e *apptest.Env) {
 	}
 }
 
+// testClockAdvance: an advance bills each period on the clock, and what it
+// makes (invoices, payment intents, their events) shows the clock's time in
+// created_at.
 func testClockAdvance(t *testing.T, e *apptest.Env) {
 	start := time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC)
 	clk := post(t, e, "/v1/test_helpers/test_clocks", obj{"frozen_time": start.Unix(), "name": "year"}, 201)
@@ -221,6 +224,28 @@ func testClockAdvance(t *testing.T, e *apptest.Env) {
 		v := raw.(obj)
 		if v["status"] != "paid" || v["period_start"] != wantStarts[i] {
 			t.Errorf("invoice %d: %v %v", i, v["status"], v["period_start"])
+		}
+		if i == len(invs)-1 {
+			continue // the first invoice's attempt was made at creation
+		}
+		// The intent the advance made, and its events, carry the
+		// attempt's time on the clock, not the real time.
+		pi, _ := v["payment_intent"].(string)
+		intent := get(t, e, "/v1/payment_intents/"+pi)
+		if intent["created_at"] != v["paid_at"] || intent["created_at"] != wantStarts[i] {
+			t.Errorf("invoice %d's intent created_at %v, want the clock's %v (paid_at %v)", i, intent["created_at"], wantStarts[i], v["paid_at"])
+		}
+		evs := get(t, e, "/v1/events?related_object_id="+pi)["data"].([]any)
+		if len(evs) == 0 {
+			t.Errorf("no events of intent %s", pi)
+		}
+		for _, raw := range evs {
+			ev := raw.(obj)
+			data, _ := ev["data"].(obj)
+			object, _ := data["object"].(obj)
+			if ev["created_at"] != wantStarts[i] || object["created_at"] != wantStarts[i] {
+				t.Errorf("event %v of intent %s: created_at %v, its intent's %v, want the clock's %v", ev["type"], pi, ev["created_at"], object["created_at"], wantStarts[i])
+			}
 		}
 	}
 	s := get(t, e, "/v1/subscriptions/"+sub["id"].(string))

@@ -6,6 +6,7 @@ package events
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/timestamp"
+	"github.com/payd/payd/internal/tracing"
 )
 
 // Event is one recorded happening, as stored.
@@ -25,6 +27,15 @@ type Event struct {
 	ObjectID   string          `json:"-"`
 	Data       json.RawMessage `json:"-"` // the object as it was when the event happened
 	CreatedAt  time.Time       `json:"created_at"`
+	// RecordedAt is the real time the event was written: CreatedAt unless a
+	// test clock's advance made it. Time windows over events (retention,
+	// a stream's sweep) go by it.
+	RecordedAt time.Time `json:"-"`
+	// TraceParent is the W3C traceparent of the request that emitted the
+	// event, kept while tracing is on (and the request sampled) so that the
+	// spans of its webhook deliveries link to it; "" otherwise. Read only
+	// by ScanTraced.
+	TraceParent string `json:"-"`
 }
 
 // Envelope is the JSON form of an event that receivers get: both consumer
@@ -65,11 +76,17 @@ func Emit(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, t
 		return Event{}, fmt.Errorf("marshal %s for event %s: %w", objectType, typ, err)
 	}
 	ev := Event{ID: ids.New("evt_"), MerchantID: merchantID, Livemode: livemode, Type: typ,
-		ObjectType: objectType, ObjectID: objectID, Data: data, CreatedAt: tx.Now()}
+		ObjectType: objectType, ObjectID: objectID, Data: data, CreatedAt: tx.Now(), RecordedAt: tx.Now(), TraceParent: tracing.Traceparent(ctx)}
 	// The id is fresh: the insert fails only when the transaction does, so
 	// it goes to the database with the transaction's next statement.
-	if err := tx.ExecLater(ctx, `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ev.ID, merchantID, livemode, typ, objectType, objectID, string(data), store.Micros(ev.CreatedAt)); err != nil {
+	if ev.TraceParent == "" {
+		err = tx.ExecLater(ctx, `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ev.ID, merchantID, livemode, typ, objectType, objectID, string(data), store.Micros(ev.CreatedAt))
+	} else {
+		err = tx.ExecLater(ctx, `INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at, trace_context)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ev.ID, merchantID, livemode, typ, objectType, objectID, string(data), store.Micros(ev.CreatedAt), ev.TraceParent)
+	}
+	if err != nil {
 		return Event{}, err
 	}
 	if n := notifier; n != nil {
@@ -79,18 +96,50 @@ func Emit(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, t
 }
 
 // Columns is the column list Scan expects.
-const Columns = "id, merchant_id, livemode, type, object_type, object_id, data, created_at"
+const Columns = "id, merchant_id, livemode, type, object_type, object_id, data, created_at, clock_created_at"
+
+// createdAt is an event's created_at as shown: the test clock's time when a
+// clock's advance made it (clock_created_at), else the real time.
+func createdAt(created int64, onClock sql.NullInt64) time.Time {
+	if onClock.Valid {
+		return store.FromMicros(onClock.Int64)
+	}
+	return store.FromMicros(created)
+}
 
 // Scan reads one event row selected with Columns.
 func Scan(row interface{ Scan(...any) error }) (Event, error) {
 	var e Event
 	var data string
 	var created int64
-	if err := row.Scan(&e.ID, &e.MerchantID, &e.Livemode, &e.Type, &e.ObjectType, &e.ObjectID, &data, &created); err != nil {
+	var onClock sql.NullInt64
+	if err := row.Scan(&e.ID, &e.MerchantID, &e.Livemode, &e.Type, &e.ObjectType, &e.ObjectID, &data, &created, &onClock); err != nil {
 		return e, err
 	}
 	e.Data = json.RawMessage(data)
-	e.CreatedAt = store.FromMicros(created)
+	e.CreatedAt, e.RecordedAt = createdAt(created, onClock), store.FromMicros(created)
+	return e, nil
+}
+
+// TracedColumns is the column list ScanTraced expects.
+const TracedColumns = Columns + ", trace_context"
+
+// ScanTraced reads one event row selected with TracedColumns: Scan's, and
+// the traceparent of the request that emitted it.
+func ScanTraced(row interface{ Scan(...any) error }) (Event, error) {
+	var e Event
+	var data string
+	var created int64
+	var tp *string
+	var onClock sql.NullInt64
+	if err := row.Scan(&e.ID, &e.MerchantID, &e.Livemode, &e.Type, &e.ObjectType, &e.ObjectID, &data, &created, &onClock, &tp); err != nil {
+		return e, err
+	}
+	e.Data = json.RawMessage(data)
+	e.CreatedAt, e.RecordedAt = createdAt(created, onClock), store.FromMicros(created)
+	if tp != nil {
+		e.TraceParent = *tp
+	}
 	return e, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/events"
@@ -17,6 +18,10 @@ import (
 type NewIntent struct {
 	Principal auth.Principal
 	Params    CreateParams
+	// OnClock is the test clock's time the intent is made at, when a test
+	// clock's advance makes it (billing): its created_at, and its events',
+	// as shown. nil: the real time.
+	OnClock *time.Time
 }
 
 // Created is CreateMany's answer for one NewIntent: what Create would have
@@ -61,6 +66,7 @@ func (s *Service) CreateMany(ctx context.Context, in []NewIntent) ([]Created, er
 			out[i].Err = err
 			continue
 		}
+		r.clockCreatedAt = n.OnClock
 		if adapter.Remote() {
 			out[i].Intent, out[i].Err = s.createRemote(ctx, store.NoClaim, n.Principal, adapter, r)
 			continue
@@ -114,7 +120,7 @@ func (s *Service) CreateMany(ctx context.Context, in []NewIntent) ([]Created, er
 func (s *Service) effectsMany(ctx context.Context, tx *store.Tx, recs []*record, trans []transition, res func(int) providers.Result) error {
 	evs := make([]events.Pending, 0, 2*len(recs))
 	for _, r := range recs {
-		evs = append(evs, events.Pending{MerchantID: r.MerchantID, Livemode: r.Livemode, Type: EventCreated, ObjectType: "payment_intent", ObjectID: r.ID, Object: r.view()})
+		evs = append(evs, events.Pending{MerchantID: r.MerchantID, Livemode: r.Livemode, Type: EventCreated, ObjectType: "payment_intent", ObjectID: r.ID, Object: r.view(), OnClock: r.clockCreatedAt})
 	}
 	var credits []ledger.Transaction
 	views := make([]Intent, len(recs))
@@ -126,7 +132,7 @@ func (s *Service) effectsMany(ctx context.Context, tx *store.Tx, recs []*record,
 			}
 		}
 		if t.Event() != "" {
-			evs = append(evs, events.Pending{MerchantID: r.MerchantID, Livemode: r.Livemode, Type: t.Event(), ObjectType: "payment_intent", ObjectID: r.ID, Object: r.view()})
+			evs = append(evs, events.Pending{MerchantID: r.MerchantID, Livemode: r.Livemode, Type: t.Event(), ObjectType: "payment_intent", ObjectID: r.ID, Object: r.view(), OnClock: r.clockCreatedAt})
 		}
 		if t.To == RequiresAction && rs.PollAfter > 0 {
 			if err := s.schedulePoll(ctx, tx, r.ID, tx.Now().Add(rs.PollAfter)); err != nil {

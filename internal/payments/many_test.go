@@ -24,11 +24,11 @@ func TestCreateMany(t *testing.T) {
 		amt := func(n int64) *int64 { return &n }
 		str := func(s string) *string { return &s }
 		in := []payments.NewIntent{
-			{p, payments.CreateParams{AmountMinor: amt(1000), Currency: "DJF", Provider: "wallet_c", CustomerMSISDN: str("+25377123456"), Scenario: "success"}},
-			{p, payments.CreateParams{AmountMinor: amt(2000), Currency: "DJF", Provider: "bank_a", CustomerMSISDN: str("+25377123456")}},
-			{p, payments.CreateParams{AmountMinor: amt(3000), Currency: "DJF", Provider: "bank_a", CustomerMSISDN: str("+253000000009")}},
-			{p, payments.CreateParams{AmountMinor: amt(-5), Currency: "DJF", Provider: "bank_a", CustomerMSISDN: str("+25377123456")}},
-			{p, payments.CreateParams{AmountMinor: amt(4000), Currency: "DJF", Provider: "wallet_c", CustomerMSISDN: str("+25377123458"), Scenario: "success"}},
+			{Principal: p, Params: payments.CreateParams{AmountMinor: amt(1000), Currency: "DJF", Provider: "wallet_c", CustomerMSISDN: str("+25377123456"), Scenario: "success"}},
+			{Principal: p, Params: payments.CreateParams{AmountMinor: amt(2000), Currency: "DJF", Provider: "bank_a", CustomerMSISDN: str("+25377123456")}},
+			{Principal: p, Params: payments.CreateParams{AmountMinor: amt(3000), Currency: "DJF", Provider: "bank_a", CustomerMSISDN: str("+253000000009")}},
+			{Principal: p, Params: payments.CreateParams{AmountMinor: amt(-5), Currency: "DJF", Provider: "bank_a", CustomerMSISDN: str("+25377123456")}},
+			{Principal: p, Params: payments.CreateParams{AmountMinor: amt(4000), Currency: "DJF", Provider: "wallet_c", CustomerMSISDN: str("+25377123458"), Scenario: "success"}},
 		}
 		out, err := e.Main.PaymentIntents().CreateMany(ctx, in)
 		if err != nil {

@@ -27,6 +27,10 @@ type record struct {
 	version       int64
 	updatedAt     time.Time
 	idemKey       string // card-present intents: the terminal request's Idempotency-Key
+	// clockCreatedAt is the test clock's time the intent was made at (an
+	// intent a test clock's advance makes, for billing): shown as its
+	// created_at. CreatedAt stays the real time (expiry, lists, retention).
+	clockCreatedAt *time.Time
 }
 
 // rail is the sandbox rail of the intent: the card gateway for card payments.
@@ -64,6 +68,9 @@ func (r *record) view() Intent {
 	in.CaptureMethod = captureMethodOf(r)
 	in.Refunded = in.AmountCapturedMinor > 0 && in.AmountRefundedMinor >= in.AmountCapturedMinor
 	in.CreatedAt = in.CreatedAt.Truncate(time.Second)
+	if r.clockCreatedAt != nil {
+		in.CreatedAt = r.clockCreatedAt.UTC().Truncate(time.Second)
+	}
 	if in.SucceededAt != nil {
 		t := in.SucceededAt.Truncate(time.Second)
 		in.SucceededAt = &t
@@ -94,19 +101,19 @@ func hashToken(token string) string {
 const columns = `id, merchant_id, livemode, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider, flow,
 	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
 	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at,
-	cancellation_reason, capture_method, amount_capturable_minor, disputed, invoice_id`
+	cancellation_reason, capture_method, amount_capturable_minor, disputed, invoice_id, clock_created_at`
 
 func scan(row interface{ Scan(...any) error }) (*record, error) {
 	var r record
 	var msisdn, desc, retURL, next, lastErr, details, tokenHash, invoice sql.NullString
 	var metadata string
 	var created, updated int64
-	var succeeded, canceled sql.NullInt64
+	var succeeded, canceled, onClock sql.NullInt64
 	var reason sql.NullString
 	err := row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
 		&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
 		&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled,
-		&reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &invoice)
+		&reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &invoice, &onClock)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +146,7 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 	r.updatedAt = store.FromMicros(updated)
 	r.SucceededAt = store.NullMicros(succeeded)
 	r.CanceledAt = store.NullMicros(canceled)
+	r.clockCreatedAt = store.NullMicros(onClock)
 	return &r, nil
 }
 
@@ -190,16 +198,16 @@ func insertWith(exec func(ctx context.Context, q string, args ...any) error, ctx
 const insertIntents = `INSERT INTO payment_intents (id, merchant_id, livemode, amount_minor, currency, provider, flow,
 		customer_msisdn, description, metadata, return_url, idempotency_key, invoice_id, created_at,
 		status, amount_captured_minor, next_action, last_error, payment_method_details, scenario, page_step, page_token_hash, provider_ref,
-		updated_at, succeeded_at, canceled_at, cancellation_reason, amount_capturable_minor, capture_method, version) VALUES `
+		updated_at, succeeded_at, canceled_at, cancellation_reason, amount_capturable_minor, capture_method, clock_created_at, version) VALUES `
 
-const insertIntentRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+const insertIntentRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 
 // insertArgs are a new intent's values for insertIntentRow.
 func insertArgs(r *record) []any {
 	md, _ := json.Marshal(r.Metadata)
 	args := []any{r.ID, r.MerchantID, r.Livemode, r.AmountMinor, r.Currency, r.Provider, string(r.flow),
 		r.CustomerMSISDN, r.Description, string(md), r.ReturnURL, nullable(r.idemKey, ""), nullable(r.InvoiceID, ""), store.Micros(r.CreatedAt)}
-	return append(append(args, r.mutable()...), captureMethodOf(r))
+	return append(append(args, r.mutable()...), captureMethodOf(r), store.MicrosPtr(r.clockCreatedAt))
 }
 
 // captureMethodOf is the stored capture method: automatic unless manual.

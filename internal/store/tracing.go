@@ -9,10 +9,10 @@ import (
 	"github.com/payd/payd/internal/tracing"
 )
 
-// Database spans (internal/tracing): one per round trip to PostgreSQL (a
-// statement, or a pipelined batch with its statement count) and one per
-// statement on SQLite, each a child of the span of the request or job that
-// ran it. Only the statement's first keyword is recorded, never its text or
+// Database spans (internal/tracing): every round trip to PostgreSQL (a
+// statement, or a pipelined batch with its statement count) and every
+// statement on SQLite is counted into its request's one database span, or,
+// under another span (a job's), is a child span of its own. Only the statement's first keyword is recorded, never its text or
 // its bound values. While tracing is off these hooks cost one atomic load.
 
 // tracedRoundTrips adds spans to the round trips roundTrips counts.

@@ -5,8 +5,10 @@
 // returns at once, leaves the context as it was and allocates nothing, so the
 // request path pays one atomic load per hook. Once on, payd makes spans for
 // HTTP requests it serves (named by route template, never the raw path),
-// for database statements and round trips, for calls to live providers and
-// for webhook delivery attempts, and carries W3C traceparent in and out.
+// for each request's database work (one span, however many statements),
+// for calls to live providers and for webhook delivery attempts (linked to
+// the request that emitted the event), and carries W3C traceparent in and
+// out.
 //
 // What never goes into a span: API keys, card data, PINs, OTPs, request or
 // response bodies, SQL bound values, URLs' paths and queries. Callers set
@@ -19,7 +21,9 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -55,7 +59,10 @@ func Use(tp trace.TracerProvider) (restore func()) {
 
 // Span is one span, or nothing while tracing is off: every method of the
 // zero Span does nothing.
-type Span struct{ s trace.Span }
+type Span struct {
+	s trace.Span
+	w *dbWork // a server span's database work (StartServer), else nil
+}
 
 // Recording reports whether s is a real span (tracing on, sampled).
 func (s Span) Recording() bool { return s.s != nil && s.s.IsRecording() }
@@ -135,7 +142,7 @@ func start(ctx context.Context, name string, kind trace.SpanKind) (context.Conte
 		return ctx, Span{}
 	}
 	ctx, sp := st.tracer.Start(ctx, name, trace.WithSpanKind(kind))
-	return ctx, Span{sp}
+	return ctx, Span{s: sp}
 }
 
 // Inject writes ctx's span context into h as a W3C traceparent (and
@@ -159,7 +166,11 @@ func StartServer(ctx context.Context, r *http.Request) (context.Context, Span) {
 	ctx = st.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	ctx, sp := st.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.String("http.request.method", r.Method)))
-	return ctx, Span{sp}
+	if !sp.IsRecording() {
+		return ctx, Span{s: sp}
+	}
+	w := &dbWork{}
+	return context.WithValue(ctx, dbWorkKey{}, w), Span{s: sp, w: w}
 }
 
 // EndServer names the server span by its route template (pattern, as
@@ -183,6 +194,9 @@ func (s Span) EndServer(method, pattern string, status int) {
 	if status >= 500 {
 		s.s.SetStatus(codes.Error, http.StatusText(status))
 	}
+	if s.w != nil {
+		s.w.end(s.s)
+	}
 	s.s.End()
 }
 
@@ -190,16 +204,107 @@ func (s Span) EndServer(method, pattern string, status int) {
 // statement runs under.
 type dbSpanKey struct{}
 
+// dbWorkKey holds the *dbWork of the request whose span StartServer began.
+type dbWorkKey struct{}
+
+// dbWork is a request's database work, told as one span rather than one per
+// statement (which cost more than the statements themselves on SQLite): it
+// spans from the start of the request's first statement to the end of its
+// last, as a child of the server span, with the statement and round-trip
+// counts as attributes. EndServer makes it.
+type dbWork struct {
+	mu         sync.Mutex
+	done       bool
+	system     string
+	op         string // every statement's operation while they share one, else ""
+	first      time.Time
+	last       time.Time
+	roundTrips int
+	statements int
+	failed     bool
+}
+
+// add counts one round trip of statements beginning now.
+func (w *dbWork) add(system, op string, statements int) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	if w.roundTrips == 0 {
+		w.system, w.op, w.first = system, op, now
+	} else if w.op != op {
+		w.op = ""
+	}
+	w.roundTrips++
+	w.statements += statements
+}
+
+// finish records the end of a round trip.
+func (w *dbWork) finish(err error) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	w.last = now
+	if err != nil && !errors.Is(err, context.Canceled) {
+		w.failed = true
+	}
+}
+
+// end makes the database span below parent, if the request made any
+// statement; statements after it are not counted.
+func (w *dbWork) end(parent trace.Span) {
+	w.mu.Lock()
+	w.done = true
+	n, rt, op, system, first, last, failed := w.statements, w.roundTrips, w.op, w.system, w.first, w.last, w.failed
+	w.mu.Unlock()
+	st := active.Load()
+	if n == 0 || st == nil {
+		return
+	}
+	if last.Before(first) {
+		last = first
+	}
+	name := op // every statement's operation, else the system
+	if name == "" {
+		name = system
+	}
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, attribute.String("db.system.name", system), attribute.Int("payd.db.statements", n),
+		attribute.Int("payd.db.round_trips", rt))
+	if op != "" {
+		attrs = append(attrs, attribute.String("db.operation.name", op))
+	}
+	_, sp := st.tracer.Start(trace.ContextWithSpan(context.Background(), parent), name,
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(first), trace.WithAttributes(attrs...))
+	if failed {
+		sp.SetStatus(codes.Error, "statement failed")
+	}
+	sp.End(trace.WithTimestamp(last))
+}
+
 // StartDB begins the span of a database statement or round trip: system is
 // "sqlite" or "postgresql", sql the statement (only its first keyword is
 // kept: never its text, whose bound values are not in it but whose shape
 // is not the operator's business either), statements how many the round
-// trip carries (a pipelined batch). EndDB ends it.
+// trip carries (a pipelined batch). EndDB ends it. Under a request's span
+// the statement is counted into the request's one database span instead.
 func StartDB(ctx context.Context, system, sql string, statements int) context.Context {
 	st := active.Load()
-	if st == nil || !trace.SpanFromContext(ctx).SpanContext().IsValid() {
-		// Off, or a statement outside any trace (a background loop's poll):
-		// a root span per poll would only be noise.
+	if st == nil {
+		return ctx
+	}
+	if w, ok := ctx.Value(dbWorkKey{}).(*dbWork); ok {
+		w.add(system, Operation(sql), statements)
+		return ctx
+	}
+	if !trace.SpanFromContext(ctx).SpanContext().IsValid() {
+		// A statement outside any trace (a background loop's poll): a
+		// root span per poll would only be noise.
 		return ctx
 	}
 	op := Operation(sql)
@@ -220,6 +325,10 @@ func StartDB(ctx context.Context, system, sql string, statements int) context.Co
 // a value).
 func EndDB(ctx context.Context, err error) {
 	if active.Load() == nil {
+		return
+	}
+	if w, ok := ctx.Value(dbWorkKey{}).(*dbWork); ok {
+		w.finish(err)
 		return
 	}
 	sp, ok := ctx.Value(dbSpanKey{}).(trace.Span)
@@ -252,3 +361,40 @@ func Operation(sql string) string {
 
 var operations = []string{"SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "BEGIN", "COMMIT", "ROLLBACK",
 	"SAVEPOINT", "RELEASE", "PRAGMA", "CREATE", "ALTER", "DROP", "SET", "EXPLAIN", "ANALYZE", "VACUUM", "LOCK"}
+
+// Traceparent is the W3C traceparent of ctx's span, for storing with what a
+// request makes (an event) so that later work can link to it: "" while
+// tracing is off, outside a trace, or when the span is not sampled (a link
+// to a span nobody keeps leads nowhere).
+func Traceparent(ctx context.Context) string {
+	if active.Load() == nil {
+		return ""
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() || !sc.IsSampled() {
+		return ""
+	}
+	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+}
+
+// StartClientLinked is StartClient for work caused by an earlier request
+// whose traceparent was stored (Traceparent): the span is the root of a
+// trace of its own, with a link to that request's span. A malformed or
+// empty traceparent makes no link.
+func StartClientLinked(ctx context.Context, name, traceparent string) (context.Context, Span) {
+	st := active.Load()
+	if st == nil {
+		return ctx, Span{}
+	}
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	if traceparent != "" {
+		from := trace.SpanContextFromContext(st.prop.Extract(context.Background(),
+			propagation.MapCarrier{"traceparent": traceparent}))
+		if from.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: from,
+				Attributes: []attribute.KeyValue{attribute.String("payd.link", "emitting_request")}}))
+		}
+	}
+	ctx, sp := st.tracer.Start(ctx, name, opts...)
+	return ctx, Span{s: sp}
+}

@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -125,6 +126,108 @@ func TestDBSpansOnlyInsideATrace(t *testing.T) {
 		if strings.Contains(kv.Value.Emit(), "pi_literal") || strings.Contains(kv.Value.Emit(), "payment_intents") {
 			t.Fatalf("statement text in %s", kv.Key)
 		}
+	}
+}
+
+// TestRequestDBWorkIsOneSpan: the statements a request makes are told as
+// one database span below its server span, from the first statement's
+// start to the last's end, with their counts; a failed statement fails it.
+func TestRequestDBWorkIsOneSpan(t *testing.T) {
+	exp := inMemory(t)
+	r := httptest.NewRequest("POST", "/v1/payment_intents", nil)
+	ctx, sp := tracing.StartServer(context.Background(), r)
+	for _, q := range []string{"INSERT INTO a VALUES (1)", "INSERT INTO b VALUES (2)", "insert into c values (3)"} {
+		tracing.EndDB(tracing.StartDB(ctx, "sqlite", q, 1), nil)
+	}
+	sp.EndServer("POST", "POST /v1/payment_intents", 201)
+	ctx2, sp2 := tracing.StartServer(context.Background(), r)
+	tracing.EndDB(tracing.StartDB(ctx2, "postgresql", "SELECT 1", 1), nil)
+	tracing.EndDB(tracing.StartDB(ctx2, "postgresql", "BEGIN; UPDATE x SET y = 'literal'", 4), errors.New("boom 'literal'"))
+	sp2.EndServer("POST", "POST /v1/payment_intents", 500)
+	_, sp3 := tracing.StartServer(context.Background(), r)
+	sp3.EndServer("GET", "GET /healthz", 200) // no statement: no database span
+
+	spans := exp.GetSpans()
+	if len(spans) != 5 {
+		t.Fatalf("%d spans, want 3 server spans and 2 database spans: %v", len(spans), spans)
+	}
+	var db []tracetest.SpanStub
+	servers := map[trace.SpanID]bool{}
+	for _, s := range spans {
+		if s.SpanKind == trace.SpanKindServer {
+			servers[s.SpanContext.SpanID()] = true
+		} else {
+			db = append(db, s)
+		}
+	}
+	attrs := func(s tracetest.SpanStub) map[string]string {
+		m := map[string]string{}
+		for _, kv := range s.Attributes {
+			m[string(kv.Key)] = kv.Value.Emit()
+		}
+		return m
+	}
+	first, second := db[0], db[1]
+	if first.Name != "INSERT" || !servers[first.Parent.SpanID()] || first.SpanKind != trace.SpanKindClient {
+		t.Fatalf("first request's database span %q (parent %v)", first.Name, first.Parent.SpanID())
+	}
+	if a := attrs(first); a["db.system.name"] != "sqlite" || a["payd.db.statements"] != "3" || a["payd.db.round_trips"] != "3" || a["db.operation.name"] != "INSERT" {
+		t.Fatalf("first database span's attributes %v", a)
+	}
+	if first.EndTime.Before(first.StartTime) {
+		t.Fatalf("database span ends %v before it starts %v", first.EndTime, first.StartTime)
+	}
+	if a := attrs(second); second.Name != "postgresql" || a["payd.db.statements"] != "5" || a["payd.db.round_trips"] != "2" || a["db.operation.name"] != "" {
+		t.Fatalf("second database span %q %v", second.Name, a)
+	}
+	if second.Status.Description != "statement failed" {
+		t.Fatalf("a failed statement left the span's status %v", second.Status)
+	}
+	for _, s := range db {
+		for _, kv := range s.Attributes {
+			if strings.Contains(kv.Value.Emit(), "literal") {
+				t.Fatalf("statement text or error in %s", kv.Key)
+			}
+		}
+	}
+}
+
+// TestDeliveryLinksToTheEmittingRequest: Traceparent gives the sampled
+// span's context, and a span started with it links to that span without
+// joining its trace; off, there is nothing to store.
+func TestDeliveryLinksToTheEmittingRequest(t *testing.T) {
+	restore := tracing.Use(nil)
+	if tp := tracing.Traceparent(context.Background()); tp != "" {
+		t.Fatalf("tracing off: traceparent %q", tp)
+	}
+	restore()
+	exp := inMemory(t)
+	if tp := tracing.Traceparent(context.Background()); tp != "" {
+		t.Fatalf("outside a trace: traceparent %q", tp)
+	}
+	r := httptest.NewRequest("POST", "/v1/payment_intents", nil)
+	ctx, sp := tracing.StartServer(context.Background(), r)
+	stored := tracing.Traceparent(ctx)
+	sp.EndServer("POST", "POST /v1/payment_intents", 201)
+	_, dsp := tracing.StartClientLinked(context.Background(), "webhook delivery", stored)
+	dsp.End()
+	_, bad := tracing.StartClientLinked(context.Background(), "webhook delivery", "00-garbage")
+	bad.End()
+	spans := exp.GetSpans()
+	server, delivery, unlinked := spans[0], spans[1], spans[2]
+	want := "00-" + server.SpanContext.TraceID().String() + "-" + server.SpanContext.SpanID().String() + "-01"
+	if stored != want {
+		t.Fatalf("stored traceparent %q, want %q", stored, want)
+	}
+	if delivery.SpanContext.TraceID() == server.SpanContext.TraceID() || delivery.Parent.IsValid() {
+		t.Fatal("the delivery joined the request's trace instead of linking to it")
+	}
+	if len(delivery.Links) != 1 || delivery.Links[0].SpanContext.SpanID() != server.SpanContext.SpanID() ||
+		delivery.Links[0].SpanContext.TraceID() != server.SpanContext.TraceID() {
+		t.Fatalf("delivery links %v, want the request's span", delivery.Links)
+	}
+	if len(unlinked.Links) != 0 {
+		t.Fatalf("a malformed traceparent made links %v", unlinked.Links)
 	}
 }
 

@@ -242,12 +242,12 @@ func (s *Service) load(ctx context.Context, tx *store.Tx, out []claimed, eventID
 		args = append(args, id)
 	}
 	ph, in := store.PaddedIn(args)
-	rows, err := tx.Query(ctx, "SELECT "+events.Columns+" FROM events WHERE id IN ("+ph+")", in...)
+	rows, err := tx.Query(ctx, "SELECT "+events.TracedColumns+" FROM events WHERE id IN ("+ph+")", in...)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
-		ev, err := events.Scan(rows)
+		ev, err := events.ScanTraced(rows)
 		if err != nil {
 			rows.Close()
 			return err
@@ -352,10 +352,11 @@ func (s *Service) send(ctx context.Context, c claimed) outcome {
 	if err != nil {
 		return outcome{at: time.Now(), err: "payd could not encode the event; not sent", final: true}
 	}
-	// One span per attempt, the root of a trace of its own: the event's
-	// creating request is not linked (its trace context is not stored with
-	// the event); the event and delivery ids tie them together.
-	ctx, span := tracing.StartClient(ctx, "webhook delivery")
+	// One span per attempt, the root of a trace of its own (an attempt may
+	// come hours after the request, and retries are many), with a span link
+	// to the request that emitted the event when its trace context was
+	// stored with the event (tracing on, request sampled).
+	ctx, span := tracing.StartClientLinked(ctx, "webhook delivery", c.event.TraceParent)
 	defer span.End()
 	if span.Recording() {
 		span.SetString("payd.webhook.delivery_id", c.id)

@@ -153,8 +153,8 @@ func (s *Service) Stream(ctx context.Context, o Owner, p StreamParams, sink Stre
 			}
 			return err
 		}
-		st.lastID, st.low = ev.ID, ev.CreatedAt
-		st.sent[ev.ID] = ev.CreatedAt
+		st.lastID, st.low = ev.ID, ev.RecordedAt
+		st.sent[ev.ID] = ev.RecordedAt
 	} else {
 		var maxID sql.NullString
 		if err := s.db.QueryRow(ctx, "SELECT MAX(id) FROM events WHERE merchant_id = ? AND livemode = ?", o.MerchantID, o.Livemode).Scan(&maxID); err != nil {
@@ -260,7 +260,7 @@ func (st *streamState) next(ctx context.Context, sink StreamSink, sweep bool) (i
 		if err := sink.Event(ev); err != nil {
 			return n, err
 		}
-		st.sent[ev.ID] = ev.CreatedAt
+		st.sent[ev.ID] = ev.RecordedAt
 		if ev.ID > st.lastID {
 			st.lastID = ev.ID
 		}
