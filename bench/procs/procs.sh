@@ -13,6 +13,7 @@
 # event delivered more than once to the endpoint, any intent expired twice (two payment_intent.canceled events) and
 # any subscription invoiced twice for one period (all must be 0). PAYD_BIN=path runs that binary.
 # Prints one line per step: processes, clients, pairs/s (sum over the processes), the worst process's pair p99,
+# the payd processes' CPU time per pair during the load (summed over them; steadier than pairs/s on a loaded machine),
 # duplicate events, duplicate deliveries, deliveries still pending, intents expired (of EXPIRING) and expired twice,
 # invoices (of 2 x SUBS) and periods invoiced twice.
 set -euo pipefail
@@ -44,7 +45,10 @@ api() { curl -sf -X "$1" "http://127.0.0.1:${ports[0]}$2" -H "Authorization: Bea
   -H "Idempotency-Key: procs-$RANDOM$RANDOM" ${3:+-d "$3"}; }
 field() { sed "s/.*\"$1\":\"\{0,1\}\([^\",]*\).*/\1/"; }
 echo "uptime: $(uptime)"
-printf '%-9s %-7s %-9s %-12s %-10s %-14s %-8s %-8s %-12s %-9s %s\n' processes clients pairs/s worst_p99_ms dup_events \
+tick=$(getconf CLK_TCK)
+# cpu_of PIDS...: their CPU time (user + system) so far, in seconds.
+cpu_of() { for p in "$@"; do cat "/proc/$p/stat"; done | awk -v t="$tick" '{s += $14 + $15} END{printf "%.2f", s / t}'; }
+printf '%-9s %-7s %-9s %-12s %-12s %-10s %-14s %-8s %-8s %-12s %-9s %s\n' processes clients pairs/s worst_p99_ms cpu_us/pair dup_events \
   dup_deliveries pending expired dup_expiry invoices dup_billing
 for n in ${procs//,/ }; do
   for c in ${clients//,/ }; do
@@ -73,13 +77,14 @@ for n in ${procs//,/ }; do
       cus=$(api POST /v1/customers "{\"name\":\"Sub $i\",\"test_clock\":\"$clock\",\"default_payment\":{\"provider\":\"wallet_c\",\"customer_msisdn\":\"+25377123456\"}}" | field id)
       api POST /v1/subscriptions "{\"customer\":\"$cus\",\"currency\":\"DJF\",\"interval\":\"month\",\"items\":[{\"description\":\"Fibre\",\"amount_minor\":1500}]}" >/dev/null
     done
-    wpids=()
+    wpids=(); cpu0=$(cpu_of "${pids[@]}")
     for i in $(seq 0 $((n - 1))); do
       share=$(( c / n + (i < c % n ? 1 : 0) ))
       wrk -t1 -c"$share" -d"${T}s" -s "$root/bench/wrk/payments.lua" "http://127.0.0.1:${ports[$i]}" -- "$sk" "p$$-$n-$c-$i" 2 pairs \
         >"$dir/wrk$i.out" 2>&1 & wpids+=($!)
     done
     wait "${wpids[@]}"
+    cpu1=$(cpu_of "${pids[@]}")
     rate=$(cat "$dir"/wrk*.out | awk '/^pairs /{s += $4} END{printf "%d", s}')
     p99=$(cat "$dir"/wrk*.out | awk '/^pairs /{if ($8 > m) m = $8} END{printf "%.1f", m}')
     wrong=$(cat "$dir"/wrk*.out | awk '/^wrong answers:/{s += $3} END{print s + 0}')
@@ -103,7 +108,9 @@ for n in ${procs//,/ }; do
     dupexp=$(psq "SELECT count(*) FROM (SELECT object_id FROM events WHERE type = 'payment_intent.canceled' GROUP BY object_id HAVING count(*) > 1) d")
     invoices=$(psq "SELECT count(*) FROM invoices")
     dupbill=$(psq "SELECT count(*) FROM (SELECT subscription_id, period_start FROM invoices GROUP BY 1, 2 HAVING count(*) > 1) d")
-    printf '%-9s %-7s %-9s %-12s %-10s %-14s %-8s %-8s %-12s %-9s %s\n' "$n" "$c" "$rate" "$p99" "$dupev" "$dupdel" "$pending" \
+    pairs=$(cat "$dir"/wrk*.out | awk '/^pairs /{s += $2} END{print s + 0}')
+    cpp=$(awk -v a="$cpu0" -v b="$cpu1" -v n="$pairs" 'BEGIN{printf "%d", n ? (b - a) / n * 1e6 : 0}')
+    printf '%-9s %-7s %-9s %-12s %-12s %-10s %-14s %-8s %-8s %-12s %-9s %s\n' "$n" "$c" "$rate" "$p99" "$cpp" "$dupev" "$dupdel" "$pending" \
       "$expired/$EXPIRING" "$dupexp" "$invoices/$((2 * SUBS))" "$dupbill"
     [ "$wrong" = 0 ] || { echo "wrong answers: $wrong"; cat "$dir"/wrk*.out; }
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
