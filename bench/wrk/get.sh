@@ -4,7 +4,9 @@
 # (GET /v1/payment_intents/{id}) with the merchant's secret key, so each one
 # passes the key check, the access log, the metrics and one read by primary
 # key. `balance` reads GET /v1/balance instead. Prints wrk's summary and the
-# count of answers other than 200 (which must be 0).
+# count of answers other than 200 (which must be 0), and payd's own CPU time
+# per request (process_cpu_seconds_total before and after), which other work
+# on a shared machine disturbs far less than the rate.
 #   bench/wrk/get.sh [sqlite|postgres] [CLIENTS=16] [SECONDS=10] [intent|balance]
 # postgres uses the server on 127.0.0.1:5432 with a fresh database.
 set -euo pipefail
@@ -18,4 +20,10 @@ if [ "$what" = intent ]; then
     sed 's/^{"id":"\([^"]*\)".*/\1/')
   path=/v1/payment_intents/$id
 fi
-wrk -t2 -c"$C" -d"${T}s" -s "$root/bench/wrk/get.lua" "http://127.0.0.1:$port" -- "$key" "$path"
+cpu() { curl -sf "http://127.0.0.1:$port/metrics" | awk '/^process_cpu_seconds_total /{print $2}'; }
+c0=$(cpu)
+out=$(wrk -t2 -c"$C" -d"${T}s" -s "$root/bench/wrk/get.lua" "http://127.0.0.1:$port" -- "$key" "$path")
+c1=$(cpu)
+echo "$out"
+n=$(echo "$out" | awk '/requests in/{print $1}')
+awk -v a="$c0" -v b="$c1" -v n="$n" 'BEGIN{printf "payd CPU per request: %.0f us (%.2f s for %d requests)\n", (b - a) / n * 1e6, b - a, n}'

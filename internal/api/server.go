@@ -213,7 +213,8 @@ func (s *Server) outer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		reqID := ids.New("req_")
-		log := s.cfg.Logger.With("request_id", reqID)
+		// Formatted only if something logs it: at log level warn most requests log nothing.
+		log := httpx.LazyWith(s.cfg.Logger, slog.String("request_id", reqID))
 		// The request's span (tracing off: none, and ctx unchanged).
 		ctx, span := tracing.StartServer(r.Context(), r)
 		if span.Recording() {
@@ -240,10 +241,17 @@ func (s *Server) outer(next http.Handler) http.Handler {
 			// A client may put a secret in the path (a key, a card number):
 			// neither the access log nor the request log keeps it.
 			path := requestlog.RedactPath(r.URL.Path)
-			attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", path), slog.String("route", route),
-				slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Float64("duration_ms", float64(d.Microseconds())/1000)}
+			// The access log's attributes are built only when it is written.
+			logged := log.Enabled(r.Context(), slog.LevelInfo)
+			var attrs []slog.Attr
+			if logged {
+				attrs = []slog.Attr{slog.String("method", r.Method), slog.String("path", path), slog.String("route", route),
+					slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Float64("duration_ms", float64(d.Microseconds())/1000)}
+			}
 			if pr, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok && pr.ID != "" {
-				attrs = append(attrs, slog.String("merchant_id", pr.MerchantID), slog.String("principal_id", pr.ID), slog.Bool("livemode", pr.Livemode))
+				if logged {
+					attrs = append(attrs, slog.String("merchant_id", pr.MerchantID), slog.String("principal_id", pr.ID), slog.Bool("livemode", pr.Livemode))
+				}
 				span.SetString("payd.merchant_id", pr.MerchantID)
 				span.SetBool("payd.livemode", pr.Livemode)
 				// Reading the request log is not itself logged, so that
@@ -253,7 +261,9 @@ func (s *Server) outer(next http.Handler) http.Handler {
 						Method: r.Method, Path: path, Status: rec.status, RequestID: reqID, Latency: d, At: start.UTC()})
 				}
 			}
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			if logged {
+				log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			}
 			span.EndServer(r.Method, r.Pattern, rec.status)
 		}()
 		// Inner middleware fills this slot so the access log can name the principal.

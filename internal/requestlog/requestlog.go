@@ -6,7 +6,9 @@
 // bounded in-memory buffer: it never touches the database, so a request's own
 // transaction and commit are exactly what they would be without the log. A
 // background flusher (Run) writes what has arrived in one transaction per
-// batch and prunes each merchant's and mode's rows to the newest Keep; rows
+// batch and prunes each merchant's and mode's rows to the newest Keep (every
+// Interval, and at once whenever a full batch has queued, so a burst does not
+// fill the buffer between two ticks); rows
 // past their age go by the retention job (internal/retention, the
 // PAYD_RETENTION_REQUEST_LOGS horizon), in bounded batches shared by every
 // process, not by each flusher. When the buffer is full (the database cannot keep up) new entries
@@ -87,6 +89,7 @@ type Log struct {
 	keep     int
 	interval time.Duration
 	in       chan Entry
+	full     chan struct{} // a full batch has queued: flush without waiting for the tick
 
 	flushMu  sync.Mutex // one flush at a time (Run's, or a test's Flush)
 	dropped  atomic.Int64
@@ -105,7 +108,7 @@ func New(db *store.DB, cfg Config) *Log {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
-	l := &Log{db: db, keep: cfg.Keep, interval: cfg.Interval, in: make(chan Entry, cfg.Buffer),
+	l := &Log{db: db, keep: cfg.Keep, interval: cfg.Interval, in: make(chan Entry, cfg.Buffer), full: make(chan struct{}, 1),
 		droppedC: prometheus.NewCounter(prometheus.CounterOpts{Name: "payd_request_logs_dropped_total",
 			Help: "API requests not kept in the request log because its buffer was full."}),
 		written: prometheus.NewCounter(prometheus.CounterOpts{Name: "payd_request_logs_written_total",
@@ -122,6 +125,12 @@ func New(db *store.DB, cfg Config) *Log {
 func (l *Log) Record(e Entry) {
 	select {
 	case l.in <- e:
+		if len(l.in) >= maxBatch {
+			select {
+			case l.full <- struct{}{}:
+			default: // already signalled
+			}
+		}
 	default:
 		l.dropped.Add(1)
 		l.droppedC.Inc()
@@ -131,8 +140,12 @@ func (l *Log) Record(e Entry) {
 // Dropped is how many entries Record has dropped.
 func (l *Log) Dropped() int64 { return l.dropped.Load() }
 
-// Run flushes every interval until ctx ends, then once more with what is
-// left (bounded by a few seconds), so a graceful stop loses nothing.
+// Run flushes every interval, and whenever a full batch has queued, until
+// ctx ends, then once more with what is left (bounded by a few seconds), so
+// a graceful stop loses nothing. At 20,000 requests/s the buffer of 8192
+// would fill in 0.4 s, before the next tick: flushing each full batch as it
+// forms keeps the buffer from overflowing as long as the database writes a
+// batch faster than requests fill one.
 func (l *Log) Run(ctx context.Context) {
 	t := time.NewTicker(l.interval)
 	defer t.Stop()
@@ -145,10 +158,13 @@ func (l *Log) Run(ctx context.Context) {
 			cancel()
 			return
 		case <-t.C:
-			// A burst larger than one batch drains over consecutive flushes
-			// without waiting for the next tick.
-			for l.Flush(ctx) == nil && len(l.in) >= maxBatch {
-			}
+		case <-l.full:
+		}
+		// A burst larger than one batch drains over consecutive flushes
+		// without waiting for the next tick. A flush under way when ctx
+		// ends finishes (its batch is already out of the buffer): it is
+		// not cancelled with ctx.
+		for l.Flush(context.WithoutCancel(ctx)) == nil && len(l.in) >= maxBatch {
 		}
 	}
 }

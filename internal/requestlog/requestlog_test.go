@@ -144,6 +144,36 @@ func TestRunFlushesOnStop(t *testing.T) {
 	})
 }
 
+// TestRunFlushesAFullBatchAtOnce: a full batch queued is written without
+// waiting for the next tick (an hour here), so a burst faster than the buffer
+// holds between two ticks is not dropped.
+func TestRunFlushesAFullBatchAtOnce(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		l := New(db, Config{Interval: time.Hour, Keep: 2 * maxBatch})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { l.Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		for i := 0; i < maxBatch; i++ {
+			l.Record(entry("mer_a", false, i, db.Now()))
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var n int
+			if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM request_logs").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n == maxBatch {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d rows 30 s after a full batch was queued, want %d written before the tick", n, maxBatch)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
 // TestParseQuery checks the list's parameters.
 func TestParseQuery(t *testing.T) {
 	if _, _, err := ParseQuery(map[string][]string{"key_id": {"pk_test_secret"}}); err == nil {
