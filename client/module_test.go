@@ -48,7 +48,7 @@ func main() {
 // TestUsableFromAnotherModule builds a program in a module of its own, whose
 // go.work uses it and this repository, the way docs/sdks.md tells a user to
 // work against a checkout, and runs it against a real payd. It runs offline
-// (GOPROXY=off: every module comes from the module cache the build of this
+// (GOPROXY=off: every module comes from the module cache, which go mod
 // test filled) and without any -mod flag of GOFLAGS, which workspace mode
 // refuses (-mod=mod would make the go command stop at once).
 func TestUsableFromAnotherModule(t *testing.T) {
@@ -85,6 +85,16 @@ func TestUsableFromAnotherModule(t *testing.T) {
 	}
 	env := append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"), "GOFLAGS="+strings.Join(flags, " "),
 		"GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local")
+
+	// The module cache holds what this test's own build needed, not every
+	// module go.mod requires (a tool's, behind a build tag): fill it with
+	// the ambient proxy first, so the offline build below is about the
+	// workspace, not about what an earlier build happened to fetch.
+	download := exec.Command(goBin, "mod", "download")
+	download.Dir = root
+	if out, err := download.CombinedOutput(); err != nil {
+		t.Fatalf("go mod download in the repository: %v\n%s", err, out)
+	}
 
 	start := time.Now()
 	bin := filepath.Join(dir, "consumer")
