@@ -224,7 +224,7 @@ func (p *Portal) cancelSubscription(w http.ResponseWriter, r *http.Request, c *r
 				}
 				notice := "subscription_canceled"
 				if atEnd {
-					notice = "subscription_cancels_at_period_end"
+					notice = "sub_ends_at_period_end"
 				}
 				return c.path("subscriptions", id) + "?done=" + notice, nil
 			})
