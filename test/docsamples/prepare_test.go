@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"github.com/payd/payd/internal/apidocs"
+	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/providers/sim"
 	"github.com/payd/payd/internal/terminals"
 	"github.com/payd/payd/internal/terminals/simulator"
+	"github.com/payd/payd/internal/testutil"
 )
 
 // A planned sample is an operation's samples written for one server, with
@@ -48,8 +51,13 @@ var prepare = map[string]func(f *fixtures) (map[string]string, string){
 	"cancelRefund":         func(f *fixtures) (map[string]string, string) { return exID("re", f.refundAwaitingApproval()), "" },
 	"approvePayout":        func(f *fixtures) (map[string]string, string) { return exID("po", f.payoutAwaitingApproval()), "" },
 	"retryPayout":          func(f *fixtures) (map[string]string, string) { return exID("po", f.failedPayout()), "" },
-	"voidInvoice":          func(f *fixtures) (map[string]string, string) { return exID("in", f.openInvoice()), "" },
-	"payInvoice":           func(f *fixtures) (map[string]string, string) { return exID("in", f.openInvoice()), "" },
+	"reviewPayout":         func(f *fixtures) (map[string]string, string) { return exID("po", f.heldPayout()), "" },
+	// The settlement reconciliation compares a live provider's report: the
+	// sample runs with a live key of a merchant connected to the provider
+	// simulator.
+	"getSettlementReconciliation": func(f *fixtures) (map[string]string, string) { return nil, f.liveKey() },
+	"voidInvoice":                 func(f *fixtures) (map[string]string, string) { return exID("in", f.openInvoice()), "" },
+	"payInvoice":                  func(f *fixtures) (map[string]string, string) { return exID("in", f.openInvoice()), "" },
 	"markInvoiceUncollectible": func(f *fixtures) (map[string]string, string) {
 		return exID("in", f.openInvoice()), ""
 	},
@@ -64,6 +72,9 @@ var prepare = map[string]func(f *fixtures) (map[string]string, string){
 	"getTransfer":    func(f *fixtures) (map[string]string, string) { return exUETR(f.transfer()), f.banks().bank.debtorKey },
 	"cancelTransfer": func(f *fixtures) (map[string]string, string) { return exUETR(f.transfer()), f.banks().bank.debtorKey },
 	"returnTransfer": func(f *fixtures) (map[string]string, string) { return exUETR(f.transfer()), f.banks().bank.creditorKey },
+	"reviewTransfer": func(f *fixtures) (map[string]string, string) {
+		return exUETR(f.heldTransfer()), f.banks().bank.creditorKey
+	},
 }
 
 // The document's example id of every object, and the example UETR.
@@ -250,6 +261,28 @@ func (f *fixtures) failedPayout() string {
 	return f.id(m)
 }
 
+// heldPayout is a payout its rail holds for compliance (the sandbox's
+// kyc_blocked), made with the merchant's second key: its review releases it
+// to be sent, which the principal that made it may not do.
+func (f *fixtures) heldPayout() string {
+	m := f.post(f.e.SK2, "/v1/payouts", f.payoutBody(1000), 201, "X-Service-Scenario", "kyc_blocked")
+	if m["status"] != "held" {
+		f.t.Fatalf("preparation: the payout held for compliance is %v", m["status"])
+	}
+	return f.id(m)
+}
+
+// liveKey is a live secret key of the merchant, connected to wallet_a at
+// the provider simulator (once).
+func (f *fixtures) liveKey() string {
+	if k, ok := f.shared["live"]; ok {
+		return k
+	}
+	k := f.e.GoLive(apptest.StartSim(f.t, sim.Config{}), apptest.LiveConnection{}, "wallet_a")
+	f.shared["live"] = k
+	return k
+}
+
 // batch is a variant B batch (batch_ ids) waiting for approval, made with
 // the merchant's second key.
 func (f *fixtures) batch() string {
@@ -366,20 +399,42 @@ func (f *fixtures) banks() *fixtures {
 // transfer is a settled transfer between the example's banks, under a
 // UETR of its own.
 func (f *fixtures) transfer() string {
+	return f.transferTo("Port Logistics SARL", "ACSC", 200)
+}
+
+// heldTransfer is a transfer held for review: its creditor's name is on
+// the sanctions list the runner's payd screens with.
+func (f *fixtures) heldTransfer() string {
+	return f.transferTo(listedName, "ACWP", 202)
+}
+
+func (f *fixtures) transferTo(creditor, want string, status int) string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b)
 	uetr := h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	ref := strings.ToUpper(h[:12])
 	m := f.post(f.banks().bank.debtorKey, "/banking/v1/transfers", map[string]any{
-		"msg_id": "DOCS" + strings.ReplaceAll(f.key(), "-", ""), "created_at": time.Now().UTC().Format(time.RFC3339),
+		"msg_id": "DOCS" + ref, "created_at": time.Now().UTC().Format(time.RFC3339),
 		"settlement": map[string]any{"method": "CLRG"},
-		"transactions": []any{map[string]any{"uetr": uetr, "end_to_end_id": "INV-2026-0042", "amount_minor": 750000, "currency": "DJF",
+		"transactions": []any{map[string]any{"uetr": uetr, "end_to_end_id": "E2E" + ref, "amount_minor": 750000, "currency": "DJF",
 			"charge_bearer": "SLEV", "debtor": map[string]any{"name": "Société Générale de Travaux", "account": "DJ2100010000000154000100186"},
-			"debtor_agent": "BANKDJD1XXX", "creditor": map[string]any{"name": "Port Logistics SARL", "account": "DJ2100020000000254000100175"},
+			"debtor_agent": "BANKDJD1XXX", "creditor": map[string]any{"name": creditor, "account": "DJ1500020000000254000100175"},
 			"creditor_agent": "CRDTDJD1XXX"}},
-	}, 200)
-	_ = m
+	}, status)
+	if !strings.Contains(fmt.Sprint(m), want) {
+		f.t.Fatalf("preparation: the transfer to %s is not %s: %v", creditor, want, m)
+	}
 	return uetr
+}
+
+// listedName is on the small OFAC list of testdata (sanctions/ofac_fixture_small).
+const listedName = "Elvis Angus Logan Morey"
+
+// withSanctionsList screens with the small OFAC list of testdata.
+func withSanctionsList(t testing.TB) apptest.Option {
+	list := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
+	return func(c *app.Config) { c.SanctionsList = list }
 }
