@@ -91,6 +91,8 @@ func exUETR(uetr string) map[string]string { return map[string]string{exampleUET
 // plan prepares every operation and writes its samples for e, in the order
 // they are run.
 func plan(t testing.TB, e *apptest.Env, set *apidocs.SampleSet) []planned {
+	began := time.Now()
+	defer func() { t.Logf("the samples' objects made in %v", time.Since(began).Round(time.Millisecond)) }()
 	f := &fixtures{t: t, e: e, shared: map[string]string{}}
 	f.setup()
 	var out []planned
