@@ -1452,7 +1452,7 @@ func (c *Client) ReviewPayout(ctx context.Context, id string, params *ReviewPayo
 
 // GetSettlementReconciliationParams are the query parameters of GetSettlementReconciliation; zero values are not sent.
 type GetSettlementReconciliationParams struct {
-	// Required.
+	// Required. The UTC day of the provider's report (YYYY-MM-DD).
 	Date string
 }
 

@@ -1,4 +1,5 @@
-// Package docsamples holds the test that runs the API reference's code
-// samples (package apidocs) against a real payd: every curl and Python
-// sample is executed, every Go sample compiled. See docs/api.md, "Samples".
+// Package docsamples holds the tests that run the API reference's code
+// samples (package apidocs) against a real payd: every operation's curl, Go,
+// TypeScript and Python sample is executed, on objects made for it through
+// the API. See docs/api.md, "Samples".
 package docsamples

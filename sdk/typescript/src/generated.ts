@@ -1214,6 +1214,7 @@ export interface ListPayoutBatchesParams {
 
 /** The query parameters of getSettlementReconciliation. */
 export interface GetSettlementReconciliationParams {
+  /** The UTC day of the provider's report (YYYY-MM-DD). */
   date: string;
 }
 

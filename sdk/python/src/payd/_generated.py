@@ -1496,6 +1496,7 @@ class ListPayoutBatchesParams(TypedDict, total=False):
 class GetSettlementReconciliationParams(TypedDict):
     """The query parameters of get_settlement_reconciliation."""
 
+    #: The UTC day of the provider's report (YYYY-MM-DD).
     date: str
 
 
