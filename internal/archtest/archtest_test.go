@@ -334,7 +334,6 @@ var contextJoinersAllowed = map[string]bool{
 	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
 	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
 	"internal/retention": true, "internal/testutil/keyedload": true, "internal/webhooks": true,
-	"internal/refunds": true,
 }
 
 // checkContextJoiners reports a package the store lets join a unit through

@@ -537,7 +537,6 @@ var contextJoiners = map[string]bool{
 	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
 	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
 	"internal/retention": true, "internal/testutil/keyedload": true, "internal/webhooks": true,
-	"internal/refunds": true,
 }
 
 // ctxUnit is the unit a statement on db with ctx joins because its caller
