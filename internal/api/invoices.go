@@ -53,7 +53,7 @@ func (h invoices) pay(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	v, err := h.svc.PayInvoice(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in)
+	v, err := h.svc.PayInvoice(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, v, err)
 }
 

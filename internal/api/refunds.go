@@ -69,7 +69,9 @@ func (h refundHandlers) approve(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h refundHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
-	return h.act(w, r, h.svc.Cancel)
+	return h.act(w, r, func(ctx context.Context, p auth.Principal, id string) (*refunds.Refund, error) {
+		return h.svc.Cancel(ctx, ClaimOf(r), p, id)
+	})
 }
 
 // act runs a bodiless action on one refund and answers 200 with it.

@@ -17,7 +17,7 @@ func RegisterSandboxOverrides(s *Server, svc *payments.Service) {
 		if err := DecodeJSON(r, &in); err != nil {
 			return err
 		}
-		o, err := svc.OverrideScenario(r.Context(), auth.Must(r.Context()), in.PaymentIntentID, in.Scenario)
+		o, err := svc.OverrideScenario(r.Context(), ClaimOf(r), auth.Must(r.Context()), in.PaymentIntentID, in.Scenario)
 		if err != nil {
 			return err
 		}

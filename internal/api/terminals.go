@@ -27,7 +27,7 @@ func (h terminalHandlers) register(w http.ResponseWriter, r *http.Request) error
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	t, err := h.svc.Register(r.Context(), auth.Must(r.Context()), in)
+	t, err := h.svc.Register(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (h terminalHandlers) activate(w http.ResponseWriter, r *http.Request) error
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	t, err := h.svc.Activate(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in)
+	t, err := h.svc.Activate(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, t, err)
 }
 

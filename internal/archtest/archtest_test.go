@@ -230,6 +230,48 @@ var contextFree = []string{"internal/idempotency", "internal/events", "internal/
 	"internal/payments", "internal/payouts", "internal/webhooks", "internal/callbacks",
 	"internal/refunds", "internal/disputes", "internal/billing", "internal/reports", "internal/terminals", "internal/banking"}
 
+// unitOwners are the packages that may carry a request's unit of work or
+// claim in a context: the store (which marks a unit's context, NewUnit),
+// the idempotency package that owns the unit, and the two fronts that run
+// requests under it.
+var unitOwners = map[string]bool{"internal/store": true, "internal/idempotency": true, "internal/api": true, "internal/portal": true}
+
+// unitsInContexts reports, in f, a unit of work made (NewUnit), or a unit or
+// claim put in or read from a context (a key named for one).
+func unitsInContexts(f pkgFile) []string {
+	var bad []string
+	ast.Inspect(f.file, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		var key ast.Expr
+		switch {
+		case sel.Sel.Name == "NewUnit":
+			bad = append(bad, fmt.Sprintf("%s/%s:%d: a unit of work made outside the store, idempotency and the fronts: take the request's store.Claim",
+				f.dir, f.name, f.fset.Position(n.Pos()).Line))
+			return true
+		case sel.Sel.Name == "Value" && len(call.Args) == 1:
+			key = call.Args[0]
+		case sel.Sel.Name == "WithValue" && len(call.Args) == 3:
+			key = call.Args[1]
+		default:
+			return true
+		}
+		k := strings.ToLower(string(f.src[f.fset.Position(key.Pos()).Offset:f.fset.Position(key.End()).Offset]))
+		if strings.Contains(k, "unit") || strings.Contains(k, "claim") {
+			bad = append(bad, fmt.Sprintf("%s/%s:%d: a unit of work or claim in a context: pass the store.Claim (or its store.Work) as a value",
+				f.dir, f.name, f.fset.Position(n.Pos()).Line))
+		}
+		return true
+	})
+	return bad
+}
+
 // checkContextValues reports, in the files (not tests) of the contextFree
 // rooms, every read or write of a context value (ctx.Value(key),
 // context.WithValue), and anywhere outside the store a reference to a
@@ -241,6 +283,9 @@ func checkContextValues(files []pkgFile) []string {
 			continue
 		}
 		free := slices.ContainsFunc(contextFree, func(r string) bool { return f.dir == r || strings.HasPrefix(f.dir, r+"/") })
+		if !unitOwners[f.dir] {
+			bad = append(bad, unitsInContexts(f)...)
+		}
 		ast.Inspect(f.file, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
@@ -272,6 +317,70 @@ func checkContextValues(files []pkgFile) []string {
 			}
 			return true
 		})
+	}
+	return bad
+}
+
+// contextJoinersAllowed is the ratchet over the store's contextJoiners (the
+// packages whose request operations still reach the request's unit of work
+// through the context, see store.Work): the store's list may hold only
+// these, and an entry the store no longer lists must go from here too. The
+// list only shrinks; a package converted to the explicit Work leaves both.
+var contextJoinersAllowed = map[string]bool{
+	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
+	"internal/banking": true, "internal/billing": true, "internal/billing/hosted": true, "internal/callbacks": true,
+	"internal/disputes": true, "internal/events": true, "internal/idempotency": true, "internal/jobs": true,
+	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true, "internal/portal": true,
+	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
+	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
+	"internal/retention": true, "internal/testutil/keyedload": true, "internal/webhooks": true,
+}
+
+// checkContextJoiners reports a package the store lets join a unit through
+// the context (contextJoiners in internal/store/unit.go) that the ratchet
+// does not allow, and an allowed one the store no longer lists.
+func checkContextJoiners(files []pkgFile) []string {
+	var bad []string
+	found := false
+	listed := map[string]bool{}
+	for _, f := range files {
+		if f.dir != "internal/store" || f.test {
+			continue
+		}
+		ast.Inspect(f.file, func(n ast.Node) bool {
+			vs, ok := n.(*ast.ValueSpec)
+			if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "contextJoiners" || len(vs.Values) != 1 {
+				return true
+			}
+			found = true
+			lit, ok := vs.Values[0].(*ast.CompositeLit)
+			if !ok {
+				bad = append(bad, "internal/store: contextJoiners is not a map literal")
+				return false
+			}
+			for _, e := range lit.Elts {
+				if kv, ok := e.(*ast.KeyValueExpr); ok {
+					if k, ok := kv.Key.(*ast.BasicLit); ok && k.Kind == token.STRING {
+						name, _ := strconv.Unquote(k.Value)
+						listed[name] = true
+					}
+				}
+			}
+			return false
+		})
+	}
+	if !found {
+		return []string{"internal/store: no contextJoiners found (remove contextJoinersAllowed with it once it is empty)"}
+	}
+	for name := range listed {
+		if !contextJoinersAllowed[name] {
+			bad = append(bad, fmt.Sprintf("internal/store: contextJoiners lists %s, which may not join a unit through the context: take the request's store.Work (DB.Within(claim))", name))
+		}
+	}
+	for name := range contextJoinersAllowed {
+		if !listed[name] {
+			bad = append(bad, fmt.Sprintf("%s no longer joins a unit through the context: remove it from contextJoinersAllowed", name))
+		}
 	}
 	return bad
 }
@@ -400,6 +509,7 @@ func TestStructure(t *testing.T) {
 		{"idempotency", checkIdempotency},
 		{"engine branches", checkEngineBranches},
 		{"context values", checkContextValues},
+		{"units through the context", checkContextJoiners},
 		{"init in app", checkAppInit},
 		{"allow-lists", checkAllowLists},
 	} {
@@ -459,9 +569,18 @@ func f() {
 	_ = store.UnitFrom(ctx)
 	_ = ctx.Value(unitKey{})
 	_ = context.WithValue(ctx, k{}, 1)
-}`), 3},
+}`), 4},
 		{"unit from a context in the API", checkContextValues, parse("internal/api", "x.go", `package api
 func f() { _ = store.UnitFrom(ctx); _ = ctx.Value(claimKey{}) }`), 1},
+		{"a claim in a context outside the fronts", checkContextValues, parse("internal/app", "x.go", `package app
+func f() {
+	ctx = context.WithValue(ctx, claimKey{}, c)
+	_ = ctx.Value(unitKey{})
+	_, _ = db.NewUnit(ctx, store.UnitHooks{})
+	_ = ctx.Value(loggerKey{})
+}`), 3},
+		{"contextJoiners beyond the ratchet", checkContextJoiners, parse("internal/store", "unit.go", `package store
+var contextJoiners = map[string]bool{"internal/payments": true}`), 1 + len(contextJoinersAllowed)},
 		{"init in app", checkAppInit, parse("internal/app", "wire_new.go", `package app
 func init() {}`), 1},
 	} {

@@ -262,10 +262,10 @@ func TestOneOffInvoice(t *testing.T) {
 		if _, err := e.svc.FinalizeInvoice(ctx, e.p, v.ID); !errs.IsCode(err, "invalid_state") {
 			t.Errorf("second finalize: %v", err)
 		}
-		if v, err = e.svc.PayInvoice(ctx, e.p, v.ID, PayParams{}); err != nil || v.Status != Paid || v.AmountPaid != 10000 {
+		if v, err = e.svc.PayInvoice(ctx, store.NoClaim, e.p, v.ID, PayParams{}); err != nil || v.Status != Paid || v.AmountPaid != 10000 {
 			t.Fatalf("pay: %+v %v", v, err)
 		}
-		if _, err := e.svc.PayInvoice(ctx, e.p, v.ID, PayParams{}); !errs.IsCode(err, "invalid_state") {
+		if _, err := e.svc.PayInvoice(ctx, store.NoClaim, e.p, v.ID, PayParams{}); !errs.IsCode(err, "invalid_state") {
 			t.Errorf("second pay: %v", err)
 		}
 		if e.events(v.ID, EventInvoicePaid) != 1 || e.available() != 10000 {
@@ -284,7 +284,7 @@ func TestOneOffInvoice(t *testing.T) {
 		if w, err = e.svc.VoidInvoice(ctx, e.p, w.ID); err != nil || w.Status != Void || e.events(w.ID, EventInvoiceVoided) != 1 {
 			t.Fatalf("void: %+v %v", w, err)
 		}
-		if _, err := e.svc.PayInvoice(ctx, e.p, w.ID, PayParams{}); !errs.IsCode(err, "invalid_state") {
+		if _, err := e.svc.PayInvoice(ctx, store.NoClaim, e.p, w.ID, PayParams{}); !errs.IsCode(err, "invalid_state") {
 			t.Errorf("pay of a void invoice: %v", err)
 		}
 		e.verifyLedger()

@@ -375,7 +375,7 @@ type PayParams struct{}
 // returns to the hosted invoice page). A refusal is 402 payment_failed
 // naming the intent; the invoice stays as it was, with
 // invoice.payment_failed recorded.
-func (s *Service) PayInvoice(ctx context.Context, p auth.Principal, id string, _ PayParams) (Invoice, error) {
+func (s *Service) PayInvoice(ctx context.Context, cl store.Claim, p auth.Principal, id string, _ PayParams) (Invoice, error) {
 	v, err := loadInvoice(ctx, s.db, p.MerchantID, p.Livemode, id)
 	if err != nil {
 		return Invoice{}, err
@@ -394,7 +394,7 @@ func (s *Service) PayInvoice(ctx context.Context, p auth.Principal, id string, _
 	in := attemptParams(v, c, "manual")
 	ret := *s.view(v).HostedInvoiceURL
 	in.ReturnURL = &ret
-	pi, err := s.pay.Create(ctx, store.NoClaim, p, in)
+	pi, err := s.pay.Create(ctx, cl, p, in)
 	if err != nil && (errs.As(err) == nil || errs.As(err).Extra["payment_intent"] == nil) {
 		return Invoice{}, err
 	}

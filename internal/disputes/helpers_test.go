@@ -14,6 +14,7 @@ import (
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
 
@@ -137,7 +138,7 @@ func cardPayment(t testing.TB, e *apptest.Env, amount int64, number string) stri
 func cardPresentPayment(t testing.TB, e *apptest.Env, amount int64) string {
 	t.Helper()
 	pr := auth.Principal{ID: "key_terminal", MerchantID: e.Merchant.MerchantID, Kind: "secret"}
-	in, err := e.Main.PaymentIntents().RecordCardPresent(context.Background(), pr, payments.CardPresent{AmountMinor: amount,
+	in, err := e.Main.PaymentIntents().RecordCardPresent(context.Background(), store.NoClaim, pr, payments.CardPresent{AmountMinor: amount,
 		Currency: "DJF", TerminalID: "term_test", OutletID: "out_1", Brand: "visa", Last4: "4242", EntryMode: "chip",
 		Approved: true, AuthCode: "A1B2C3", IdempotencyKey: idemKey()})
 	if err != nil || in.Status != payments.Succeeded {

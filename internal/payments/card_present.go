@@ -43,11 +43,12 @@ type cardPresentDetails struct {
 // (with CaptureMethod manual an approval is held at requires_capture
 // instead, with payment_intent.amount_capturable_updated and no credit)
 // (and returned without error: the caller chooses its HTTP answer).
-func (s *Service) RecordCardPresent(ctx context.Context, p auth.Principal, in CardPresent) (Intent, error) {
+func (s *Service) RecordCardPresent(ctx context.Context, cl store.Claim, p auth.Principal, in CardPresent) (Intent, error) {
+	work := s.db.Within(cl)
 	if err := checkCardPresent(in); err != nil {
 		return Intent{}, err
 	}
-	if r, err := s.byIdempotencyKey(ctx, p, in.IdempotencyKey); err == nil || !store.IsNotFound(err) {
+	if r, err := s.byIdempotencyKey(ctx, work, p, in.IdempotencyKey); err == nil || !store.IsNotFound(err) {
 		return viewOf(r, err)
 	}
 	now := s.db.Now()
@@ -80,7 +81,7 @@ func (s *Service) RecordCardPresent(ctx context.Context, p auth.Principal, in Ca
 		base.CaptureMethod = CaptureManual // an approval is held at requires_capture
 	}
 	var out record
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		out = base
 		t, err := applyResult(&out, res, tx.Now())
 		if err != nil {
@@ -96,7 +97,7 @@ func (s *Service) RecordCardPresent(ctx context.Context, p auth.Principal, in Ca
 	})
 	if store.IsConflict(err) {
 		// A concurrent retry of the same terminal request won the insert.
-		return viewOf(s.byIdempotencyKey(ctx, p, in.IdempotencyKey))
+		return viewOf(s.byIdempotencyKey(ctx, work, p, in.IdempotencyKey))
 	}
 	if err != nil {
 		return Intent{}, err
@@ -111,8 +112,8 @@ func viewOf(r *record, err error) (Intent, error) {
 	return r.view(), nil
 }
 
-func (s *Service) byIdempotencyKey(ctx context.Context, p auth.Principal, key string) (*record, error) {
-	return scan(s.db.QueryRow(ctx, "SELECT "+columns+" FROM payment_intents WHERE merchant_id = ? AND livemode = ? AND idempotency_key = ?",
+func (s *Service) byIdempotencyKey(ctx context.Context, work store.Work, p auth.Principal, key string) (*record, error) {
+	return scan(work.QueryRow(ctx, "SELECT "+columns+" FROM payment_intents WHERE merchant_id = ? AND livemode = ? AND idempotency_key = ?",
 		p.MerchantID, p.Livemode, key))
 }
 

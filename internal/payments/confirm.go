@@ -20,6 +20,7 @@ const maxOTP = 32
 // for a code is 409 invalid_state, and of many racing confirms exactly one is
 // processed.
 func (s *Service) Confirm(ctx context.Context, cl store.Claim, p auth.Principal, id, otp string) (Intent, error) {
+	work := s.db.Within(cl)
 	if otp == "" {
 		return Intent{}, errs.Missing("otp")
 	}
@@ -28,7 +29,7 @@ func (s *Service) Confirm(ctx context.Context, cl store.Claim, p auth.Principal,
 	}
 	ctx = context.WithoutCancel(ctx)
 	r, res, err := s.step(ctx, cl,
-		func() (*record, error) { return load(ctx, s.db, p.MerchantID, p.Livemode, id) },
+		func() (*record, error) { return load(ctx, work, p.MerchantID, p.Livemode, id) },
 		func(r *record) error {
 			if r.Status != RequiresAction || r.NextAction == nil || r.NextAction.Type != providers.ActionCollectOTP {
 				return errs.InvalidState("payment intent %s is %s and does not wait for a code; only an intent whose next_action is collect_otp can be confirmed", r.ID, r.Status)

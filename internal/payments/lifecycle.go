@@ -33,6 +33,7 @@ func cancellable(s Status) bool { return s == RequiresAction || s == RequiresCap
 // idempotency claim (store.NoClaim without one): the release of a live held
 // authorisation commits a recovery point on it before the gateway's call.
 func (s *Service) Cancel(ctx context.Context, cl store.Claim, p auth.Principal, id string, reason *string) (Intent, error) {
+	work := s.db.Within(cl)
 	reason, err := ParseCancellationReason(reason)
 	if err != nil {
 		return Intent{}, err
@@ -41,7 +42,7 @@ func (s *Service) Cancel(ctx context.Context, cl store.Claim, p auth.Principal, 
 		return s.resumeSettlement(ctx, cl, p.MerchantID, p.Livemode, id)
 	}
 	for range maxRaces {
-		r, err := load(ctx, s.db, p.MerchantID, p.Livemode, id)
+		r, err := load(ctx, work, p.MerchantID, p.Livemode, id)
 		if err != nil {
 			return Intent{}, err
 		}
@@ -61,7 +62,7 @@ func (s *Service) Cancel(ctx context.Context, cl store.Claim, p auth.Principal, 
 			}
 			return out, err
 		}
-		out, err := s.cancelRequested(ctx, r, reason)
+		out, err := s.cancelRequested(ctx, work, r, reason)
 		if errors.Is(err, errLostRace) {
 			continue // moved meanwhile: decide again on what is there now
 		}
@@ -81,9 +82,9 @@ func notCancellable(r *record) error {
 
 // cancelRequested writes the cancel of r, read at its version: errLostRace
 // when another request moved it first.
-func (s *Service) cancelRequested(ctx context.Context, r *record, reason *string) (*record, error) {
+func (s *Service) cancelRequested(ctx context.Context, work store.Work, r *record, reason *string) (*record, error) {
 	var out record
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		out = *r
 		now := tx.Now()
 		out.Status, out.CanceledAt, out.CancellationReason, out.updatedAt = Canceled, &now, reason, now
@@ -109,6 +110,7 @@ func (s *Service) cancelRequested(ctx context.Context, r *record, reason *string
 // invalid_state. Nothing changes on a refusal. cl is the request's
 // idempotency claim (store.NoClaim without one), as for Cancel.
 func (s *Service) Capture(ctx context.Context, cl store.Claim, p auth.Principal, id string, amount *int64) (Intent, error) {
+	work := s.db.Within(cl)
 	if amount != nil && *amount <= 0 {
 		return Intent{}, errs.Invalid("amount_to_capture_minor", "amount_invalid", "amount_to_capture_minor must be a positive integer")
 	}
@@ -116,7 +118,7 @@ func (s *Service) Capture(ctx context.Context, cl store.Claim, p auth.Principal,
 		return s.resumeSettlement(ctx, cl, p.MerchantID, p.Livemode, id)
 	}
 	for range maxRaces {
-		r, err := load(ctx, s.db, p.MerchantID, p.Livemode, id)
+		r, err := load(ctx, work, p.MerchantID, p.Livemode, id)
 		if err != nil {
 			return Intent{}, err
 		}
@@ -147,7 +149,7 @@ func (s *Service) Capture(ctx context.Context, cl store.Claim, p auth.Principal,
 			return out, err
 		}
 		var out record
-		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		err = work.InTx(ctx, func(tx *store.Tx) error {
 			out = *r
 			now := tx.Now()
 			out.Status, out.AmountCapturedMinor, out.AmountCapturableMinor = Succeeded, captured, 0
@@ -308,7 +310,7 @@ func (s *Service) expireOne(ctx context.Context, r *record, reason *string) (can
 		s.log.Warn("expiry: the held authorisation is not released yet", "payment_intent", r.ID, "err", err)
 		return false, nil
 	}
-	_, err = s.cancelRequested(ctx, r, reason)
+	_, err = s.cancelRequested(ctx, s.db.Within(store.NoClaim), r, reason)
 	return err == nil, err
 }
 

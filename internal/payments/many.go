@@ -104,7 +104,7 @@ func (s *Service) CreateMany(ctx context.Context, in []NewIntent) ([]Created, er
 		s.batchFallbacks.Add(1)
 		s.log.Warn("payments: a batch of intents failed; recording each alone", "intents", len(batch), "err", err)
 		for _, b := range batch {
-			out[b.i].Intent, out[b.i].Err = s.recordNew(ctx, b.r, b.res)
+			out[b.i].Intent, out[b.i].Err = s.recordNew(ctx, s.db.Within(store.NoClaim), b.r, b.res)
 		}
 		return out, nil
 	}

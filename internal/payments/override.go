@@ -21,7 +21,8 @@ type Override struct {
 // confirm, page submit or push approval) follow a sandbox scenario. The
 // scenario must be one the intent's rail offers (400 invalid_scenario), and
 // the intent must still wait for that step (409 invalid_state).
-func (s *Service) OverrideScenario(ctx context.Context, p auth.Principal, id, scenario string) (Override, error) {
+func (s *Service) OverrideScenario(ctx context.Context, cl store.Claim, p auth.Principal, id, scenario string) (Override, error) {
+	work := s.db.Within(cl)
 	if id == "" {
 		return Override{}, errs.Missing("payment_intent_id")
 	}
@@ -29,7 +30,7 @@ func (s *Service) OverrideScenario(ctx context.Context, p auth.Principal, id, sc
 		return Override{}, errs.Missing("scenario")
 	}
 	for range maxRaces {
-		r, err := load(ctx, s.db, p.MerchantID, p.Livemode, id)
+		r, err := load(ctx, work, p.MerchantID, p.Livemode, id)
 		if err != nil {
 			if e := errs.As(err); e != nil && e.Kind == errs.KindNotFound {
 				e.Param = "payment_intent_id"
@@ -50,7 +51,7 @@ func (s *Service) OverrideScenario(ctx context.Context, p auth.Principal, id, sc
 		if r.Status != RequiresAction {
 			return Override{}, errs.InvalidState("payment intent %s is %s: it has no next step for a scenario to decide", r.ID, r.Status)
 		}
-		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		err = work.InTx(ctx, func(tx *store.Tx) error {
 			c := *r
 			c.scenario, c.updatedAt = scenario, tx.Now()
 			if err := move(ctx, tx, &c, overrideScenario); err != nil {

@@ -82,8 +82,9 @@ var errHeldByRequest = errors.New("payments: the intent is held by a request at 
 // recordLatest writes a remote provider's answer on the intent as it is
 // now, unless there is nothing left for it to change.
 func (s *Service) recordLatest(ctx context.Context, cl store.Claim, id string, res providers.Result) (*record, error) {
+	work := s.db.Within(cl)
 	for range maxRaces {
-		r, err := loadByID(ctx, s.db, id)
+		r, err := loadByID(ctx, work, id)
 		if err != nil {
 			return nil, err
 		}

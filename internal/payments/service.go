@@ -173,14 +173,14 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, p auth.Principal, 
 	if err != nil {
 		return Intent{}, fmt.Errorf("initiate %s payment: %w", r.Provider, err)
 	}
-	return s.recordNew(ctx, r, res)
+	return s.recordNew(ctx, s.db.Within(cl), r, res)
 }
 
 // recordNew writes a new intent in the state a local provider's answer
 // leaves it, with its events, hooks and ledger credit, in one transaction.
-func (s *Service) recordNew(ctx context.Context, r *record, res providers.Result) (Intent, error) {
+func (s *Service) recordNew(ctx context.Context, work store.Work, r *record, res providers.Result) (Intent, error) {
 	var out record
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		out = *r
 		t, err := applyResult(&out, res, tx.Now())
 		if err != nil {
@@ -207,6 +207,7 @@ func (s *Service) recordNew(ctx context.Context, r *record, res providers.Result
 // the same provider key (<pi_id>:initiate), which the provider answers
 // without initiating twice.
 func (s *Service) createRemote(ctx context.Context, cl store.Claim, p auth.Principal, adapter providers.PaymentAdapter, r *record) (Intent, error) {
+	work := s.db.Within(cl)
 	if rp, ok := cl.Resuming(); ok && rp.Point == pointInitiate {
 		// Take the key over (a fresh lease) before anything else, so
 		// reconciliation leaves the intent to this run; then read where
@@ -214,7 +215,7 @@ func (s *Service) createRemote(ctx context.Context, cl store.Claim, p auth.Princ
 		if err := cl.RecoveryPoint(ctx, pointInitiate, rp.Ref); err != nil {
 			return Intent{}, err
 		}
-		cur, err := load(ctx, s.db, p.MerchantID, p.Livemode, rp.Ref)
+		cur, err := load(ctx, work, p.MerchantID, p.Livemode, rp.Ref)
 		if err != nil {
 			return Intent{}, err
 		}
@@ -223,7 +224,7 @@ func (s *Service) createRemote(ctx context.Context, cl store.Claim, p auth.Princ
 		}
 		r = cur
 	} else {
-		err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		err := work.InTx(ctx, func(tx *store.Tx) error {
 			if err := insert(ctx, tx, r); err != nil {
 				return err
 			}
@@ -277,8 +278,9 @@ func unknownOutcome(r *record, err error) (Intent, error) {
 // the claim of the request that called the provider (store.NoClaim for
 // reconciliation and for a request without an Idempotency-Key).
 func (s *Service) record(ctx context.Context, cl store.Claim, r *record, res providers.Result) (*record, error) {
+	work := s.db.Within(cl)
 	var out record
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		if res.NotFound && r.Status == Processing && cl == store.NoClaim {
 			// The provider never saw it; but a request that crashed
 			// before sending it may still resume and send it.
@@ -482,6 +484,7 @@ var errNothingToDo = errors.New("payments: nothing to do")
 // request ever calls the provider.
 func (s *Service) step(ctx context.Context, cl store.Claim, read func() (*record, error), check func(*record) error,
 	call func(providers.PaymentAdapter, providers.Payment) (providers.Result, error)) (*record, providers.Result, error) {
+	work := s.db.Within(cl)
 	for range maxRaces {
 		r, err := read()
 		if err != nil {
@@ -506,7 +509,7 @@ func (s *Service) step(ctx context.Context, cl store.Claim, read func() (*record
 		if adapter.Remote() && !resumed {
 			claimed := *r
 			claimed.Status, claimed.updatedAt = Processing, s.db.Now()
-			err := s.db.InTx(ctx, func(tx *store.Tx) error {
+			err := work.InTx(ctx, func(tx *store.Tx) error {
 				c := claimed
 				if err := move(ctx, tx, &c, claim); err != nil {
 					return err

@@ -191,7 +191,7 @@ func TestRecordCardPresent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				pi, err := e.svc.RecordCardPresent(ctx, e.test, ok)
+				pi, err := e.svc.RecordCardPresent(ctx, store.NoClaim, e.test, ok)
 				if err != nil {
 					t.Errorf("record: %v", err)
 				}
@@ -218,13 +218,13 @@ func TestRecordCardPresent(t *testing.T) {
 			t.Fatalf("balance %d, events %+v", bal, evs)
 		}
 		// The same key in live mode is another request.
-		if other, err := e.svc.RecordCardPresent(ctx, e.live, ok); err != nil || other.ID == pi.ID || !other.Livemode {
+		if other, err := e.svc.RecordCardPresent(ctx, store.NoClaim, e.live, ok); err != nil || other.ID == pi.ID || !other.Livemode {
 			t.Fatalf("live: %+v %v", other, err)
 		}
 
 		decline := ok
 		decline.Approved, decline.AuthCode, decline.DeclineCode, decline.IdempotencyKey = false, "", "insufficient_funds", "tp-2"
-		pi, err = e.svc.RecordCardPresent(ctx, e.test, decline)
+		pi, err = e.svc.RecordCardPresent(ctx, store.NoClaim, e.test, decline)
 		if err != nil || pi.Status != Canceled || pi.LastError == nil || pi.LastError.Code != "card_declined" ||
 			pi.LastError.DeclineCode != "insufficient_funds" || pi.LastError.Provider != "wallet_a" {
 			t.Fatalf("decline: %+v %v", pi, err)
@@ -246,7 +246,7 @@ func TestRecordCardPresent(t *testing.T) {
 			c := ok
 			c.IdempotencyKey = "bad"
 			f(&c)
-			if _, err := e.svc.RecordCardPresent(ctx, e.test, c); errs.As(err) == nil || errs.As(err).Kind != errs.KindInvalid {
+			if _, err := e.svc.RecordCardPresent(ctx, store.NoClaim, e.test, c); errs.As(err) == nil || errs.As(err).Kind != errs.KindInvalid {
 				t.Errorf("case %d: %v", i, err)
 			}
 		}

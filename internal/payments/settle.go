@@ -92,11 +92,12 @@ func (s *Service) holdSettler(ctx context.Context, r *record) (providers.Authori
 // or, if the intent settled meanwhile, answers it as it is. cl is the
 // request's claim.
 func (s *Service) resumeSettlement(ctx context.Context, cl store.Claim, merchantID string, livemode bool, id string) (Intent, error) {
+	work := s.db.Within(cl)
 	ctx = context.WithoutCancel(ctx)
 	if err := cl.RecoveryPoint(ctx, pointSettle, id); err != nil {
 		return Intent{}, err
 	}
-	r, err := load(ctx, s.db, merchantID, livemode, id)
+	r, err := load(ctx, work, merchantID, livemode, id)
 	if err != nil {
 		return Intent{}, err
 	}
@@ -104,7 +105,7 @@ func (s *Service) resumeSettlement(ctx context.Context, cl store.Claim, merchant
 	if err != nil || st == nil {
 		return r.view(), err
 	}
-	return s.sendSettlement(ctx, st, id)
+	return s.sendSettlement(ctx, work, st, id)
 }
 
 // startSettlement writes the settlement of r (read at its version) and
@@ -114,9 +115,10 @@ func (s *Service) resumeSettlement(ctx context.Context, cl store.Claim, merchant
 // (store.NoClaim for the expiry job), on which the recovery point is
 // committed before the call.
 func (s *Service) startSettlement(ctx context.Context, cl store.Claim, st providers.AuthorizationSettler, r *record, set settlement) (Intent, error) {
+	work := s.db.Within(cl)
 	ctx = context.WithoutCancel(ctx)
 	inserted := false
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		now := store.Micros(tx.Now())
 		res, err := tx.Exec(ctx, `INSERT INTO payment_intent_settlements (payment_intent_id, merchant_id, livemode, operation,
 			amount_minor, cancellation_reason, created_at, updated_at)
@@ -134,7 +136,7 @@ func (s *Service) startSettlement(ctx context.Context, cl store.Claim, st provid
 		return Intent{}, err
 	}
 	if !inserted {
-		cur, found, err := readSettlement(ctx, s.db, r.ID)
+		cur, found, err := readSettlement(ctx, work, r.ID)
 		switch {
 		case err != nil:
 			return Intent{}, err
@@ -147,18 +149,18 @@ func (s *Service) startSettlement(ctx context.Context, cl store.Claim, st provid
 	if err := cl.RecoveryPoint(ctx, pointSettle, r.ID); err != nil {
 		return Intent{}, err
 	}
-	return s.sendSettlement(ctx, st, r.ID)
+	return s.sendSettlement(ctx, work, st, r.ID)
 }
 
 // sendSettlement sends intent id's settlement to the gateway and records
 // the answer. With no settlement left (recorded meanwhile) it answers the
 // intent as it is.
-func (s *Service) sendSettlement(ctx context.Context, st providers.AuthorizationSettler, id string) (Intent, error) {
-	r, err := loadByID(ctx, s.db, id)
+func (s *Service) sendSettlement(ctx context.Context, work store.Work, st providers.AuthorizationSettler, id string) (Intent, error) {
+	r, err := loadByID(ctx, work, id)
 	if err != nil {
 		return Intent{}, err
 	}
-	set, found, err := readSettlement(ctx, s.db, id)
+	set, found, err := readSettlement(ctx, work, id)
 	if err != nil || !found {
 		return viewOf(r, err)
 	}
@@ -175,11 +177,11 @@ func (s *Service) sendSettlement(ctx context.Context, st providers.Authorization
 		// Refused, or not reached: where does the authorisation stand?
 		looked, found, lerr := st.LookupHold(ctx, r.payment())
 		if lerr != nil || !found || looked.Status == providers.Held {
-			return r.view(), s.settlementRefused(ctx, r, set, err, lerr == nil && found)
+			return r.view(), s.settlementRefused(ctx, work, r, set, err, lerr == nil && found)
 		}
 		h = looked
 	}
-	out, err := s.recordSettlement(ctx, id, h)
+	out, err := s.recordSettlement(ctx, work, id, h)
 	if err != nil {
 		return Intent{}, err
 	}
@@ -200,10 +202,10 @@ func settlementUnknown(r *record, set settlement, cause error) error {
 // not get. A refused capture of an authorisation that is still held
 // (stillHeld) is dropped: nothing was captured and the intent stays
 // requires_capture. Any other stays for reconciliation to send again.
-func (s *Service) settlementRefused(ctx context.Context, r *record, set settlement, cause error, stillHeld bool) error {
+func (s *Service) settlementRefused(ctx context.Context, work store.Work, r *record, set settlement, cause error, stillHeld bool) error {
 	extra := map[string]any{"payment_intent": r.ID}
 	if set.op == opCapture && stillHeld {
-		if _, err := s.db.Exec(ctx, "DELETE FROM payment_intent_settlements WHERE payment_intent_id = ? AND operation = ?", r.ID, opCapture); err != nil {
+		if _, err := work.Exec(ctx, "DELETE FROM payment_intent_settlements WHERE payment_intent_id = ? AND operation = ?", r.ID, opCapture); err != nil {
 			return err
 		}
 		return &errs.Error{Kind: errs.KindProvider, Code: "provider_error", Err: cause, Extra: extra,
@@ -222,9 +224,9 @@ var errSettled = errors.New("payments: the settlement was recorded meanwhile")
 // recordSettlement records the gateway's answer on intent id (Captured or
 // Released) in one transaction with the deletion of its settlement, which
 // makes it happen once whoever else records it.
-func (s *Service) recordSettlement(ctx context.Context, id string, h providers.HeldAuthorization) (*record, error) {
+func (s *Service) recordSettlement(ctx context.Context, work store.Work, id string, h providers.HeldAuthorization) (*record, error) {
 	for range maxRaces {
-		r, err := loadByID(ctx, s.db, id)
+		r, err := loadByID(ctx, work, id)
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +234,7 @@ func (s *Service) recordSettlement(ctx context.Context, id string, h providers.H
 			return r, nil
 		}
 		var out record
-		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		err = work.InTx(ctx, func(tx *store.Tx) error {
 			set, found, err := readSettlement(ctx, tx, id)
 			if err != nil {
 				return err
@@ -279,7 +281,7 @@ func (s *Service) recordSettlement(ctx context.Context, id string, h providers.H
 		case errors.Is(err, errLostRace):
 			continue
 		case errors.Is(err, errSettled):
-			return loadByID(ctx, s.db, id)
+			return loadByID(ctx, work, id)
 		case err != nil:
 			return nil, err
 		}
@@ -370,13 +372,13 @@ func (s *Service) reconcileSettlement(ctx context.Context, r *record) (Status, e
 		return r.Status, err
 	}
 	if found && h.Status != providers.Held {
-		out, err := s.recordSettlement(ctx, r.ID, h)
+		out, err := s.recordSettlement(ctx, s.db.Within(store.NoClaim), r.ID, h)
 		if err != nil {
 			return r.Status, err
 		}
 		return out.Status, nil
 	}
-	out, err := s.sendSettlement(ctx, st, r.ID)
+	out, err := s.sendSettlement(ctx, s.db.Within(store.NoClaim), st, r.ID)
 	if err != nil {
 		return r.Status, err
 	}

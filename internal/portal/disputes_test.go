@@ -9,6 +9,7 @@ import (
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store"
 )
 
 // disputedPayment records a card-present payment and disputes it through the
@@ -16,7 +17,7 @@ import (
 func disputedPayment(t *testing.T, e *apptest.Env, amount int64, key string) string {
 	t.Helper()
 	pr := auth.Principal{ID: "key_terminal", MerchantID: e.Merchant.MerchantID, Kind: "secret"}
-	in, err := e.Main.PaymentIntents().RecordCardPresent(context.Background(), pr, payments.CardPresent{AmountMinor: amount,
+	in, err := e.Main.PaymentIntents().RecordCardPresent(context.Background(), store.NoClaim, pr, payments.CardPresent{AmountMinor: amount,
 		Currency: "DJF", TerminalID: "term_test", OutletID: "out_1", Brand: "visa", Last4: "4242", EntryMode: "chip",
 		Approved: true, AuthCode: "A1B2C3", IdempotencyKey: key})
 	if err != nil {

@@ -111,7 +111,10 @@ func (p *Portal) approveRefund(w http.ResponseWriter, r *http.Request, c *reqCtx
 
 // cancelRefund cancels a refund waiting for approval.
 func (p *Portal) cancelRefund(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	return p.refundAction(w, r, c, "refund.cancel", p.refunds().Cancel, "refund_canceled")
+	cancel := func(ctx context.Context, pr auth.Principal, id string) (*refunds.Refund, error) {
+		return p.refunds().Cancel(ctx, store.NoClaim, pr, id)
+	}
+	return p.refundAction(w, r, c, "refund.cancel", cancel, "refund_canceled")
 }
 
 // refundAction runs approve or cancel and goes back to the refund's intent.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/terminals"
 )
 
@@ -71,7 +72,7 @@ func (p *Portal) registerTerminal(w http.ResponseWriter, r *http.Request, c *req
 		return &v
 	}
 	in := terminals.RegisterParams{SerialNumber: opt("serial_number"), Model: opt("model"), OutletID: opt("outlet_id"), Label: opt("label")}
-	t, err := p.terminals().Register(r.Context(), c.principal(), in)
+	t, err := p.terminals().Register(r.Context(), store.NoClaim, c.principal(), in)
 	p.audit(r.Context(), c, "terminal.register", t.ID, err, r.PostFormValue("serial_number"))
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error {
@@ -106,7 +107,7 @@ func (p *Portal) activateTerminal(w http.ResponseWriter, r *http.Request, c *req
 	if ksn := strings.TrimSpace(r.PostFormValue("ksn")); ksn != "" {
 		in.KSN = &ksn
 	}
-	_, err := p.terminals().Activate(r.Context(), c.principal(), id, in)
+	_, err := p.terminals().Activate(r.Context(), store.NoClaim, c.principal(), id, in)
 	p.audit(r.Context(), c, "terminal.activate", id, err, "")
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderTerminal(w, r, c, statusOf(err), v) })

@@ -125,7 +125,7 @@ func (s *Service) sendRemote(ctx context.Context, cl store.Claim, a providers.Re
 		s.log.Warn("refund sent without an answer; reconciliation will ask again", "refund", r.ID, "provider", r.Provider, "err", err)
 		return r.view(), nil
 	}
-	out, err := s.record(ctx, r.ID, res)
+	out, err := s.record(ctx, s.db.Within(cl), r.ID, res)
 	if err != nil {
 		return nil, err
 	}
@@ -134,9 +134,9 @@ func (s *Service) sendRemote(ctx context.Context, cl store.Claim, a providers.Re
 
 // record writes a provider's answer on the refund if it is still pending,
 // and returns the refund as it then stands.
-func (s *Service) record(ctx context.Context, id string, res providers.RefundResult) (*Refund, error) {
+func (s *Service) record(ctx context.Context, work store.Work, id string, res providers.RefundResult) (*Refund, error) {
 	var out *Refund
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		r, err := getByID(ctx, tx, id)
 		if err != nil {
 			return err
@@ -155,7 +155,7 @@ func (s *Service) record(ctx context.Context, id string, res providers.RefundRes
 	})
 	if errors.Is(err, errLostRace) {
 		// Another answer settled it between the read and the write.
-		return getByID(ctx, s.db, id)
+		return getByID(ctx, work, id)
 	}
 	return out, err
 }
@@ -217,7 +217,7 @@ func (s *Service) ask(ctx context.Context, r *Refund, resend bool) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.record(ctx, r.ID, res)
+	_, err = s.record(ctx, s.db.Within(store.NoClaim), r.ID, res)
 	return err
 }
 
@@ -229,6 +229,9 @@ func (s *Service) resumed(ctx context.Context, cl store.Claim, pr auth.Principal
 	if !ok || rp.Point != pointSend {
 		return nil, false, nil
 	}
-	r, err := s.Get(ctx, pr, rp.Ref)
-	return r, true, err
+	r, err := get(ctx, s.db.Within(cl), pr.MerchantID, pr.Livemode, rp.Ref)
+	if err != nil {
+		return nil, true, err
+	}
+	return r.view(), true, nil
 }

@@ -33,7 +33,7 @@ func (s *Service) ApplyProviderResult(ctx context.Context, merchantID, provider,
 	if r.Status != Pending || res.Outcome == providers.RefundPending {
 		return nil
 	}
-	_, err = s.record(ctx, r.ID, res)
+	_, err = s.record(ctx, s.db.Within(store.NoClaim), r.ID, res)
 	return err
 }
 

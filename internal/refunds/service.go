@@ -81,13 +81,14 @@ func (in *CreateParams) validate() error {
 // claim (store.NoClaim without one): a remote provider's call commits a
 // recovery point on it first.
 func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal, in CreateParams) (*Refund, error) {
+	work := s.db.Within(cl)
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
 	if r, ok, err := s.resumed(ctx, cl, pr); ok {
 		return r, err
 	}
-	target, err := payments.RefundTargetOf(ctx, s.db, pr.MerchantID, pr.Livemode, in.PaymentIntent)
+	target, err := payments.RefundTargetOf(ctx, work, pr.MerchantID, pr.Livemode, in.PaymentIntent)
 	if err != nil {
 		return nil, intentError(err)
 	}
@@ -108,7 +109,7 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 	if err := checkAmount(target, amount); err != nil {
 		return nil, err
 	}
-	controls, err := merchants.ApprovalControls(ctx, s.db, pr.MerchantID, pr.Livemode)
+	controls, err := merchants.ApprovalControls(ctx, work, pr.MerchantID, pr.Livemode)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 	} else if threshold != nil {
 		// A first look at the cumulative rule, to avoid sending a refund
 		// that will wait; the decision is taken again under the lock below.
-		earlier, err := recentByPrincipal(ctx, s.db, r.MerchantID, r.Livemode, r.CreatedBy, now.Add(-controls.Window))
+		earlier, err := recentByPrincipal(ctx, work, r.MerchantID, r.Livemode, r.CreatedBy, now.Add(-controls.Window))
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +143,7 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 	// From here the refund is about to exist: finish even if the client goes away.
 	ctx = context.WithoutCancel(ctx)
 	var out Refund
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = work.InTx(ctx, func(tx *store.Tx) error {
 		out = *r
 		out.UpdatedAt = tx.Now()
 		// Cumulative four-eyes, decided while holding the merchant's
@@ -192,17 +193,18 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 // the approver must not be the refund's creator (403
 // self_approval_not_allowed); a refund in any other state is 409.
 func (s *Service) Approve(ctx context.Context, cl store.Claim, pr auth.Principal, id string) (*Refund, error) {
+	work := s.db.Within(cl)
 	if r, ok, err := s.resumed(ctx, cl, pr); ok {
 		return r, err
 	}
-	r, err := get(ctx, s.db, pr.MerchantID, pr.Livemode, id)
+	r, err := get(ctx, work, pr.MerchantID, pr.Livemode, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkApprovable(ctx, s.db, r, pr); err != nil {
+	if err := s.checkApprovable(ctx, work, r, pr); err != nil {
 		return nil, err
 	}
-	target, err := payments.RefundTargetOf(ctx, s.db, r.MerchantID, r.Livemode, r.PaymentIntent)
+	target, err := payments.RefundTargetOf(ctx, work, r.MerchantID, r.Livemode, r.PaymentIntent)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +218,7 @@ func (s *Service) Approve(ctx context.Context, cl store.Claim, pr auth.Principal
 	}
 	ctx = context.WithoutCancel(ctx)
 	var out Refund
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = work.InTx(ctx, func(tx *store.Tx) error {
 		out = *r
 		if err := s.checkApprovable(ctx, tx, &out, pr); err != nil {
 			return err
@@ -265,9 +267,10 @@ func (s *Service) checkApprovable(ctx context.Context, q store.Querier, r *Refun
 
 // Cancel cancels a refund that requires approval; its amount returns to
 // available. A refund in any other state is 409 invalid_state.
-func (s *Service) Cancel(ctx context.Context, pr auth.Principal, id string) (*Refund, error) {
+func (s *Service) Cancel(ctx context.Context, cl store.Claim, pr auth.Principal, id string) (*Refund, error) {
+	work := s.db.Within(cl)
 	var out *Refund
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		r, err := get(ctx, tx, pr.MerchantID, pr.Livemode, id)
 		if err != nil {
 			return err

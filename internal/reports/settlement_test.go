@@ -40,7 +40,7 @@ func getReport(t testing.TB, e *apptest.Env, q url.Values) report {
 func cardPresent(t testing.TB, e *apptest.Env, amount int64, currency, outlet string) string {
 	t.Helper()
 	p := auth.Principal{ID: "key_test", MerchantID: e.Merchant.MerchantID, Kind: auth.KindSecret}
-	pi, err := e.Main.PaymentIntents().RecordCardPresent(context.Background(), p, payments.CardPresent{AmountMinor: amount, Currency: currency,
+	pi, err := e.Main.PaymentIntents().RecordCardPresent(context.Background(), store.NoClaim, p, payments.CardPresent{AmountMinor: amount, Currency: currency,
 		TerminalID: "term_1", OutletID: outlet, Brand: "visa", Last4: "4242", EntryMode: "chip", Approved: true, AuthCode: "A1",
 		IdempotencyKey: idemKey()})
 	if err != nil || pi.Status != payments.Succeeded {

@@ -10,11 +10,17 @@ import "context"
 // parameter, and a caller with no request behind it (a worker, a job, a
 // test) passes NoClaim.
 //
-// The writes themselves still join the request's unit of work through the
-// context (DB.InTx and the rest, see Unit); the claim adds what only the
-// request's owner knows: where an earlier run of it stopped, and how to
-// commit a recovery point before a call that leaves the process.
+// The claim also carries the request's unit of work, the one transaction
+// its writes join: the operation runs them (and the reads that must see
+// them) through db.Within(cl), a Work, never through the context. Besides,
+// it holds what only the request's owner knows: where an earlier run of it
+// stopped, and how to commit a recovery point before a call that leaves the
+// process.
 type Claim interface {
+	// Unit is the request's unit of work (nil for NoClaim). An operation
+	// does not use it itself: DB.Within(cl) gives the Work its statements
+	// run in; the unit's owner alone commits it.
+	Unit() *Unit
 	// RecoveryPoint commits the request's writes so far together with a
 	// recovery point (a name and a reference) on its key, before the
 	// request calls a provider. A retry after a crash resumes from the last
@@ -48,3 +54,4 @@ type noClaim struct{}
 func (noClaim) RecoveryPoint(context.Context, string, string) error { return nil }
 func (noClaim) Resuming() (Recovery, bool)                          { return Recovery{}, false }
 func (noClaim) LookUp(context.Context) error                        { return nil }
+func (noClaim) Unit() *Unit                                         { return nil }

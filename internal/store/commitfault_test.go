@@ -26,7 +26,7 @@ func TestFaultCommits(t *testing.T) {
 		for _, tc := range cases {
 			db.FaultCommits(func(context.Context) store.CommitFault { return tc.fault })
 			ctx, u := db.NewUnit(context.Background(), store.UnitHooks{})
-			if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, tc.id) }); err != nil {
+			if err := u.Work().InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, tc.id) }); err != nil {
 				t.Fatal(err)
 			}
 			err := u.Commit(ctx, nil)

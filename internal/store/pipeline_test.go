@@ -114,10 +114,10 @@ func TestExecLaterInAUnit(t *testing.T) {
 		boom := errors.New("boom")
 
 		uctx, u := db.NewUnit(ctx, store.UnitHooks{})
-		if err := db.InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_u1") }); err != nil {
+		if err := u.Work().InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_u1") }); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.InTx(uctx, func(tx *store.Tx) error {
+		if err := u.Work().InTx(uctx, func(tx *store.Tx) error {
 			if err := insertLater(uctx, tx, "mer_u2"); err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ func TestExecLaterInAUnit(t *testing.T) {
 		}); err != boom {
 			t.Fatalf("failing InTx: %v", err)
 		}
-		if err := db.InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_u3") }); err != nil {
+		if err := u.Work().InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_u3") }); err != nil {
 			t.Fatal(err)
 		}
 		if err := u.Commit(uctx, nil); err != nil {
@@ -141,16 +141,16 @@ func TestExecLaterInAUnit(t *testing.T) {
 			t.Fatal(err)
 		}
 		uctx, u = db.NewUnit(ctx, store.UnitHooks{})
-		if err := db.InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_v1") }); err != nil {
+		if err := u.Work().InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_v1") }); err != nil {
 			t.Fatal(err)
 		}
 		// Both engines run it later (PostgreSQL with the next batch, SQLite
 		// once the unit takes the writer): the failure breaks the unit.
-		err := db.InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_v0") })
+		err := u.Work().InTx(uctx, func(tx *store.Tx) error { return insertLater(uctx, tx, "mer_v0") })
 		if err != nil {
 			t.Fatalf("a later statement failed at once: %v", err)
 		}
-		err = db.InTx(uctx, func(tx *store.Tx) error { return insertMerchant(uctx, tx, "mer_v2") })
+		err = u.Work().InTx(uctx, func(tx *store.Tx) error { return insertMerchant(uctx, tx, "mer_v2") })
 		if !errors.Is(err, store.ErrLaterFailed) {
 			t.Fatalf("InTx after a failed later statement: %v", err)
 		}
@@ -244,10 +244,10 @@ func TestExecLaterExpect(t *testing.T) {
 
 		// In a unit: the InTx that met it is undone alone.
 		uctx, u := db.NewUnit(ctx, store.UnitHooks{})
-		if err := db.InTx(uctx, func(tx *store.Tx) error { return insertMerchant(uctx, tx, "mer_x3") }); err != nil {
+		if err := u.Work().InTx(uctx, func(tx *store.Tx) error { return insertMerchant(uctx, tx, "mer_x3") }); err != nil {
 			t.Fatal(err)
 		}
-		err := db.InTx(uctx, func(tx *store.Tx) error {
+		err := u.Work().InTx(uctx, func(tx *store.Tx) error {
 			if err := rename(tx, "nobody", "second"); err != nil {
 				return err
 			}
@@ -258,18 +258,18 @@ func TestExecLaterExpect(t *testing.T) {
 		}
 		// An outer fn's expectation is settled before a nested InTx, so
 		// rolling back to the nested savepoint cannot hide it.
-		err = db.InTx(uctx, func(tx *store.Tx) error {
+		err = u.Work().InTx(uctx, func(tx *store.Tx) error {
 			if err := rename(tx, "nobody", "third"); err != nil {
 				return err
 			}
 			// Even when fn makes nothing of the nested InTx's failure.
-			db.InTx(uctx, func(tx *store.Tx) error { return insertMerchant(uctx, tx, "mer_x5") })
+			u.Work().InTx(uctx, func(tx *store.Tx) error { return insertMerchant(uctx, tx, "mer_x5") })
 			return nil
 		})
 		if !errors.Is(err, lost) {
 			t.Fatalf("nested: InTx returned %v, want %v", err, lost)
 		}
-		if err := db.InTx(uctx, func(tx *store.Tx) error {
+		if err := u.Work().InTx(uctx, func(tx *store.Tx) error {
 			if err := rename(tx, "first", "fourth"); err != nil {
 				return err
 			}

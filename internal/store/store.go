@@ -360,17 +360,15 @@ func (db *DB) Now() time.Time { return (*db.clock.Load())().UTC().Truncate(time.
 // safe while other goroutines call Now.
 func (db *DB) SetClock(clock func() time.Time) { db.clock.Store(&clock) }
 
-// Exec runs a statement outside a transaction, or in the unit of work ctx
-// carries (opening its transaction if needed: a statement is a write).
+// Exec runs a statement outside a transaction. A request's statement runs
+// in its unit of work through Work.Exec; with a context whose request has a
+// unit open, Exec fails with ErrOutsideUnit (or, called from a package that
+// still finds its unit through the context, contextJoiners, joins it).
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if u := db.joinable(ctx); u != nil {
-		var r sql.Result
-		err := u.run(ctx, func(tx *Tx) error {
-			var err error
-			r, err = tx.Exec(ctx, q, args...)
-			return err
-		})
-		return r, err
+	if u, err := db.ctxUnit(ctx, true); err != nil {
+		return nil, err
+	} else if u != nil {
+		return u.Work().Exec(ctx, q, args...)
 	}
 	if db.writeLock != nil {
 		if err := db.lockWriteClean(ctx); err != nil {
@@ -386,11 +384,15 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 	return r, translate(err)
 }
 
-// Query runs a query outside a transaction; when ctx carries a unit of work
-// with an open transaction, in it, so a request reads its own writes.
+// Query runs a query outside a transaction. A request reads its own writes
+// through Work.Query; with a context whose request's unit has a transaction
+// open (which this read would not see), Query fails with ErrOutsideUnit (or
+// joins it, as Exec).
 func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if tx := db.unitTx(ctx); tx != nil {
-		return tx.Query(ctx, q, args...)
+	if u, err := db.ctxUnit(ctx, false); err != nil {
+		return nil, err
+	} else if u != nil {
+		return u.Work().Query(ctx, q, args...)
 	}
 	q = db.dialect.Rebind(q)
 	for attempt := 1; ; attempt++ {
@@ -408,11 +410,15 @@ func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 // sat idle in the pool). Neither can have changed anything.
 const maxConnTries = 5
 
-// QueryRow runs a single-row query outside a transaction (or in the open
-// transaction of ctx's unit of work, as Query).
+// QueryRow runs a single-row query outside a transaction. With a context
+// whose request's unit has a transaction open it panics with ErrOutsideUnit
+// (where Query fails, and joins it where Query does): the caller must read
+// through the request's Work.
 func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	if tx := db.unitTx(ctx); tx != nil {
-		return tx.QueryRow(ctx, q, args...)
+	if u, err := db.ctxUnit(ctx, false); err != nil {
+		panic(err)
+	} else if u != nil {
+		return u.Work().QueryRow(ctx, q, args...)
 	}
 	q = db.dialect.Rebind(q)
 	for attempt := 1; ; attempt++ {
@@ -422,14 +428,6 @@ func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 		}
 		return row
 	}
-}
-
-// unitTx is the open transaction of ctx's unit of work on db, if any.
-func (db *DB) unitTx(ctx context.Context) *Tx {
-	if u := db.joinable(ctx); u != nil {
-		return u.openTx()
-	}
-	return nil
 }
 
 // Ping checks the connection.
@@ -692,14 +690,17 @@ func (tx *Tx) AfterCommit(fn func()) { tx.after = append(tx.after, fn) }
 // pooled connection the server closed before the commit are retried with the
 // whole of fn, so fn must not have effects outside the transaction.
 //
-// When ctx carries a unit of work (see Unit), InTx joins it instead: fn runs
-// under a savepoint of the unit's one transaction and nothing commits until
-// the unit's owner commits it; a failing fn is undone alone. Failures that
-// break the transaction are then not retried here but by the unit's owner,
-// which runs the whole request again.
+// A request's writes join its unit of work (see Unit) through Work.InTx
+// instead: fn runs under a savepoint of the unit's one transaction and
+// nothing commits until the unit's owner commits it. InTx itself never
+// joins a unit (but for the packages still listed in contextJoiners): with
+// a context whose request has one open it fails with ErrOutsideUnit rather
+// than commit apart from the request.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	if u := db.joinable(ctx); u != nil {
-		return u.run(ctx, fn)
+	if u, err := db.ctxUnit(ctx, true); err != nil {
+		return err
+	} else if u != nil {
+		return u.Work().InTx(ctx, fn)
 	}
 	var err error
 	for attempt := 0; attempt < 8; attempt++ {

@@ -2,15 +2,23 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 )
 
-// A Unit is one request's unit of work: every DB.InTx (and DB.Exec, Query,
-// QueryRow) made with a context that carries it joins one database
-// transaction, so all of a request's writes commit together, once, when the
-// request's owner (the HTTP idempotency middleware) calls Commit.
+// A Unit is one request's unit of work: every Work.InTx (and Work.Exec,
+// Query, QueryRow) made through its Work (DB.Within with the request's
+// Claim, or Unit.Work) joins one database transaction, so all of a
+// request's writes commit together, once, when the request's owner (the
+// idempotency middleware) calls Commit. Nothing joins it through a context:
+// the context NewUnit returns carries it only so that a statement run
+// through the plain DB while it is open fails (ErrOutsideUnit) instead of
+// committing apart from the request.
 //
 // The transaction opens lazily, at the first write: a request that validates,
 // sleeps or calls a provider before it writes holds no connection and, on
@@ -70,7 +78,10 @@ type UnitHooks struct {
 
 type unitKey struct{}
 
-// NewUnit returns ctx carrying a new unit of work on db.
+// NewUnit returns a new unit of work on db, and ctx marked with it: a
+// statement run through the plain DB with that context while the unit is
+// open fails with ErrOutsideUnit (the request's statements go through
+// u.Work()).
 func (db *DB) NewUnit(ctx context.Context, hooks UnitHooks) (context.Context, *Unit) {
 	u := &Unit{db: db, hooks: hooks, careful: hooks.Careful}
 	return context.WithValue(ctx, unitKey{}, u), u
@@ -79,29 +90,6 @@ func (db *DB) NewUnit(ctx context.Context, hooks UnitHooks) (context.Context, *U
 // IsGroupAborted reports whether err is the failure of a unit whose work was
 // rolled back with a shared SQLite transaction that another unit rolled back.
 func IsGroupAborted(err error) bool { return errors.Is(err, errGroupAborted) }
-
-// unitFrom returns the unit of work ctx carries, or nil. It is the store's
-// own: no package outside it reads a unit from a context (archtest).
-func unitFrom(ctx context.Context) *Unit {
-	u, _ := ctx.Value(unitKey{}).(*Unit)
-	return u
-}
-
-// joinable returns the unit of ctx that InTx on db should join, if any. A
-// unit that was already committed or rolled back (a goroutine outliving its
-// request) is not joined: such writes run in their own transaction.
-func (db *DB) joinable(ctx context.Context) *Unit {
-	u := unitFrom(ctx)
-	if u == nil || u.db != db {
-		return nil
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.closed {
-		return nil
-	}
-	return u
-}
 
 // openTx returns the unit's transaction if one is open.
 func (u *Unit) openTx() *Tx {
@@ -380,7 +368,7 @@ func (u *Unit) commit(ctx context.Context, last func(tx *Tx) error, end bool) er
 		// with every unit parked in it (unitgroup.go). That may wait for
 		// the writer: a last commit closes the unit first, so that a
 		// goroutine outliving the request does not open another
-		// transaction in it meanwhile (joinable refuses a closed unit).
+		// transaction in it meanwhile (Work.joinable refuses a closed unit).
 		u.stx, u.tx, u.wrote = nil, nil, false
 		if end {
 			u.closed = true
@@ -426,3 +414,184 @@ func (u *Unit) Rollback() {
 // ErrCommitUnknown wraps a failed COMMIT: the database may or may not have
 // applied the transaction (its connection died while committing).
 var ErrCommitUnknown = errors.New("store: commit outcome unknown")
+
+// Work is where an operation's statements run: in a request's unit of work
+// when it has one, on their own otherwise. A front that owns a request
+// (idempotency.Run) builds the request's Claim around its unit, and a
+// capability operation runs its writes, and the reads that must see them,
+// through db.Within(cl): nothing joins a unit through the context. With
+// NoClaim (a worker, a job, a test) the statements run alone, as DB's do.
+//
+// A Work is a small value: make one where it is needed and pass it (or the
+// claim) down, never keep one past its request.
+type Work struct {
+	db   *DB
+	unit *Unit
+}
+
+// Within returns the Work of the request cl belongs to: its unit of work,
+// when cl has one on db that is still open, and db alone otherwise.
+func (db *DB) Within(cl Claim) Work {
+	if cl == nil {
+		return Work{db: db}
+	}
+	return Work{db: db, unit: cl.Unit()}
+}
+
+// Work returns the unit's own Work (its owner and the store's tests; a
+// capability gets it from its claim, DB.Within).
+func (u *Unit) Work() Work { return Work{db: u.db, unit: u} }
+
+// DB is the database the work runs on.
+func (w Work) DB() *DB { return w.db }
+
+// Dialect is the database's (a Work is a Querier).
+func (w Work) Dialect() Dialect { return w.db.dialect }
+
+// Now is the database clock's time (DB.Now).
+func (w Work) Now() time.Time { return w.db.Now() }
+
+// joinable returns the unit the work's statements join, if any. A unit
+// that was already committed or rolled back (a goroutine outliving its
+// request) is not joined: such writes run in their own transaction.
+func (w Work) joinable() *Unit {
+	u := w.unit
+	if u == nil || u.db != w.db {
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return nil
+	}
+	return u
+}
+
+// InTx runs fn under a savepoint of the unit's one transaction (see Unit),
+// or, without a unit, in a transaction of its own (DB.InTx).
+func (w Work) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if u := w.joinable(); u != nil {
+		return u.run(ctx, fn)
+	}
+	return w.db.InTx(ctx, fn)
+}
+
+// Exec runs a statement in the unit (opening its transaction: a statement
+// is a write), or alone (DB.Exec).
+func (w Work) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if u := w.joinable(); u != nil {
+		var r sql.Result
+		err := u.run(ctx, func(tx *Tx) error {
+			var err error
+			r, err = tx.Exec(ctx, q, args...)
+			return err
+		})
+		return r, err
+	}
+	return w.db.Exec(ctx, q, args...)
+}
+
+// Query runs a query in the unit's open transaction, so a request reads its
+// own writes; without one, outside any transaction (DB.Query).
+func (w Work) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if tx := w.openTx(); tx != nil {
+		return tx.Query(ctx, q, args...)
+	}
+	return w.db.Query(ctx, q, args...)
+}
+
+// QueryRow runs a single-row query as Query does.
+func (w Work) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if tx := w.openTx(); tx != nil {
+		return tx.QueryRow(ctx, q, args...)
+	}
+	return w.db.QueryRow(ctx, q, args...)
+}
+
+// openTx is the open transaction of the work's unit, if any.
+func (w Work) openTx() *Tx {
+	if u := w.joinable(); u != nil {
+		return u.openTx()
+	}
+	return nil
+}
+
+// ErrOutsideUnit fails a statement run through the plain DB with a context
+// whose request has a unit of work open on it: the statement would commit on
+// its own, apart from the request's one commit (and on SQLite wait for the
+// writer its own unit holds). It is a mistake in the caller, which must run
+// it through the request's Work (DB.Within with the request's claim).
+var ErrOutsideUnit = errors.New("store: a statement outside its request's unit of work: run it through the request's store.Work (DB.Within(claim))")
+
+// contextJoiners lists the packages whose request operations still reach
+// the request's unit of work through the context: a statement they run
+// through the plain DB with such a context joins the unit, as every
+// statement did before Work. Any other package's statement fails with
+// ErrOutsideUnit instead. The list only shrinks (archtest keeps a copy that
+// may not grow); once it is empty the plain DB joins nothing.
+var contextJoiners = map[string]bool{
+	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
+	"internal/banking": true, "internal/billing": true, "internal/billing/hosted": true, "internal/callbacks": true,
+	"internal/disputes": true, "internal/events": true, "internal/idempotency": true, "internal/jobs": true,
+	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true, "internal/portal": true,
+	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
+	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
+	"internal/retention": true, "internal/testutil/keyedload": true, "internal/webhooks": true,
+}
+
+// ctxUnit is the unit a statement on db with ctx joins because its caller
+// still finds the request's unit through the context (contextJoiners), or
+// ErrOutsideUnit when ctx's request has a unit open on db that the
+// statement would miss: any write (write is true) while the unit is not
+// ended, a read while its transaction is open (which the read would not
+// see). Without such a unit it returns neither: the statement runs alone.
+func (db *DB) ctxUnit(ctx context.Context, write bool) (*Unit, error) {
+	u, _ := ctx.Value(unitKey{}).(*Unit)
+	if u == nil || u.db != db {
+		return nil, nil
+	}
+	u.mu.Lock()
+	open := !u.closed && (write || u.tx != nil)
+	u.mu.Unlock()
+	if !open {
+		return nil, nil
+	}
+	if contextJoiners[callerPackage()] {
+		return u, nil
+	}
+	return nil, ErrOutsideUnit
+}
+
+// callerPackage is the package (its path in the module, such as
+// "internal/merchants") of the first caller outside the store package.
+func callerPackage() string {
+	var pcs [16]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		// A package's external tests count as the package.
+		pkg := strings.TrimSuffix(funcPackage(f.Function), "_test")
+		if pkg != storePackage {
+			return strings.TrimPrefix(pkg, modulePath+"/")
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+const (
+	modulePath   = "github.com/payd/payd"
+	storePackage = modulePath + "/internal/store"
+)
+
+// funcPackage is the import path of a function's package, from its full
+// name ("github.com/payd/payd/internal/merchants.(*Service).Get.func1").
+func funcPackage(fn string) string {
+	slash := strings.LastIndexByte(fn, '/')
+	if dot := strings.IndexByte(fn[slash+1:], '.'); dot >= 0 {
+		return fn[:slash+1+dot]
+	}
+	return fn
+}

@@ -19,8 +19,8 @@ func TestNestedInTxFailingBeforeTheFirstWrite(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx, u := db.NewUnit(context.Background(), store.UnitHooks{})
 		defer u.Rollback()
-		err := db.InTx(ctx, func(tx *store.Tx) error {
-			if err := db.InTx(ctx, func(tx *store.Tx) error { return errors.New("step refused") }); err == nil {
+		err := u.Work().InTx(ctx, func(tx *store.Tx) error {
+			if err := u.Work().InTx(ctx, func(tx *store.Tx) error { return errors.New("step refused") }); err == nil {
 				t.Error("the failing step succeeded")
 			}
 			return insertMerchant(ctx, tx, "mer_n1") // another step
@@ -43,16 +43,17 @@ func TestNestedFailureKeepsTheKeyAfterARecoveryPoint(t *testing.T) {
 		req := idempotency.Request{Scope: idempotency.Scope{MerchantID: "mer_x", PrincipalID: "key_x"}, Key: "k", Method: "POST", Path: "/v1/x", Hash: "h"}
 		ctx, claim := idempotency.Start(context.Background(), db, req, idempotency.Found{})
 		defer claim.Abort(context.Background())
-		_ = db.InTx(ctx, func(tx *store.Tx) error {
-			return db.InTx(ctx, func(*store.Tx) error { return errors.New("invalid") })
+		work := db.Within(claim)
+		_ = work.InTx(ctx, func(tx *store.Tx) error {
+			return work.InTx(ctx, func(*store.Tx) error { return errors.New("invalid") })
 		})
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_k1") }); err != nil {
+		if err := work.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_k1") }); err != nil {
 			t.Fatal(err)
 		}
 		if err := claim.RecoveryPoint(ctx, "test.point", "mer_k1"); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_k2") }); err != nil {
+		if err := work.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_k2") }); err != nil {
 			t.Fatalf("a write after the recovery point: %v (refused: %v)", err, claim.Refused())
 		}
 	})
@@ -79,15 +80,15 @@ func TestNestedFailureInAParkedTransaction(t *testing.T) {
 	ctxA, a := db.NewUnit(bg, store.UnitHooks{})
 	ctxB, b := db.NewUnit(bg, store.UnitHooks{})
 	// A's write needs an answer: A takes the writer and holds it.
-	if err := db.InTx(ctxA, func(tx *store.Tx) error { return insertMerchant(ctxA, tx, "mer_pa") }); err != nil {
+	if err := a.Work().InTx(ctxA, func(tx *store.Tx) error { return insertMerchant(ctxA, tx, "mer_pa") }); err != nil {
 		t.Fatal(err)
 	}
 	inserted, fail, bErr := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		bErr <- db.InTx(ctxB, func(tx *store.Tx) error {
+		bErr <- b.Work().InTx(ctxB, func(tx *store.Tx) error {
 			// Undoing the nested step's savepoint needs the writer: B
 			// waits for it while A holds it.
-			_ = db.InTx(ctxB, func(*store.Tx) error { return errors.New("step refused") })
+			_ = b.Work().InTx(ctxB, func(*store.Tx) error { return errors.New("step refused") })
 			_ = insertMerchant(ctxB, tx, "mer_pleak")
 			close(inserted)
 			<-fail
@@ -105,7 +106,7 @@ func TestNestedFailureInAParkedTransaction(t *testing.T) {
 	ctxC, c := db.NewUnit(bg, store.UnitHooks{})
 	cWrote := make(chan error, 1)
 	go func() {
-		cWrote <- db.InTx(ctxC, func(tx *store.Tx) error { return insertMerchant(ctxC, tx, "mer_pc") })
+		cWrote <- c.Work().InTx(ctxC, func(tx *store.Tx) error { return insertMerchant(ctxC, tx, "mer_pc") })
 	}()
 	waitWriter()
 	close(fail)

@@ -48,11 +48,11 @@ func TestUnitCommitsOnce(t *testing.T) {
 			opened++
 			return nil
 		}})
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u1") }); err != nil {
+		if err := u.Work().InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u1") }); err != nil {
 			t.Fatal(err)
 		}
 		boom := errors.New("boom")
-		err := db.InTx(ctx, func(tx *store.Tx) error {
+		err := u.Work().InTx(ctx, func(tx *store.Tx) error {
 			if err := insertMerchant(ctx, tx, "mer_u2"); err != nil {
 				return err
 			}
@@ -63,16 +63,16 @@ func TestUnitCommitsOnce(t *testing.T) {
 		}
 		// A unique violation inside the unit does not break it (PostgreSQL
 		// would abort the whole transaction without the savepoint).
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u1") }); !store.IsConflict(err) {
+		if err := u.Work().InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u1") }); !store.IsConflict(err) {
 			t.Fatalf("duplicate in unit: %v", err)
 		}
-		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			return db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u3") })
+		if err := u.Work().InTx(ctx, func(tx *store.Tx) error {
+			return u.Work().InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u3") })
 		}); err != nil {
 			t.Fatalf("nested: %v", err)
 		}
 		var n int
-		db.QueryRow(ctx, "SELECT COUNT(*) FROM merchants WHERE id LIKE 'mer_u%'").Scan(&n)
+		u.Work().QueryRow(ctx, "SELECT COUNT(*) FROM merchants WHERE id LIKE 'mer_u%'").Scan(&n)
 		if n != 2 {
 			t.Fatalf("the unit reads %d of its rows, want 2", n)
 		}
@@ -89,18 +89,18 @@ func TestUnitCommitsOnce(t *testing.T) {
 			t.Fatalf("commits %d, opened %d, rows %d", commits.Load(), opened, countMerchants(t, db, "mer_u"))
 		}
 		// After the unit ended, InTx with its context runs on its own.
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u4") }); err != nil || countMerchants(t, db, "mer_u") != 3 {
+		if err := u.Work().InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_u4") }); err != nil || countMerchants(t, db, "mer_u") != 3 {
 			t.Fatalf("after the unit: %v", err)
 		}
 
 		ctx2, u2 := db.NewUnit(context.Background(), store.UnitHooks{})
-		if err := db.InTx(ctx2, func(tx *store.Tx) error { return insertMerchant(ctx2, tx, "mer_r1") }); err != nil {
+		if err := u2.Work().InTx(ctx2, func(tx *store.Tx) error { return insertMerchant(ctx2, tx, "mer_r1") }); err != nil {
 			t.Fatal(err)
 		}
 		if err := u2.Checkpoint(ctx2, nil); err != nil || countMerchants(t, db, "mer_r") != 1 {
 			t.Fatalf("checkpoint: %v", err)
 		}
-		if err := db.InTx(ctx2, func(tx *store.Tx) error { return insertMerchant(ctx2, tx, "mer_r2") }); err != nil {
+		if err := u2.Work().InTx(ctx2, func(tx *store.Tx) error { return insertMerchant(ctx2, tx, "mer_r2") }); err != nil {
 			t.Fatal(err)
 		}
 		u2.Rollback()
@@ -129,7 +129,7 @@ func TestUnitFirstWriteNeedsNoSavepoint(t *testing.T) {
 			return nil
 		}})
 		// A unique violation on the transaction's first write.
-		if err := db.InTx(ctx, func(tx *store.Tx) error {
+		if err := u.Work().InTx(ctx, func(tx *store.Tx) error {
 			if err := insertMerchant(ctx, tx, "mer_b1"); err != nil {
 				return err
 			}
@@ -140,7 +140,7 @@ func TestUnitFirstWriteNeedsNoSavepoint(t *testing.T) {
 		if u.Opened() || u.Err() != nil {
 			t.Fatalf("after the failed first write: opened %v, err %v; want a closed transaction and a usable unit", u.Opened(), u.Err())
 		}
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_b2") }); err != nil {
+		if err := u.Work().InTx(ctx, func(tx *store.Tx) error { return insertMerchant(ctx, tx, "mer_b2") }); err != nil {
 			t.Fatal(err)
 		}
 		if err := u.Commit(ctx, nil); err != nil {
@@ -290,7 +290,7 @@ func TestDeadConnectionIsRetried(t *testing.T) {
 
 	t.Run("unit", func(t *testing.T) {
 		uctx, u := db.NewUnit(ctx, store.UnitHooks{})
-		err := db.InTx(uctx, func(tx *store.Tx) error {
+		err := u.Work().InTx(uctx, func(tx *store.Tx) error {
 			var pid int
 			if err := tx.QueryRow(uctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
 				return err

@@ -37,8 +37,15 @@ func ugRows(t *testing.T, db *DB) map[string]bool {
 	return got
 }
 
+// workOf is the Work of the unit ctx was marked with (NewUnit), or db
+// alone: the tests below hand a unit to helpers by its context.
+func workOf(ctx context.Context, db *DB) Work {
+	u, _ := ctx.Value(unitKey{}).(*Unit)
+	return Work{db: db, unit: u}
+}
+
 func ugInsert(ctx context.Context, db *DB, who string) error {
-	return db.InTx(ctx, func(tx *Tx) error {
+	return workOf(ctx, db).InTx(ctx, func(tx *Tx) error {
 		_, err := tx.Exec(ctx, "INSERT INTO ug (who) VALUES (?)", who)
 		return err
 	})
@@ -137,7 +144,7 @@ func TestUnitRollbackInASharedTransaction(t *testing.T) {
 		if err := ugInsert(bctx, db, "b"); err != nil {
 			return err
 		}
-		err := db.InTx(bctx, func(tx *Tx) error {
+		err := workOf(bctx, db).InTx(bctx, func(tx *Tx) error {
 			if _, err := tx.Exec(bctx, "INSERT INTO ug (who) VALUES ('b2')"); err != nil {
 				return err
 			}
@@ -351,7 +358,7 @@ func TestCancelledUnitLeavesParkedWorkAlone(t *testing.T) {
 	var bctx context.Context
 	bctx, b, aDone, bWrote := parkForB(t, db, func(ctx context.Context) error {
 		go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-		return db.InTx(ctx, func(tx *Tx) error {
+		return workOf(ctx, db).InTx(ctx, func(tx *Tx) error {
 			// A statement that runs far longer than 20 ms.
 			_, err := tx.Exec(cctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000)
 				INSERT INTO ug (who) SELECT 'b' || i FROM n`)
@@ -392,7 +399,7 @@ func TestAdvisoryLockTakesTheWriter(t *testing.T) {
 	db := openSQLite(t)
 	ctx := context.Background()
 	actx, a := db.NewUnit(ctx, UnitHooks{})
-	if err := db.InTx(actx, func(tx *Tx) error {
+	if err := a.Work().InTx(actx, func(tx *Tx) error {
 		if err := tx.AdvisoryLock(actx, "k"); err != nil {
 			return err
 		}
@@ -403,7 +410,7 @@ func TestAdvisoryLockTakesTheWriter(t *testing.T) {
 	bctx, b := db.NewUnit(ctx, UnitHooks{})
 	saw := make(chan int, 1)
 	go func() {
-		err := db.InTx(bctx, func(tx *Tx) error {
+		err := b.Work().InTx(bctx, func(tx *Tx) error {
 			if err := tx.AdvisoryLock(bctx, "k"); err != nil {
 				return err
 			}
@@ -462,7 +469,7 @@ func TestEntryFindingItsRowTakenUndoesNothing(t *testing.T) {
 	errTaken := errors.New("taken")
 	enterThenTake := func(who string, entered *bool) func(ctx context.Context) error {
 		return func(ctx context.Context) error {
-			return db.InTx(ctx, func(tx *Tx) error {
+			return workOf(ctx, db).InTx(ctx, func(tx *Tx) error {
 				if err := tx.ExecLater(ctx, "INSERT INTO ug (who) VALUES (?)", who+"-queued"); err != nil {
 					return err
 				}

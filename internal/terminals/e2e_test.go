@@ -341,7 +341,7 @@ func testRecorded(t *testing.T, h *harness, approved, declined []string) {
 // idempotency key is released and the client retries).
 type failingRecorder struct{}
 
-func (failingRecorder) RecordCardPresent(context.Context, authPrincipal, paymentsCardPresent) (paymentsIntent, error) {
+func (failingRecorder) RecordCardPresent(context.Context, storeClaim, authPrincipal, paymentsCardPresent) (paymentsIntent, error) {
 	return paymentsIntent{}, errUnavailable
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/card"
 	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store"
 )
 
 // Gateway authorises card-present payments with the card network. The sandbox
@@ -82,5 +83,5 @@ type GatewaySelector func(ctx context.Context, merchantID string, livemode bool)
 // payment_intent.succeeded in one transaction, or a canceled intent with
 // last_error on a decline; idempotent by in.IdempotencyKey.
 type IntentRecorder interface {
-	RecordCardPresent(ctx context.Context, p auth.Principal, in payments.CardPresent) (payments.Intent, error)
+	RecordCardPresent(ctx context.Context, cl store.Claim, p auth.Principal, in payments.CardPresent) (payments.Intent, error)
 }

@@ -9,12 +9,14 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store"
 )
 
 type (
 	authPrincipal       = auth.Principal
 	paymentsCardPresent = payments.CardPresent
 	paymentsIntent      = payments.Intent
+	storeClaim          = store.Claim
 )
 
 var errUnavailable = &errs.Error{Kind: errs.KindUnavailable, Code: "card_present_unavailable", Message: "test outage", Err: errors.New("outage")}

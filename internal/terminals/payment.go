@@ -48,13 +48,14 @@ const DeclineExpiredCard = "expired_card"
 // replay; cl is its claim, on which a remote gateway's call commits a
 // recovery point first.
 func (s *Service) Pay(ctx context.Context, cl store.Claim, p auth.Principal, terminalID, idemKey string, in PaymentParams) (payments.Intent, error) {
+	work := s.db.Within(cl)
 	if idemKey == "" {
 		return payments.Intent{}, errs.Invalid("Idempotency-Key", "idempotency_key_required", "card-present payments require an Idempotency-Key header")
 	}
 	if err := validatePayment(in); err != nil {
 		return payments.Intent{}, err
 	}
-	t, err := getTerminal(ctx, s.db, p, terminalID)
+	t, err := getTerminal(ctx, work, p, terminalID)
 	if err != nil {
 		return payments.Intent{}, err
 	}
@@ -114,7 +115,7 @@ func (s *Service) Pay(ctx context.Context, cl store.Claim, p auth.Principal, ter
 	if t.OutletID != nil {
 		cp.OutletID = *t.OutletID
 	}
-	payID, resumed, err := s.acceptKSN(ctx, p, t, ksn, idemKey, cp)
+	payID, resumed, err := s.acceptKSN(ctx, work, p, t, ksn, idemKey, cp)
 	if err != nil {
 		return payments.Intent{}, err
 	}
@@ -128,11 +129,11 @@ func (s *Service) Pay(ctx context.Context, cl store.Claim, p auth.Principal, ter
 		if resumed == statusCanceled {
 			cp.DeclineCode = DeclineNotReceived
 		}
-		intent, err := recorder.RecordCardPresent(ctx, p, cp)
+		intent, err := recorder.RecordCardPresent(ctx, cl, p, cp)
 		if err != nil {
 			return payments.Intent{}, err
 		}
-		return intent, s.finishPayment(ctx, payID, intent)
+		return intent, s.finishPayment(ctx, work, payID, intent)
 	}
 
 	if read.ExpiredAt(s.db.Now()) {
@@ -160,11 +161,11 @@ func (s *Service) Pay(ctx context.Context, cl store.Claim, p auth.Principal, ter
 			cp.DeclineCode = "generic_decline"
 		}
 	}
-	intent, err := recorder.RecordCardPresent(ctx, p, cp)
+	intent, err := recorder.RecordCardPresent(ctx, cl, p, cp)
 	if err != nil {
 		return payments.Intent{}, err
 	}
-	if err := s.finishPayment(ctx, payID, intent); err != nil {
+	if err := s.finishPayment(ctx, work, payID, intent); err != nil {
 		return payments.Intent{}, err
 	}
 	return intent, nil
@@ -262,9 +263,9 @@ func decryptionFailed(param, msg string, cause error) error {
 // Idempotency-Key by the same principal, for the same amount, is a retry of a
 // request that failed later: its payment id is returned so it resumes, with
 // its status (resumed; "" for a new payment).
-func (s *Service) acceptKSN(ctx context.Context, p auth.Principal, t Terminal, ksn dukpt.KSN, idemKey string, cp payments.CardPresent) (payID, resumed string, err error) {
+func (s *Service) acceptKSN(ctx context.Context, work store.Work, p auth.Principal, t Terminal, ksn dukpt.KSN, idemKey string, cp payments.CardPresent) (payID, resumed string, err error) {
 	keyID, counter := ksn.InitialKeyID(), ksn.Counter()
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = work.InTx(ctx, func(tx *store.Tx) error {
 		payID, resumed = "", ""
 		now := store.Micros(tx.Now())
 		// A device belongs to the merchant that first bound it, whatever
@@ -368,12 +369,12 @@ const (
 // was recorded), so of the request, its retries and reconciliation, the
 // first to finish writes it and the others change nothing (they hold the
 // same intent: it is recorded under the payment's id).
-func (s *Service) finishPayment(ctx context.Context, payID string, intent payments.Intent) error {
+func (s *Service) finishPayment(ctx context.Context, work store.Work, payID string, intent payments.Intent) error {
 	status := statusCanceled
 	if intent.Status == payments.Succeeded || intent.Status == payments.RequiresCapture {
 		status = statusSucceeded // the card was approved (captured now or later)
 	}
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
+	return work.InTx(ctx, func(tx *store.Tx) error {
 		_, err := tx.Exec(ctx, `UPDATE terminal_payments SET status = ?, payment_intent_id = ?, updated_at = ?
 			WHERE id = ? AND (status = ? OR payment_intent_id IS NULL)`,
 			status, intent.ID, store.Micros(tx.Now()), payID, statusAuthorizing)

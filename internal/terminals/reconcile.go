@@ -133,11 +133,11 @@ func (s *Service) ReconcileAuthorization(ctx context.Context, payID string) (str
 		}
 		cp.DeclineCode = DeclineNotReceived
 	}
-	intent, err := recorder.RecordCardPresent(ctx, p, cp)
+	intent, err := recorder.RecordCardPresent(ctx, store.NoClaim, p, cp)
 	if err != nil {
 		return status, err
 	}
-	if err := s.finishPayment(ctx, payID, intent); err != nil {
+	if err := s.finishPayment(ctx, s.db.Within(store.NoClaim), payID, intent); err != nil {
 		return status, err
 	}
 	s.log.Info("terminal payment reconciled", "terminal_payment", payID, "payment_intent", intent.ID, "status", intent.Status)

@@ -50,7 +50,8 @@ const terminalColumns = `id, merchant_id, livemode, serial_number, model, outlet
 
 // Register records a new terminal, inactive. A serial number that the
 // merchant has registered in this mode and not deregistered is a 409.
-func (s *Service) Register(ctx context.Context, p auth.Principal, in RegisterParams) (Terminal, error) {
+func (s *Service) Register(ctx context.Context, cl store.Claim, p auth.Principal, in RegisterParams) (Terminal, error) {
+	work := s.db.Within(cl)
 	if err := validateRegistration(in); err != nil {
 		return Terminal{}, err
 	}
@@ -65,7 +66,7 @@ func (s *Service) Register(ctx context.Context, p auth.Principal, in RegisterPar
 	t := Terminal{ID: ids.New("term_"), Object: "terminal", Status: Inactive, SerialNumber: *in.SerialNumber,
 		Model: Model(*in.Model), OutletID: in.OutletID, Label: in.Label, Metadata: meta, Livemode: p.Livemode,
 		MerchantID: p.MerchantID}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = work.InTx(ctx, func(tx *store.Tx) error {
 		t.CreatedAt = tx.Now()
 		_, err := tx.Exec(ctx, `INSERT INTO terminals (id, merchant_id, livemode, serial_number, model, outlet_id, label,
 			metadata, status, ksn_counter, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
@@ -206,7 +207,8 @@ type ActivateParams struct {
 // bound to one terminal (that is not deregistered) in the whole system: a KSN
 // of a device another terminal of this merchant holds is a 409
 // device_in_use; another merchant's device answers as an unknown one.
-func (s *Service) Activate(ctx context.Context, p auth.Principal, id string, in ActivateParams) (Terminal, error) {
+func (s *Service) Activate(ctx context.Context, cl store.Claim, p auth.Principal, id string, in ActivateParams) (Terminal, error) {
+	work := s.db.Within(cl)
 	if in.KSN == nil && p.Livemode {
 		// A live terminal never learns its device from whatever read
 		// reaches it first.
@@ -214,9 +216,9 @@ func (s *Service) Activate(ctx context.Context, p auth.Principal, id string, in 
 			Message: "a live terminal is activated with its device's KSN (the initial KSN the device shows), which binds the terminal to that device"}
 	}
 	if in.KSN == nil {
-		return s.apply(ctx, p, id, activateTransition, "", nil)
+		return s.apply(ctx, work, p, id, activateTransition, "", nil)
 	}
-	t, err := getTerminal(ctx, s.db, p, id)
+	t, err := getTerminal(ctx, work, p, id)
 	if err != nil {
 		return Terminal{}, err
 	}
@@ -235,21 +237,21 @@ func (s *Service) Activate(ctx context.Context, p auth.Principal, id string, in 
 	// activation succeeds, after the same work, but binds the terminal to
 	// no device anyone has (unusableKeyID), so every read is refused as not
 	// this terminal's device.
-	bind, err := s.bindingFor(ctx, p, id, keyID)
+	bind, err := s.bindingFor(ctx, work, p, id, keyID)
 	if err != nil {
 		return Terminal{}, err
 	}
-	out, err := s.apply(ctx, p, id, activateTransition, "ksn_key_id = ?", []any{bind})
+	out, err := s.apply(ctx, work, p, id, activateTransition, "ksn_key_id = ?", []any{bind})
 	if store.IsConflict(err) {
 		// Bound meanwhile: by another terminal of this merchant (which
 		// this merchant may know), or by another merchant's.
-		if bind, err = s.bindingFor(ctx, p, id, keyID); err != nil {
+		if bind, err = s.bindingFor(ctx, work, p, id, keyID); err != nil {
 			return Terminal{}, err
 		}
 		if bind == keyID {
 			return Terminal{}, errDeviceInUse()
 		}
-		out, err = s.apply(ctx, p, id, activateTransition, "ksn_key_id = ?", []any{bind})
+		out, err = s.apply(ctx, work, p, id, activateTransition, "ksn_key_id = ?", []any{bind})
 	}
 	return out, err
 }
@@ -257,8 +259,8 @@ func (s *Service) Activate(ctx context.Context, p auth.Principal, id string, in 
 // bindingFor is the device key id an activation of terminal id with keyID
 // records: keyID itself, or, for a device of another merchant, a key id no
 // device has.
-func (s *Service) bindingFor(ctx context.Context, p auth.Principal, id, keyID string) (string, error) {
-	foreign, err := deviceOfAnother(ctx, s.db, keyID, p.MerchantID)
+func (s *Service) bindingFor(ctx context.Context, work store.Work, p auth.Principal, id, keyID string) (string, error) {
+	foreign, err := deviceOfAnother(ctx, work, keyID, p.MerchantID)
 	if err != nil || !foreign {
 		return keyID, err
 	}
@@ -281,7 +283,7 @@ func errDeviceInUse() error {
 // Deregister blocks all future transactions of a terminal; the terminal can
 // still be read.
 func (s *Service) Deregister(ctx context.Context, p auth.Principal, id string) (Deleted, error) {
-	t, err := s.apply(ctx, p, id, deregisterTransition, "", nil)
+	t, err := s.apply(ctx, s.db.Within(store.NoClaim), p, id, deregisterTransition, "", nil)
 	if err != nil {
 		return Deleted{}, err
 	}
@@ -291,12 +293,12 @@ func (s *Service) Deregister(ctx context.Context, p auth.Principal, id string) (
 // apply runs one transition as a compare-and-set: of two racing requests
 // only one finds the terminal in a from-state, the other gets 409. set and
 // setArgs add columns the transition writes with the status ("" for none).
-func (s *Service) apply(ctx context.Context, p auth.Principal, id string, tr transition, set string, setArgs []any) (Terminal, error) {
+func (s *Service) apply(ctx context.Context, work store.Work, p auth.Principal, id string, tr transition, set string, setArgs []any) (Terminal, error) {
 	var out Terminal
 	if set != "" {
 		set = ", " + set
 	}
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		in := make([]string, len(tr.from))
 		args := append([]any{string(tr.to), store.Micros(tx.Now())}, setArgs...)
 		args = append(args, id, p.MerchantID, p.Livemode)

@@ -226,7 +226,7 @@ func TestEngineConformance(t *testing.T) {
 			defer unit.Rollback()
 			errTaken := errors.New("taken")
 			var entered bool
-			err = db.InTx(uctx, func(tx *store.Tx) error {
+			err = unit.Work().InTx(uctx, func(tx *store.Tx) error {
 				w, ok := tx.Writer()
 				if ok == eng.ConcurrentWriters() {
 					t.Fatalf("Writer() ok = %v with ConcurrentWriters() = %v", ok, eng.ConcurrentWriters())
