@@ -240,27 +240,27 @@ func (p *Portal) cancelSubscription(w http.ResponseWriter, r *http.Request, c *r
 // invoiceAction is one of the buttons on an invoice's page.
 type invoiceAction struct {
 	path, action, notice string
-	run                  func(s *billing.Service, ctx context.Context, c *reqCtx, id string) error
+	run                  func(s *billing.Service, ctx context.Context, cl store.Claim, c *reqCtx, id string) error
 }
 
 var invoiceActions = []invoiceAction{
 	{path: "finalize", action: "invoice.finalize", notice: "invoice_finalized",
-		run: func(s *billing.Service, ctx context.Context, c *reqCtx, id string) error {
+		run: func(s *billing.Service, ctx context.Context, cl store.Claim, c *reqCtx, id string) error {
 			_, err := s.FinalizeInvoice(ctx, c.principal(), id)
 			return err
 		}},
 	{path: "pay", action: "invoice.pay", notice: "invoice_pay_started",
-		run: func(s *billing.Service, ctx context.Context, c *reqCtx, id string) error {
-			_, err := s.PayInvoice(ctx, c.principal(), id, billing.PayParams{})
+		run: func(s *billing.Service, ctx context.Context, cl store.Claim, c *reqCtx, id string) error {
+			_, err := s.PayInvoice(ctx, cl, c.principal(), id, billing.PayParams{})
 			return err
 		}},
 	{path: "void", action: "invoice.void", notice: "invoice_voided",
-		run: func(s *billing.Service, ctx context.Context, c *reqCtx, id string) error {
+		run: func(s *billing.Service, ctx context.Context, cl store.Claim, c *reqCtx, id string) error {
 			_, err := s.VoidInvoice(ctx, c.principal(), id)
 			return err
 		}},
 	{path: "mark_uncollectible", action: "invoice.mark_uncollectible", notice: "invoice_uncollectible",
-		run: func(s *billing.Service, ctx context.Context, c *reqCtx, id string) error {
+		run: func(s *billing.Service, ctx context.Context, cl store.Claim, c *reqCtx, id string) error {
 			_, err := s.MarkUncollectible(ctx, c.principal(), id)
 			return err
 		}},
@@ -274,8 +274,8 @@ func (p *Portal) invoiceAction(a invoiceAction) pageHandler {
 		}
 		id := r.PathValue("id")
 		path, err := p.once(r, c, url.Values{"action": {a.action}, "invoice": {id}},
-			func(ctx context.Context, _ store.Claim) (string, error) {
-				if err := a.run(p.billing(), ctx, c, id); err != nil {
+			func(ctx context.Context, cl store.Claim) (string, error) {
+				if err := a.run(p.billing(), ctx, cl, c, id); err != nil {
 					return "", err
 				}
 				return c.path("invoices", id) + "?done=" + a.notice, nil
