@@ -22,7 +22,6 @@ import (
 // file put back in place) gives a database `payd ledger verify` opens with
 // that key and passes. A second backup to the same file is refused.
 func TestBackupRestoreDrill(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, storetest.SQLite)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -120,7 +119,6 @@ func TestBackupRestoreDrill(t *testing.T) {
 // TestBackupRefusesPostgreSQL: PostgreSQL is backed up with its own tools;
 // the command says so and exits 1.
 func TestBackupRefusesPostgreSQL(t *testing.T) {
-	t.Parallel()
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), &env{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }},
 		[]string{"backup", "--to", filepath.Join(t.TempDir(), "x"), "--database-url", "postgres://nobody@127.0.0.1:1/none"})
@@ -136,7 +134,6 @@ func TestBackupRefusesPostgreSQL(t *testing.T) {
 // is (a mistyped PAYD_DATABASE_URL) fails, naming the path, and neither
 // creates an empty database there nor writes a copy of one.
 func TestBackupOfNoDatabase(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "typo.db")
 	to := filepath.Join(dir, "copy.db")

@@ -127,7 +127,6 @@ func TestCLIReference(t *testing.T) {
 // reset-password` against a fresh SQLite database with no key configured
 // (the key file beside it is made on first use).
 func TestMerchantListAndResetPassword(t *testing.T) {
-	t.Parallel()
 	vars := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "payd.db"), "PAYD_LOG_LEVEL": "error"}
 	if code, out, _ := runPayd(vars, "merchant", "list", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("empty list: exit %d %q", code, out)

@@ -14,7 +14,6 @@ import (
 // /readyz (on each engine), and 1 when the answer is not 200 or nothing
 // listens; the default URL comes from PAYD_URL or PAYD_ADDR.
 func TestHealthcheck(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		if code, out, errOut := runPayd(nil, "healthcheck", "--url", e.URL+"/readyz"); code != 0 || !strings.Contains(out, "ready") {
 			t.Fatalf("ready payd: exit %d %q %q", code, out, errOut)

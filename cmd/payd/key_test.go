@@ -14,7 +14,6 @@ import (
 // the merchant's audit log (the one the portal shows), naming the operator,
 // the key and its mode; a failed revoke leaves none.
 func TestKeyActionsAudited(t *testing.T) {
-	t.Parallel()
 	path := filepath.Join(t.TempDir(), "payd.db")
 	vars := map[string]string{"PAYD_DATABASE_URL": "sqlite:" + path, "PAYD_LOG_LEVEL": "error"}
 	code, out, errOut := runPayd(vars, "merchant", "create", "--name", "Audited", "--json")

@@ -14,7 +14,6 @@ import (
 // payd's database: a balanced book exits 0; an account whose balance no
 // longer matches its entries exits 1 naming it; bad arguments exit 2.
 func TestLedgerVerify(t *testing.T) {
-	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e := apptest.Start(t, eng)
@@ -53,7 +52,6 @@ func TestLedgerVerify(t *testing.T) {
 // movements were both copied, entries and balances included, keeps every sum
 // balanced; `payd ledger verify` still exits 1 and names the payout.
 func TestLedgerVerifySeesADoubledPayout(t *testing.T) {
-	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			e := apptest.Start(t, eng)

@@ -39,7 +39,6 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool
 // the events of the chosen types reach a local receiver signed with the
 // secret listen printed, and each is reported on one line.
 func TestListenForwardsSignedEvents(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		var mu sync.Mutex
 		var secret string
@@ -106,7 +105,6 @@ func TestListenForwardsSignedEvents(t *testing.T) {
 
 // TestListenRefusesBadSetup: no key, no URL, an unknown type.
 func TestListenRefusesBadSetup(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, "sqlite")
 	base := map[string]string{"PAYD_URL": e.URL, "PAYD_API_KEY": e.SK}
 	run := func(vars map[string]string, args ...string) error {

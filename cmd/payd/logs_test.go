@@ -15,7 +15,6 @@ import (
 // --follow prints a new request once the log has it; bad flags are usage
 // errors; no key is an error naming PAYD_API_KEY.
 func TestLogsTail(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, "sqlite")
 	first := e.Get("/v1/payouts/po_nope")
 	second := e.Post("/v1/sandbox/topups", map[string]any{"currency": "DJF", "amount_minor": 5000})

@@ -32,7 +32,6 @@ func TestMain(m *testing.M) {
 // a file only its owner can read; client commands then need no
 // PAYD_API_KEY; PAYD_PROFILE picks another profile; logout forgets one.
 func TestLoginProfiles(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, "sqlite")
 	cfgPath := filepath.Join(t.TempDir(), "payd", "config.json")
 	vars := func(extra ...string) map[string]string {
@@ -112,7 +111,6 @@ func TestLoginProfiles(t *testing.T) {
 // run for one merchant and mode, another for another merchant, and a new one
 // after --rotate-secret.
 func TestListenKeepsItsSecret(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, "sqlite")
 	cfgPath := filepath.Join(t.TempDir(), "config.json")
 	other := e.NewMerchant(merchants.CreateParams{Name: "Other Shop"})

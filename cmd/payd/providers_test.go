@@ -39,7 +39,6 @@ func (s *syncBuffer) String() string {
 // TestProviderSimCommand runs `payd provider-sim` with every flag of
 // docs/providers.md and checks it serves until interrupted.
 func TestProviderSimCommand(t *testing.T) {
-	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	done := make(chan int, 1)
@@ -77,7 +76,6 @@ func TestProviderSimCommand(t *testing.T) {
 // connection sealed, the merchant goes live against the simulator, and
 // `payd reconcile report` finds the day's report matching the ledger.
 func TestProviderConnectAndReconcile(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, storetest.SQLite)
 	s := apptest.StartSim(t, sim.Config{PushDelay: 10 * time.Millisecond})
 	vars := map[string]string{"PAYD_DATABASE_URL": e.Main.Config.DatabaseURL, "PAYD_SECRETS_KEY": e.Main.Config.SecretsKey, "PAYD_LOG_LEVEL": "warn"}

@@ -13,7 +13,6 @@ import (
 // warning about a missing sanctions list, nor the services' info lines (a
 // list loaded). A real error still reaches standard error.
 func TestCommandsOtherThanServeAreQuiet(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	list := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 	for name, vars := range map[string]map[string]string{

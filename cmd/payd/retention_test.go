@@ -11,7 +11,6 @@ import (
 // that breaks a rule (keys under 24 hours, deliveries outliving their
 // events), stops `payd serve` before it opens anything, naming the variable.
 func TestServeRefusesBadRetention(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	for name, value := range map[string]string{
 		"PAYD_RETENTION_EVENTS":           "a month",

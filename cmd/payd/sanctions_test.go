@@ -10,7 +10,6 @@ import (
 )
 
 func TestSanctionsCheck(t *testing.T) {
-	t.Parallel()
 	list := testutil.TestData(t, "sanctions", "ofac_fixture_small", "sdn.csv")
 	cases := []struct {
 		name string

@@ -15,7 +15,6 @@ import (
 // consecutive runs advance the KSN and succeed (exit 0), a declined card
 // prints the canceled intent and exits 1, bad flags exit 2.
 func TestTerminalSimulate(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, storetest.SQLite)
 	state := t.TempDir()
 	vars := map[string]string{"PAYD_URL": e.URL, "PAYD_API_KEY": e.SK, "PAYD_TERMINAL_STATE_DIR": state}

@@ -20,7 +20,6 @@ import (
 // event about them) or, for a type no flow makes or with --fixture, sends a
 // synthetic fixture; an unknown type is the API's 400.
 func TestTrigger(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, "sqlite")
 	vars := map[string]string{"PAYD_URL": e.URL, "PAYD_API_KEY": e.SK}
 	for _, typ := range sortedFlows() {
@@ -101,7 +100,6 @@ func sortedFlows() []string {
 // the event a third time; one that never recovers is given up on after
 // --retries, and the next event still arrives.
 func TestListenRetriesAFailedForward(t *testing.T) {
-	t.Parallel()
 	e := apptest.Start(t, "sqlite")
 	var mu sync.Mutex
 	attempts := map[string]int{} // event type → attempts

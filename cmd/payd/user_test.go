@@ -17,7 +17,6 @@ import (
 // invited and never a password or its hash, the creation is audited under
 // the operator in the same commit, and refused input changes nothing.
 func TestUserCreateAndList(t *testing.T) {
-	t.Parallel()
 	for _, eng := range storetest.Engines() {
 		t.Run(string(eng), func(t *testing.T) {
 			ctx := context.Background()

@@ -37,7 +37,6 @@ func TestDescribeBuild(t *testing.T) {
 // where Go records none: GOFLAGS=-buildvcs=false, a git worktree, whose .git
 // is a file Go does not look into) and checks that --version names both.
 func TestVersionOfABuiltBinary(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds payd: skipped with -short")
 	}
