@@ -18,7 +18,6 @@ import (
 // TestEndpointBadInput: every refusal is a 400 naming the field, and nothing
 // is written.
 func TestEndpointBadInput(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		live := e.LiveKey(t, "bank_a")
 		cases := []struct {
@@ -84,7 +83,6 @@ func TestEndpointBadInput(t *testing.T) {
 // endpoint is invisible to another merchant and to the other mode; the
 // secret is shown once.
 func TestEndpointLifecycleAndIsolation(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		live := e.LiveKey(t, "bank_a")
 		other, err := e.Main.Merchants.Create(context.Background(), merchants.CreateParams{Name: "Other"})
@@ -168,7 +166,6 @@ func TestEndpointLifecycleAndIsolation(t *testing.T) {
 
 // TestTrigger covers the sandbox trigger's refusals and both object sources.
 func TestTrigger(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		live := e.LiveKey(t, "bank_a")
@@ -275,7 +272,6 @@ func TestTrigger(t *testing.T) {
 // TestEventsAPI: list with filters and pages, retrieve, deliveries,
 // redeliver; all isolated by merchant and mode.
 func TestEventsAPI(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		live := e.LiveKey(t, "bank_a")
 		rc := newReceiver(t)
@@ -386,7 +382,6 @@ func TestEventsAPI(t *testing.T) {
 // shared idempotency store keeps answers verbatim, so creation keeps its key
 // with the sealed endpoint instead).
 func TestCreateIsIdempotentWithoutStoringTheSecret(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		req := apptest.Request{Method: "POST", Path: "/v1/webhook_endpoints", Key: e.SK,
 			Body: map[string]any{"url": "http://localhost:4242/hooks"}, Headers: map[string]string{"Idempotency-Key": "create-1"}}

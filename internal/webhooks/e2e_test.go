@@ -112,7 +112,6 @@ func waitDelivered(t *testing.T, e *apptest.Env, key, eventID string, within tim
 // TestSignedDelivery: every event type reaches a receiver that checks each
 // signature with the published algorithm, once, with the three headers.
 func TestSignedDelivery(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		rc := newReceiver(t)
 		ep := register(t, e, e.SK, rc)

@@ -87,7 +87,6 @@ type rotatedJSON struct {
 // idempotent without storing the secret in clear, refuses bad input naming
 // the field, and is invisible to another merchant and the other mode.
 func TestRotateSecret(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		rcv := newSigServer(t)
 		ep := createEndpoint(t, e, e.SK, rcv.srv.URL+"/hooks", "payout.failed")
@@ -229,7 +228,6 @@ func TestRotateSecret(t *testing.T) {
 // TestMaxRateParam: max_rate is set on create and update, null clears it,
 // and a value out of 1..1000 or not a whole number is a 400 naming it.
 func TestMaxRateParam(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		r := e.Post("/v1/webhook_endpoints", map[string]any{"url": "http://localhost:4242/hooks", "max_rate": 25})
 		var ep struct {
@@ -285,7 +283,6 @@ func eventIDsOf(ds []sigDelivery) map[string]int {
 // delivery older than since is left alone; bad since values are 400s naming
 // it; another merchant sees 404 and a disabled endpoint 409.
 func TestRecoverFailedDeliveries(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		rcv := newSigServer(t)
 		var mu sync.Mutex

@@ -84,7 +84,6 @@ func next(t *testing.T, ch <-chan sseMessage) sseMessage {
 // TestEventStream: new events of the chosen types arrive as server-sent
 // events; a reconnect with Last-Event-ID gets what happened in between.
 func TestEventStream(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		before := trigger(t, e, e.SK, map[string]any{"event_type": "payout.created"})
 		ch, closeStream := openStream(t, e, "?types=payout.created,payout.failed", "")
@@ -122,7 +121,6 @@ func TestEventStream(t *testing.T) {
 // TestEventStreamsCappedPerKey: a key holds at most MaxStreamsPerKey streams;
 // one more answers 429 too_many_streams, and closing a stream frees its slot.
 func TestEventStreamsCappedPerKey(t *testing.T) {
-	t.Parallel()
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		var closers []func()
 		defer func() {
