@@ -39,10 +39,9 @@ const crashBDK = "3C1F2E3D4C5B6A798877665544332299"
 // the recorded outcome), and with reconciliation every minute, so the
 // retries resume them by asking the gateway again.
 func TestKillBetweenCardAuthorizeAndAnswer(t *testing.T) {
-	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		for _, settler := range []string{"reconciliation", "retry"} {
-			t.Run(string(engine)+"/"+settler, func(t *testing.T) { t.Parallel(); cardCrashRun(t, engine, settler) })
+			t.Run(string(engine)+"/"+settler, func(t *testing.T) { cardCrashRun(t, engine, settler) })
 		}
 	}
 }
@@ -190,10 +189,9 @@ func liveTerminal(t *testing.T, cl *cluster) (string, *simulator.Device) {
 // one credit of the captured amount, and a balanced book. Twice per engine,
 // as TestKillBetweenCardAuthorizeAndAnswer.
 func TestKillBetweenCardCaptureAndAnswer(t *testing.T) {
-	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		for _, settler := range []string{"reconciliation", "retry"} {
-			t.Run(string(engine)+"/"+settler, func(t *testing.T) { t.Parallel(); captureCrashRun(t, engine, settler) })
+			t.Run(string(engine)+"/"+settler, func(t *testing.T) { captureCrashRun(t, engine, settler) })
 		}
 	}
 }

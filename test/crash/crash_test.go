@@ -64,10 +64,7 @@ func startCluster(t *testing.T, engine storetest.Engine, n int, extraEnv ...stri
 func startClusterOn(t *testing.T, engine storetest.Engine, n int, f *keyedload.Fleet, extraEnv ...string) *cluster {
 	t.Helper()
 	bin := testutil.SharedPayd(t)
-	// A copy of the migrated template: the processes start on a database
-	// that holds every migration, as after the first start (migrating is
-	// not what these tests crash).
-	dbURL := storetest.MigratedURL(t, engine)
+	dbURL := storetest.URL(t, engine)
 	if engine == storetest.Postgres {
 		// The processes' connections carry a name of their own, so the
 		// test can terminate exactly theirs on a shared server.
@@ -135,10 +132,8 @@ func appName(t *testing.T) string {
 // again: three processes on PostgreSQL, one on SQLite (whose retries wait
 // for the restart).
 func TestKillDuringKeyedRequests(t *testing.T) {
-	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
 			n := 3
 			if engine == storetest.SQLite {
 				n = 1
@@ -196,7 +191,6 @@ func TestKillDuringKeyedRequests(t *testing.T) {
 // backend when idle (and ten times that while three processes reconnect at
 // once), rounds every 250 ms end nearly every connection before it is used.
 func TestBackendsTerminated(t *testing.T) {
-	t.Parallel()
 	cl := startCluster(t, storetest.Postgres, 3)
 	cl.fund(t)
 	admin, err := sql.Open("pgx", os.Getenv("PAYD_TEST_DATABASE_URL"))

@@ -285,10 +285,8 @@ func front(t *testing.T, f *keyedload.Fleet) (string, *atomic.Int64) {
 // which answers without charging again: one charge at the provider per
 // Idempotency-Key, settled once.
 func TestKillBetweenProviderCallAndOutcome(t *testing.T) {
-	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
 			n := 3
 			if engine == storetest.SQLite {
 				n = 1
@@ -342,10 +340,8 @@ func TestKillBetweenProviderCallAndOutcome(t *testing.T) {
 // payout succeeded once with one payout.succeeded and one paid posting,
 // and a balanced book.
 func TestKillBetweenPayoutSendAndOutcome(t *testing.T) {
-	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
 			n := 3
 			if engine == storetest.SQLite {
 				n = 1

@@ -20,10 +20,8 @@ import (
 // process. Restarted, payd finishes the batch: every row once, the book
 // balanced.
 func TestGracefulShutdown(t *testing.T) {
-	t.Parallel()
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
 			cl := startCluster(t, engine, 1)
 			p := cl.f.Procs[0]
 			cl.fund(t)
