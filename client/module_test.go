@@ -83,7 +83,7 @@ func TestUsableFromAnotherModule(t *testing.T) {
 			flags = append(flags, f)
 		}
 	}
-	env := append(os.Environ(), "GOWORK="+filepath.Join(dir, "go.work"), "GOFLAGS="+strings.Join(flags, " "),
+	env := testutil.GoBuildEnv("GOWORK="+filepath.Join(dir, "go.work"), "GOFLAGS="+strings.Join(flags, " "),
 		"GOPROXY=off", "GOSUMDB=off", "GOTOOLCHAIN=local")
 
 	// The module cache holds what this test's own build needed, not every

@@ -48,7 +48,7 @@ func TestVersionOfABuiltBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "payd")
 	rev := strings.TrimSpace(string(head))
 	build := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7-test -X main.commit="+rev, "-o", bin, "./cmd/payd")
-	build.Dir = root
+	build.Dir, build.Env = root, testutil.GoBuildEnv()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

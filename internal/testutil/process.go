@@ -33,11 +33,23 @@ func BuildPayd(t *testing.T) string {
 
 func buildPayd(root, bin string) error {
 	build := exec.Command("go", "build", "-o", bin, "./cmd/payd")
-	build.Dir = root
+	build.Dir, build.Env = root, GoBuildEnv()
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	return nil
+}
+
+// GoBuildEnv is the environment of a test's own `go build` (payd, a
+// consumer module, the samples' program), the test's own environment with
+// extra added: cgo off, as payd ships (deploy/Dockerfile builds a static
+// binary) and as on a machine with only Go. Every binary the tests build is
+// then built from one set of compiled packages: the first build compiles
+// them, later ones (in any test process) find them in the build cache and
+// link; with cgo on beside the image's build the packages would be compiled
+// twice.
+func GoBuildEnv(extra ...string) []string {
+	return append(append(os.Environ(), "CGO_ENABLED=0"), extra...)
 }
 
 var shared struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/payd/payd/api"
 	"github.com/payd/payd/internal/apidocs"
 	"github.com/payd/payd/internal/app/apptest"
+	"github.com/payd/payd/internal/testutil"
 )
 
 // notRunnable lists the operations whose samples the runner does not yet
@@ -191,7 +192,7 @@ func TestGoSamples(t *testing.T) {
 		bin := filepath.Join(dir, "samples")
 		start := time.Now()
 		cmd := exec.Command("go", "build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", bin, "./test/docsamples/gosamples")
-		cmd.Dir = root
+		cmd.Dir, cmd.Env = root, testutil.GoBuildEnv()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("the Go samples do not compile: %v\n%s", err, out)
 		}

@@ -79,7 +79,7 @@ func TestRollingUpgrade(t *testing.T) {
 			start := time.Now()
 			newBin = filepath.Join(filepath.Dir(oldBin), "payd-new")
 			build := exec.Command("go", "build", "-trimpath", "-o", newBin, "./cmd/payd")
-			build.Dir = testutil.RepoRoot(t)
+			build.Dir, build.Env = testutil.RepoRoot(t), testutil.GoBuildEnv()
 			if out, e := build.CombinedOutput(); e != nil {
 				err = fmt.Errorf("go build: %v\n%s", e, out)
 				return
@@ -144,7 +144,7 @@ func buildPrevious(t *testing.T, dir string) (bin, skip string, err error) {
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/payd")
 	build.Dir = src
 	// The old tree's own go.mod, the local toolchain, no workspace.
-	build.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local")
+	build.Env = testutil.GoBuildEnv("GOWORK=off", "GOTOOLCHAIN=local")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("go build of %s: %v\n%s", previousRelease, err, out)
 	}
