@@ -365,7 +365,10 @@ func TestLiveCardPresent(t *testing.T) {
 
 		t.Run("timeout then retry and reconciliations at once", func(t *testing.T) {
 			hung := apptest.StartSim(t, sim.Config{TimeoutRate: 1, Logger: simLogger})
-			lc := goLiveCard(t, h, hung, "wallet_a", "300ms")
+			// A second, not 300 ms: the retry and the four reconciliations
+			// race each other for the gateway's answers, and on a loaded
+			// machine one of them took longer than 300 ms to be answered.
+			lc := goLiveCard(t, h, hung, "wallet_a", "1s")
 			key := newKey()
 			body := lc.body(t, cardgateway.CardApproved, 650)
 			requireError(t, lc.pay(t, body, key), 504, "provider_timeout", "")

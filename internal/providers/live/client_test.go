@@ -187,7 +187,9 @@ func TestTimeoutIsNoAnswer(t *testing.T) {
 	if _, err := call(t, c, "mer_1"); !errors.Is(err, errNoAnswer) {
 		t.Fatalf("got %v", err)
 	}
-	if f.calls.Load() != 1 {
+	// One call at most: on a loaded machine the 50 ms can run out before
+	// the request reaches the server at all.
+	if f.calls.Load() > 1 {
 		t.Fatalf("a timed-out call was repeated: %d", f.calls.Load())
 	}
 }
