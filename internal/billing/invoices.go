@@ -103,17 +103,19 @@ func (s *Service) recordOpened(ctx context.Context, tx *store.Tx, invs []*Invoic
 	pending := make([]events.Pending, 0, 2*len(invs))
 	for _, inv := range invs {
 		v := s.view(inv)
-		pending = append(pending, ev(inv, EventInvoiceCreated, v), ev(inv, EventInvoiceFinalized, v))
+		pending = append(pending, ev(inv, EventInvoiceCreated, v, nil), ev(inv, EventInvoiceFinalized, v, nil))
 		if inv.Status == Paid {
-			pending = append(pending, ev(inv, EventInvoicePaid, v))
+			pending = append(pending, ev(inv, EventInvoicePaid, v, nil))
 		}
 	}
 	_, err := events.EmitMany(ctx, tx, pending)
 	return err
 }
 
-func ev(inv *Invoice, typ string, obj any) events.Pending {
-	return events.Pending{MerchantID: inv.MerchantID, Livemode: inv.Livemode, Type: typ, ObjectType: "invoice", ObjectID: inv.ID, Object: obj}
+// ev is an event about inv; onClock is the time on its test clock of the
+// billing step that emits it (stepOnClock), nil for the real time.
+func ev(inv *Invoice, typ string, obj any, onClock *time.Time) events.Pending {
+	return events.Pending{MerchantID: inv.MerchantID, Livemode: inv.Livemode, Type: typ, ObjectType: "invoice", ObjectID: inv.ID, Object: obj, OnClock: onClock}
 }
 
 // InvoiceParams is the body of POST /v1/invoices (a one-off draft).

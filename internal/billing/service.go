@@ -87,6 +87,33 @@ func emit(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, t
 	return err
 }
 
+// emitOnClock records one billing event of a step on a test clock's time
+// line: onClock is the step's time on the clock, which the event shows as
+// its created_at (see stepOnClock); nil records it as emit does, on the
+// real time.
+func emitOnClock(ctx context.Context, tx *store.Tx, onClock *time.Time, merchantID string, livemode bool, typ, objectType, id string, obj any) error {
+	if onClock == nil {
+		return emit(ctx, tx, merchantID, livemode, typ, objectType, id, obj)
+	}
+	_, err := events.EmitMany(ctx, tx, []events.Pending{{MerchantID: merchantID, Livemode: livemode, Type: typ,
+		ObjectType: objectType, ObjectID: id, Object: obj, OnClock: onClock}})
+	return err
+}
+
+// stepOnClock is the time on the test clock of a billing step made at at
+// by the billing run (an advance, or an automatic attempt's job) for an
+// object on clock: the events of the step show it as their created_at, as
+// the payment intents of the step do. For an object without a clock it is
+// nil: its events keep the real time. (Requests keep the real time too:
+// what a merchant does through the API happens when the request is made.)
+func stepOnClock(clock *string, at time.Time) *time.Time {
+	if clock == nil {
+		return nil
+	}
+	t := at.UTC().Truncate(time.Second)
+	return &t
+}
+
 // principal is the merchant and mode a background step acts for.
 func principal(merchantID string, livemode bool) auth.Principal {
 	return auth.Principal{ID: "billing", MerchantID: merchantID, Livemode: livemode, Kind: "secret"}
