@@ -392,14 +392,15 @@ type PayParams struct{}
 // naming the intent; the invoice stays as it was, with
 // invoice.payment_failed recorded.
 func (s *Service) PayInvoice(ctx context.Context, cl store.Claim, p auth.Principal, id string, _ PayParams) (Invoice, error) {
-	v, err := loadInvoice(ctx, s.db, p.MerchantID, p.Livemode, id)
+	work := s.db.Within(cl)
+	v, err := loadInvoice(ctx, work, p.MerchantID, p.Livemode, id)
 	if err != nil {
 		return Invoice{}, err
 	}
 	if !invAllowed(payInvoice, v.Status) {
 		return Invoice{}, errs.InvalidState("invoice %s is %s; only an open or uncollectible invoice can be paid", v.ID, v.Status)
 	}
-	c, err := loadCustomer(ctx, s.db, p.MerchantID, p.Livemode, v.Customer)
+	c, err := loadCustomer(ctx, work, p.MerchantID, p.Livemode, v.Customer)
 	if err != nil && !isNotFound(err) {
 		return Invoice{}, err
 	}
@@ -418,5 +419,10 @@ func (s *Service) PayInvoice(ctx context.Context, cl store.Claim, p auth.Princip
 		return Invoice{}, &errs.Error{Kind: errs.KindPaymentRequired, Code: "payment_failed",
 			Message: "the payment was refused; the invoice stays " + string(v.Status), Extra: map[string]any{"payment_intent": pi.ID, "invoice": v.ID}}
 	}
-	return s.GetInvoice(ctx, p, id)
+	// The invoice as the intent's transaction left it, read in the
+	// request's unit of work, which holds that transaction.
+	if v, err = loadInvoice(ctx, work, p.MerchantID, p.Livemode, id); err != nil {
+		return Invoice{}, err
+	}
+	return s.view(v), nil
 }

@@ -38,7 +38,12 @@ type Config struct {
 	LegacyLinkKey []byte
 }
 
-// Service runs billing.
+// Service runs billing. Every operation a request makes (the API's and
+// the portal's) takes the request's claim, cl, and runs its statements,
+// and the reads that must see them, through s.db.Within(cl): the
+// request's unit of work, never one found through the context. The billing
+// run, its jobs and the hosted pages have no request claim (store.NoClaim):
+// each of their transactions commits on its own.
 type Service struct {
 	db       *store.DB
 	pay      *payments.Service
