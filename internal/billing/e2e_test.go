@@ -5,12 +5,15 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/webhook"
 )
 
 // TestEndToEnd drives the billing API of a real payd per engine; every
@@ -260,8 +264,9 @@ func testClockAdvance(t *testing.T, e *apptest.Env) {
 // own, invoice.* and customer.subscription.*, and its payment intents')
 // shows in created_at the clock's time of the step that made it: the
 // period start for the paying customer, each retry's and the period's time
-// for a refusing one. Events outside the clock's steps (a customer without
-// a clock, and the requests on the clock's objects) keep the real time.
+// for a refusing one, in GET /v1/events and in each webhook delivery.
+// Events outside the clock's steps (a customer without a clock, and the
+// requests on the clock's objects) keep the real time.
 func testClockAdvanceEvents(t *testing.T, e *apptest.Env) {
 	// A merchant of its own: every event it has is this test's.
 	m := e.NewMerchant(merchants.CreateParams{Name: "Clock events"})
@@ -312,6 +317,23 @@ func testClockAdvanceEvents(t *testing.T, e *apptest.Env) {
 			t.Errorf("event %v made by a request or without a clock: created_at %v, want the real time (since %v)", ev["type"], ev["created_at"], since)
 		}
 	}
+
+	// A webhook endpoint receives what the advance emits.
+	var mu sync.Mutex
+	delivered := map[string]string{} // event id: the payload's created_at
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var env struct {
+			CreatedAt string `json:"created_at"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &env) == nil {
+			mu.Lock()
+			delivered[r.Header.Get(webhook.HeaderEventID)] = env.CreatedAt
+			mu.Unlock()
+		}
+	}))
+	defer hook.Close()
+	post(t, e, "/v1/webhook_endpoints", obj{"url": hook.URL, "enabled_events": []string{"*"}}, 201)
 
 	to := start.AddDate(0, 1, 0)
 	post(t, e, "/v1/test_helpers/test_clocks/"+clk+"/advance", obj{"frozen_time": to.Unix()}, 200)
@@ -367,6 +389,24 @@ func testClockAdvanceEvents(t *testing.T, e *apptest.Env) {
 	}
 	if got := get(t, e, "/v1/subscriptions/"+refusing["id"].(string))["status"]; got != "unpaid" {
 		t.Errorf("refusing subscription %v after a month", got)
+	}
+	// Each delivery carries the event's created_at as the API shows it.
+	waitFor(t, "every event of the advance delivered", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range evs {
+			if _, ok := delivered[ev["id"].(string)]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, ev := range evs {
+		if got := delivered[ev["id"].(string)]; got != ev["created_at"] {
+			t.Errorf("delivery of %v %v: created_at %v, the API's %v", ev["type"], ev["id"], got, ev["created_at"])
+		}
 	}
 }
 
