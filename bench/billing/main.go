@@ -110,10 +110,10 @@ func seed(ctx context.Context, svc *billing.Service, p auth.Principal, clock str
 			defer wg.Done()
 			for i := range next {
 				name, msisdn, amount := "Customer "+strconv.Itoa(i), "+25377123456", int64(1500)
-				cu, err := svc.CreateCustomer(ctx, p, billing.CustomerParams{Name: &name, TestClock: &clock,
+				cu, err := svc.CreateCustomer(ctx, store.NoClaim, p, billing.CustomerParams{Name: &name, TestClock: &clock,
 					DefaultPayment: &billing.DefaultPayment{Provider: "wallet_c", CustomerMSISDN: &msisdn}})
 				if err == nil {
-					_, err = svc.CreateSubscription(ctx, p, billing.SubscriptionParams{Customer: cu.ID, Currency: "DJF", Interval: "month",
+					_, err = svc.CreateSubscription(ctx, store.NoClaim, p, billing.SubscriptionParams{Customer: cu.ID, Currency: "DJF", Interval: "month",
 						Items: []billing.ItemParams{{Description: "Fibre 100", AmountMinor: &amount}}})
 				}
 				if err != nil {

@@ -24,7 +24,7 @@ func (h customers) create(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	c, err := h.svc.CreateCustomer(r.Context(), auth.Must(r.Context()), in)
+	c, err := h.svc.CreateCustomer(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
 	return answer(w, http.StatusCreated, c, err)
 }
 
@@ -38,12 +38,12 @@ func (h customers) update(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	c, err := h.svc.UpdateCustomer(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in)
+	c, err := h.svc.UpdateCustomer(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, c, err)
 }
 
 func (h customers) delete(w http.ResponseWriter, r *http.Request) error {
-	d, err := h.svc.DeleteCustomer(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	d, err := h.svc.DeleteCustomer(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"))
 	return answer(w, http.StatusOK, d, err)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/billing"
+	"github.com/payd/payd/internal/store"
 )
 
 // RegisterInvoices mounts the invoice routes.
@@ -27,7 +28,7 @@ func (h invoices) create(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	v, err := h.svc.CreateInvoice(r.Context(), auth.Must(r.Context()), in)
+	v, err := h.svc.CreateInvoice(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
 	return answer(w, http.StatusCreated, v, err)
 }
 
@@ -37,13 +38,13 @@ func (h invoices) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 // step serves an invoice transition that takes no body.
-func (h invoices) step(fn func(context.Context, auth.Principal, string) (billing.Invoice, error)) HandlerFunc {
+func (h invoices) step(fn func(context.Context, store.Claim, auth.Principal, string) (billing.Invoice, error)) HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var none struct{}
 		if err := DecodeOptionalJSON(r, &none); err != nil {
 			return err
 		}
-		v, err := fn(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+		v, err := fn(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"))
 		return answer(w, http.StatusOK, v, err)
 	}
 }

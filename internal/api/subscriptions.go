@@ -24,7 +24,7 @@ func (h subscriptions) create(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	sub, err := h.svc.CreateSubscription(r.Context(), auth.Must(r.Context()), in)
+	sub, err := h.svc.CreateSubscription(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
 	return answer(w, http.StatusCreated, sub, err)
 }
 
@@ -38,7 +38,7 @@ func (h subscriptions) update(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	sub, err := h.svc.UpdateSubscription(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in)
+	sub, err := h.svc.UpdateSubscription(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, sub, err)
 }
 
@@ -47,7 +47,7 @@ func (h subscriptions) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	sub, err := h.svc.CancelSubscription(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in)
+	sub, err := h.svc.CancelSubscription(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, sub, err)
 }
 

@@ -25,7 +25,7 @@ func (h testClocks) create(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	c, err := h.svc.CreateClock(r.Context(), auth.Must(r.Context()), in)
+	c, err := h.svc.CreateClock(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
 	return answer(w, http.StatusCreated, c, err)
 }
 
@@ -39,7 +39,7 @@ func (h testClocks) advance(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	c, err := h.svc.AdvanceClock(r.Context(), auth.Must(r.Context()), r.PathValue("id"), in)
+	c, err := h.svc.AdvanceClock(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, c, err)
 }
 

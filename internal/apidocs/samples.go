@@ -41,9 +41,9 @@ type SampleValues struct {
 	PathParams     map[string]string // default: each parameter's example
 	IdempotencyKey string            // default: "order-1001"
 	// Substitute, when set, replaces each string of the request (path
-	// parameters, query values, the body's strings) written from an example:
-	// the test that runs the samples swaps the document's example ids for
-	// ids of objects it made.
+	// parameters, query values, header values, the body's strings) written
+	// from an example: the test that runs the samples swaps the document's
+	// example ids for ids of objects it made.
 	Substitute func(example string) string
 }
 
@@ -277,6 +277,10 @@ func (set *SampleSet) write(o *sampleOp, v SampleValues) Samples {
 		c.query = nil
 		for _, kv := range o.query {
 			c.query = append(c.query, [2]string{kv[0], sub(kv[1])})
+		}
+		c.headers = nil
+		for _, kv := range o.headers {
+			c.headers = append(c.headers, [2]string{kv[0], sub(kv[1])})
 		}
 		if o.body != nil {
 			c.body = substitute(o.body, sub)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/payments"
@@ -237,6 +238,7 @@ func (s *Service) onIntentStatusMany(ctx context.Context, tx *store.Tx, pis []pa
 	}
 	var evs []events.Pending
 	var latest []*Invoice
+	var latestAt []*time.Time
 	for i, v := range fast {
 		if !done[v.ID] {
 			if err := s.onIntentStatus(ctx, tx, fastPI[i]); err != nil {
@@ -245,28 +247,33 @@ func (s *Service) onIntentStatusMany(ctx context.Context, tx *store.Tx, pis []pa
 			continue
 		}
 		v.version++
-		evs = append(evs, ev(v, EventInvoicePaid, s.view(v)))
+		at := stepOnClock(v.TestClock, *v.PaidAt) // the attempt's due time
+		evs = append(evs, ev(v, EventInvoicePaid, s.view(v), at))
 		if v.Subscription != nil {
-			latest = append(latest, v)
+			latest, latestAt = append(latest, v), append(latestAt, at)
 		}
 	}
 	if _, err := events.EmitMany(ctx, tx, evs); err != nil {
 		return err
 	}
-	return s.recoverMany(ctx, tx, latest)
+	return s.recoverMany(ctx, tx, latest, latestAt)
 }
 
 // recoverMany brings back to active the past_due or unpaid subscriptions
 // whose latest invoice is one of paid (the recover transition), with their
 // events. The usual case, every subscription active already, costs one
-// UPDATE (by primary key) that changes nothing.
-func (s *Service) recoverMany(ctx context.Context, tx *store.Tx, paid []*Invoice) error {
+// UPDATE (by primary key) that changes nothing. onClock[i] is the time on
+// its test clock of the step that paid paid[i] (stepOnClock), which the
+// event of its subscription shows.
+func (s *Service) recoverMany(ctx context.Context, tx *store.Tx, paid []*Invoice, onClock []*time.Time) error {
 	if len(paid) == 0 {
 		return nil
 	}
 	subs, invs := make([]string, len(paid)), make([]string, len(paid))
+	at := make(map[string]*time.Time, len(paid))
 	for i, v := range paid {
 		subs[i], invs[i] = *v.Subscription, v.ID
+		at[*v.Subscription] = onClock[i]
 	}
 	ph, sargs := inList(recoverPaid.from)
 	args := append([]any{string(recoverPaid.to), store.Micros(tx.Now())}, store.Args(subs)...)
@@ -299,7 +306,7 @@ func (s *Service) recoverMany(ctx context.Context, tx *store.Tx, paid []*Invoice
 		if err != nil {
 			return err
 		}
-		if err := emit(ctx, tx, sub.MerchantID, sub.Livemode, EventSubscriptionUpdated, "subscription", sub.ID, sub); err != nil {
+		if err := emitOnClock(ctx, tx, at[sub.ID], sub.MerchantID, sub.Livemode, EventSubscriptionUpdated, "subscription", sub.ID, sub); err != nil {
 			return err
 		}
 	}

@@ -102,7 +102,7 @@ func TestRetriesToUnpaid(t *testing.T) {
 		}
 		// The customer changes wallets; April's invoice is paid and the
 		// subscription is active again, March's stays open.
-		if _, err := e.svc.UpdateCustomer(context.Background(), e.p, c.ID, CustomerParams{DefaultPayment: &DefaultPayment{Provider: "wallet_c",
+		if _, err := e.svc.UpdateCustomer(context.Background(), store.NoClaim, e.p, c.ID, CustomerParams{DefaultPayment: &DefaultPayment{Provider: "wallet_c",
 			CustomerMSISDN: ptr(goodWallet)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestProration(t *testing.T) {
 		c := e.customer(&clk.ID, "wallet_c", goodWallet, nil)
 		s := e.subscribe(c.ID, 3000, nil)
 		e.advance(clk, start.AddDate(0, 0, 15))
-		up, err := e.svc.UpdateSubscription(context.Background(), e.p, s.ID, UpdateParams{Items: []ItemParams{{Description: "Fibre 500", AmountMinor: ptr(int64(6000))}}})
+		up, err := e.svc.UpdateSubscription(context.Background(), store.NoClaim, e.p, s.ID, UpdateParams{Items: []ItemParams{{Description: "Fibre 500", AmountMinor: ptr(int64(6000))}}})
 		if err != nil || up.Items[0].AmountMinor != 6000 {
 			t.Fatalf("update: %+v %v", up, err)
 		}
@@ -176,7 +176,7 @@ func TestProration(t *testing.T) {
 		if !v.Lines[1].Proration || v.Lines[1].AmountMinor != -1500 || v.Lines[2].AmountMinor != 3000 {
 			t.Errorf("proration lines: %+v", v.Lines[1:])
 		}
-		if _, err := e.svc.UpdateSubscription(context.Background(), e.p, s.ID, UpdateParams{Items: []ItemParams{{Description: "Fibre 100", AmountMinor: ptr(int64(3000))}},
+		if _, err := e.svc.UpdateSubscription(context.Background(), store.NoClaim, e.p, s.ID, UpdateParams{Items: []ItemParams{{Description: "Fibre 100", AmountMinor: ptr(int64(3000))}},
 			ProrationBehavior: ptr("none")}); err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestCancel(t *testing.T) {
 		clk := e.clock(start)
 		c := e.customer(&clk.ID, "wallet_c", goodWallet, nil)
 		s := e.subscribe(c.ID, 1000, nil)
-		got, err := e.svc.CancelSubscription(ctx, e.p, s.ID, CancelParams{AtPeriodEnd: ptr(true)})
+		got, err := e.svc.CancelSubscription(ctx, store.NoClaim, e.p, s.ID, CancelParams{AtPeriodEnd: ptr(true)})
 		if err != nil || !got.CancelAtPeriodEnd || got.Status != Active {
 			t.Fatalf("cancel at period end: %+v %v", got, err)
 		}
@@ -210,7 +210,7 @@ func TestCancel(t *testing.T) {
 		if e.events(s.ID, EventSubscriptionDeleted) != 1 {
 			t.Error("no customer.subscription.deleted")
 		}
-		if _, err := e.svc.CancelSubscription(ctx, e.p, s.ID, CancelParams{}); !errs.IsCode(err, "invalid_state") {
+		if _, err := e.svc.CancelSubscription(ctx, store.NoClaim, e.p, s.ID, CancelParams{}); !errs.IsCode(err, "invalid_state") {
 			t.Errorf("cancel of a canceled subscription: %v", err)
 		}
 
@@ -218,7 +218,7 @@ func TestCancel(t *testing.T) {
 		s2 := e.subscribe(bad.ID, 1000, nil)
 		e.advance(clk, start.AddDate(0, 2, 1)) // the first attempt and a retry fail
 		attempts := e.invoices(s2.ID)[0].AttemptCount
-		if _, err := e.svc.CancelSubscription(ctx, e.p, s2.ID, CancelParams{}); err != nil {
+		if _, err := e.svc.CancelSubscription(ctx, store.NoClaim, e.p, s2.ID, CancelParams{}); err != nil {
 			t.Fatal(err)
 		}
 		e.advance(clk, start.AddDate(0, 4, 0))
@@ -228,7 +228,7 @@ func TestCancel(t *testing.T) {
 		}
 		// Deleting the customer cancels what it has left.
 		s3 := e.subscribe(c.ID, 500, nil)
-		if _, err := e.svc.DeleteCustomer(ctx, e.p, c.ID); err != nil {
+		if _, err := e.svc.DeleteCustomer(ctx, store.NoClaim, e.p, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		if e.sub(s3.ID).Status != Canceled {
@@ -248,18 +248,18 @@ func TestOneOffInvoice(t *testing.T) {
 		e := newEnv(t, db)
 		ctx := context.Background()
 		c := e.customer(nil, "wallet_c", providers.MagicMSISDN(providers.Success), nil)
-		v, err := e.svc.CreateInvoice(ctx, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF",
+		v, err := e.svc.CreateInvoice(ctx, store.NoClaim, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF",
 			Lines: []ItemParams{{Description: "Installation", AmountMinor: ptr(int64(5000))}, {Description: "Router", AmountMinor: ptr(int64(2500)), Quantity: ptr(int64(2))}}})
 		if err != nil || v.Status != Draft || v.AmountDue != 10000 || v.HostedInvoiceURL != nil {
 			t.Fatalf("draft: %+v %v", v, err)
 		}
-		if _, err := e.svc.VoidInvoice(ctx, e.p, v.ID); !errs.IsCode(err, "invalid_state") {
+		if _, err := e.svc.VoidInvoice(ctx, store.NoClaim, e.p, v.ID); !errs.IsCode(err, "invalid_state") {
 			t.Errorf("void of a draft: %v", err)
 		}
-		if v, err = e.svc.FinalizeInvoice(ctx, e.p, v.ID); err != nil || v.Status != Open || v.HostedInvoiceURL == nil {
+		if v, err = e.svc.FinalizeInvoice(ctx, store.NoClaim, e.p, v.ID); err != nil || v.Status != Open || v.HostedInvoiceURL == nil {
 			t.Fatalf("finalize: %+v %v", v, err)
 		}
-		if _, err := e.svc.FinalizeInvoice(ctx, e.p, v.ID); !errs.IsCode(err, "invalid_state") {
+		if _, err := e.svc.FinalizeInvoice(ctx, store.NoClaim, e.p, v.ID); !errs.IsCode(err, "invalid_state") {
 			t.Errorf("second finalize: %v", err)
 		}
 		if v, err = e.svc.PayInvoice(ctx, store.NoClaim, e.p, v.ID, PayParams{}); err != nil || v.Status != Paid || v.AmountPaid != 10000 {
@@ -272,16 +272,16 @@ func TestOneOffInvoice(t *testing.T) {
 			t.Errorf("invoice.paid %d, available %d", e.events(v.ID, EventInvoicePaid), e.available())
 		}
 
-		w, _ := e.svc.CreateInvoice(ctx, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Repair", AmountMinor: ptr(int64(700))}},
+		w, _ := e.svc.CreateInvoice(ctx, store.NoClaim, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Repair", AmountMinor: ptr(int64(700))}},
 			CollectionMethod: ptr(SendInvoice), DaysUntilDue: ptr(7)})
-		w, err = e.svc.FinalizeInvoice(ctx, e.p, w.ID)
+		w, err = e.svc.FinalizeInvoice(ctx, store.NoClaim, e.p, w.ID)
 		if err != nil || w.DueDate == nil || w.NextPaymentAttempt != nil {
 			t.Fatalf("send_invoice finalized: %+v %v", w, err)
 		}
-		if w, err = e.svc.MarkUncollectible(ctx, e.p, w.ID); err != nil || w.Status != Uncollectible {
+		if w, err = e.svc.MarkUncollectible(ctx, store.NoClaim, e.p, w.ID); err != nil || w.Status != Uncollectible {
 			t.Fatalf("mark_uncollectible: %+v %v", w, err)
 		}
-		if w, err = e.svc.VoidInvoice(ctx, e.p, w.ID); err != nil || w.Status != Void || e.events(w.ID, EventInvoiceVoided) != 1 {
+		if w, err = e.svc.VoidInvoice(ctx, store.NoClaim, e.p, w.ID); err != nil || w.Status != Void || e.events(w.ID, EventInvoiceVoided) != 1 {
 			t.Fatalf("void: %+v %v", w, err)
 		}
 		if _, err := e.svc.PayInvoice(ctx, store.NoClaim, e.p, w.ID, PayParams{}); !errs.IsCode(err, "invalid_state") {
@@ -332,18 +332,18 @@ func TestClockRules(t *testing.T) {
 		ctx := context.Background()
 		live := e.p
 		live.Livemode = true
-		if _, err := e.svc.CreateClock(ctx, live, ClockParams{FrozenTime: ptr(int64(1780000000))}); !errs.IsCode(err, "permission_denied") {
+		if _, err := e.svc.CreateClock(ctx, store.NoClaim, live, ClockParams{FrozenTime: ptr(int64(1780000000))}); !errs.IsCode(err, "permission_denied") {
 			t.Errorf("live clock: %v", err)
 		}
 		clk := e.clock(time.Unix(1780000000, 0))
-		if _, err := e.svc.AdvanceClock(ctx, e.p, clk.ID, ClockParams{FrozenTime: ptr(int64(1779999999))}); errs.As(err) == nil || errs.As(err).Param != "frozen_time" {
+		if _, err := e.svc.AdvanceClock(ctx, store.NoClaim, e.p, clk.ID, ClockParams{FrozenTime: ptr(int64(1779999999))}); errs.As(err) == nil || errs.As(err).Param != "frozen_time" {
 			t.Errorf("backwards: %v", err)
 		}
-		got, err := e.svc.AdvanceClock(ctx, e.p, clk.ID, ClockParams{FrozenTime: ptr(int64(1780000600))})
+		got, err := e.svc.AdvanceClock(ctx, store.NoClaim, e.p, clk.ID, ClockParams{FrozenTime: ptr(int64(1780000600))})
 		if err != nil || got.Status != ClockAdvancing {
 			t.Fatalf("advance: %+v %v", got, err)
 		}
-		if _, err := e.svc.AdvanceClock(ctx, e.p, clk.ID, ClockParams{FrozenTime: ptr(int64(1780001200))}); !errs.IsCode(err, "invalid_state") {
+		if _, err := e.svc.AdvanceClock(ctx, store.NoClaim, e.p, clk.ID, ClockParams{FrozenTime: ptr(int64(1780001200))}); !errs.IsCode(err, "invalid_state") {
 			t.Errorf("advance while advancing: %v", err)
 		}
 		if e.count("SELECT COUNT(*) FROM jobs WHERE kind = ?", AdvanceJob) < 1 {

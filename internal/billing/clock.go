@@ -251,13 +251,13 @@ func (s *Service) openPeriods(ctx context.Context, tx *store.Tx, subs []*Subscri
 			end := sub.CurrentPeriodEnd
 			sub.Status, sub.CanceledAt, sub.EndedAt = Canceled, &end, &end
 			rows = append(rows, subRow(sub, now))
-			evs = append(evs, subEvent(sub, EventSubscriptionDeleted))
+			evs = append(evs, subEvent(sub, EventSubscriptionDeleted, stepOnClock(sub.TestClock, end)))
 			continue
 		}
 		inv := s.nextPeriod(sub, customers[sub.Customer], ReasonSubscriptionCycle)
 		rows = append(rows, subRow(sub, now))
 		invs = append(invs, inv)
-		evs = append(evs, subEvent(sub, EventSubscriptionUpdated))
+		evs = append(evs, subEvent(sub, EventSubscriptionUpdated, stepOnClock(sub.TestClock, sub.CurrentPeriodStart)))
 	}
 	ph, sargs := inList(startPeriod.from)
 	moved, err := setMany(ctx, tx, "subscriptions", subMutable, rows, "subscriptions.status IN ("+ph+")", sargs...)
@@ -277,9 +277,10 @@ func (s *Service) openPeriods(ctx context.Context, tx *store.Tx, subs []*Subscri
 	}
 	for _, inv := range invs {
 		v := s.view(inv)
-		evs = append(evs, ev(inv, EventInvoiceCreated, v), ev(inv, EventInvoiceFinalized, v))
+		at := stepOnClock(inv.TestClock, inv.EffectiveAt) // the period's start
+		evs = append(evs, ev(inv, EventInvoiceCreated, v, at), ev(inv, EventInvoiceFinalized, v, at))
 		if inv.Status == Paid {
-			evs = append(evs, ev(inv, EventInvoicePaid, v))
+			evs = append(evs, ev(inv, EventInvoicePaid, v, at))
 		}
 	}
 	_, err = events.EmitMany(ctx, tx, evs)
@@ -296,8 +297,10 @@ func skipLost(err error) error {
 	return err
 }
 
-func subEvent(sub *Subscription, typ string) events.Pending {
-	return events.Pending{MerchantID: sub.MerchantID, Livemode: sub.Livemode, Type: typ, ObjectType: "subscription", ObjectID: sub.ID, Object: *sub}
+// subEvent is an event about sub at onClock, the time on its test clock of
+// the step that emits it (nil: the real time).
+func subEvent(sub *Subscription, typ string, onClock *time.Time) events.Pending {
+	return events.Pending{MerchantID: sub.MerchantID, Livemode: sub.Livemode, Type: typ, ObjectType: "subscription", ObjectID: sub.ID, Object: *sub, OnClock: onClock}
 }
 
 // customersOf loads the customers of subs (deleted ones too: their

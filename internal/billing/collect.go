@@ -278,17 +278,30 @@ func (s *Service) markPaid(ctx context.Context, tx *store.Tx, v *Invoice, pi pay
 	if err != nil {
 		return err
 	}
+	onClock := attemptOnClock(v, pi.Metadata[MetaAttempt])
 	v.AmountPaid, v.PaidAt, v.PaymentIntent, v.NextPaymentAttempt, v.attemptClaimedUntil = total, &at, &pi.ID, nil, nil
 	if err := moveInvoice(ctx, tx, v, payInvoice); err != nil {
 		return err
 	}
-	if err := emit(ctx, tx, v.MerchantID, v.Livemode, EventInvoicePaid, "invoice", v.ID, s.view(v)); err != nil {
+	if err := emitOnClock(ctx, tx, onClock, v.MerchantID, v.Livemode, EventInvoicePaid, "invoice", v.ID, s.view(v)); err != nil {
 		return err
 	}
 	if v.Subscription == nil {
 		return nil
 	}
-	return s.recoverMany(ctx, tx, []*Invoice{v})
+	return s.recoverMany(ctx, tx, []*Invoice{v}, []*time.Time{onClock})
+}
+
+// attemptOnClock is the time on v's test clock of the automatic attempt
+// named attempt when it is the one in flight, a step of the billing run
+// (stepOnClock): the events of its outcome show it. A manual or hosted
+// payment is a request and keeps the real time, as its payment intent
+// does; so does everything of an invoice without a clock (nil).
+func attemptOnClock(v *Invoice, attempt string) *time.Time {
+	if !isCurrentAttempt(v, attempt) {
+		return nil
+	}
+	return stepOnClock(v.TestClock, *v.attemptDue)
 }
 
 // coversDue reports whether pi's capture pays what v still owes: an
@@ -328,6 +341,7 @@ func (s *Service) failAttempt(ctx context.Context, tx *store.Tx, v *Invoice, pi 
 			return err
 		}
 	}
+	onClock := attemptOnClock(v, attempt)
 	var to *subTransition
 	if isCurrentAttempt(v, attempt) {
 		v.attemptClaimedUntil = nil
@@ -345,23 +359,25 @@ func (s *Service) failAttempt(ctx context.Context, tx *store.Tx, v *Invoice, pi 
 	if err != nil {
 		return err
 	}
-	if err := emit(ctx, tx, v.MerchantID, v.Livemode, EventInvoicePaymentFail, "invoice", v.ID, s.view(v)); err != nil {
+	if err := emitOnClock(ctx, tx, onClock, v.MerchantID, v.Livemode, EventInvoicePaymentFail, "invoice", v.ID, s.view(v)); err != nil {
 		return err
 	}
 	if sub == nil || to == nil || !subAllowed(*to, sub.Status) || sub.Status == to.to {
 		return nil
 	}
-	return s.moveAndEmit(ctx, tx, sub, *to)
+	return s.moveAndEmit(ctx, tx, sub, *to, onClock)
 }
 
-// moveAndEmit moves sub by t and emits customer.subscription.updated.
-func (s *Service) moveAndEmit(ctx context.Context, tx *store.Tx, sub *Subscription, t subTransition) error {
+// moveAndEmit moves sub by t and emits customer.subscription.updated, at
+// onClock on the subscription's test clock when a step of the billing run
+// moves it (nil: the real time).
+func (s *Service) moveAndEmit(ctx context.Context, tx *store.Tx, sub *Subscription, t subTransition, onClock *time.Time) error {
 	from := sub.Status
 	sub.Status = t.to
 	if err := moveSub(ctx, tx, sub, t, from); err != nil {
 		return err
 	}
-	return emit(ctx, tx, sub.MerchantID, sub.Livemode, EventSubscriptionUpdated, "subscription", sub.ID, sub)
+	return emitOnClock(ctx, tx, onClock, sub.MerchantID, sub.Livemode, EventSubscriptionUpdated, "subscription", sub.ID, sub)
 }
 
 // PayParams is the body of POST /v1/invoices/{id}/pay (none yet).
@@ -376,14 +392,15 @@ type PayParams struct{}
 // naming the intent; the invoice stays as it was, with
 // invoice.payment_failed recorded.
 func (s *Service) PayInvoice(ctx context.Context, cl store.Claim, p auth.Principal, id string, _ PayParams) (Invoice, error) {
-	v, err := loadInvoice(ctx, s.db, p.MerchantID, p.Livemode, id)
+	work := s.db.Within(cl)
+	v, err := loadInvoice(ctx, work, p.MerchantID, p.Livemode, id)
 	if err != nil {
 		return Invoice{}, err
 	}
 	if !invAllowed(payInvoice, v.Status) {
 		return Invoice{}, errs.InvalidState("invoice %s is %s; only an open or uncollectible invoice can be paid", v.ID, v.Status)
 	}
-	c, err := loadCustomer(ctx, s.db, p.MerchantID, p.Livemode, v.Customer)
+	c, err := loadCustomer(ctx, work, p.MerchantID, p.Livemode, v.Customer)
 	if err != nil && !isNotFound(err) {
 		return Invoice{}, err
 	}
@@ -402,5 +419,10 @@ func (s *Service) PayInvoice(ctx context.Context, cl store.Claim, p auth.Princip
 		return Invoice{}, &errs.Error{Kind: errs.KindPaymentRequired, Code: "payment_failed",
 			Message: "the payment was refused; the invoice stays " + string(v.Status), Extra: map[string]any{"payment_intent": pi.ID, "invoice": v.ID}}
 	}
-	return s.GetInvoice(ctx, p, id)
+	// The invoice as the intent's transaction left it, read in the
+	// request's unit of work, which holds that transaction.
+	if v, err = loadInvoice(ctx, work, p.MerchantID, p.Livemode, id); err != nil {
+		return Invoice{}, err
+	}
+	return s.view(v), nil
 }

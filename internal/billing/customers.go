@@ -103,7 +103,7 @@ func prefixParam(prefix string, err error) error {
 
 // CreateCustomer records a customer (customer.created in the same
 // transaction). A customer created with test_clock lives on that clock.
-func (s *Service) CreateCustomer(ctx context.Context, p auth.Principal, in CustomerParams) (Customer, error) {
+func (s *Service) CreateCustomer(ctx context.Context, cl store.Claim, p auth.Principal, in CustomerParams) (Customer, error) {
 	if in.Name == nil {
 		return Customer{}, errs.Missing("name")
 	}
@@ -118,7 +118,7 @@ func (s *Service) CreateCustomer(ctx context.Context, p auth.Principal, in Custo
 	if dp := c.DefaultPayment; dp != nil && dp.Metadata == nil {
 		dp.Metadata = map[string]string{}
 	}
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		c.CreatedAt = tx.Now().Truncate(1e9)
 		var clockCreated *time.Time
 		if in.TestClock != nil {
@@ -151,7 +151,7 @@ func (s *Service) GetCustomer(ctx context.Context, p auth.Principal, id string) 
 
 // UpdateCustomer changes the fields sent (customer.updated in the same
 // transaction).
-func (s *Service) UpdateCustomer(ctx context.Context, p auth.Principal, id string, in CustomerParams) (Customer, error) {
+func (s *Service) UpdateCustomer(ctx context.Context, cl store.Claim, p auth.Principal, id string, in CustomerParams) (Customer, error) {
 	if in.TestClock != nil {
 		return Customer{}, errs.Invalid("test_clock", "parameter_invalid", "a customer's test_clock is set at creation and cannot change")
 	}
@@ -159,7 +159,7 @@ func (s *Service) UpdateCustomer(ctx context.Context, p auth.Principal, id strin
 		return Customer{}, err
 	}
 	var out Customer
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		c, err := loadCustomer(ctx, tx, p.MerchantID, p.Livemode, id)
 		if err != nil {
 			return err
@@ -199,8 +199,8 @@ func (s *Service) UpdateCustomer(ctx context.Context, p auth.Principal, id strin
 // DeleteCustomer deletes a customer and cancels its subscriptions now
 // (customer.subscription.deleted for each, then customer.deleted), in one
 // transaction. A deleted customer is 404 afterwards; its invoices remain.
-func (s *Service) DeleteCustomer(ctx context.Context, p auth.Principal, id string) (Deleted, error) {
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+func (s *Service) DeleteCustomer(ctx context.Context, cl store.Claim, p auth.Principal, id string) (Deleted, error) {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		c, err := loadCustomer(ctx, tx, p.MerchantID, p.Livemode, id)
 		if err != nil {
 			return err

@@ -5,11 +5,15 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/webhook"
 )
 
 // TestEndToEnd drives the billing API of a real payd per engine; every
@@ -30,6 +35,7 @@ func TestEndToEnd(t *testing.T) {
 		{"Isolation", testIsolation},
 		{"RealTimePush", testRealTimePush},
 		{"ClockAdvance", testClockAdvance},
+		{"ClockAdvanceEvents", testClockAdvanceEvents},
 		{"ClockFirstAttempt", testClockFirstAttempt},
 		{"ForeignIntentPaysNothing", testForeignIntentPaysNothing},
 		{"LinkTokenDerived", testLinkTokenDerived},
@@ -251,6 +257,156 @@ func testClockAdvance(t *testing.T, e *apptest.Env) {
 	s := get(t, e, "/v1/subscriptions/"+sub["id"].(string))
 	if s["current_period_end"] != "2027-04-30T10:00:00Z" || s["status"] != "active" {
 		t.Errorf("subscription after two months: %v %v", s["status"], s["current_period_end"])
+	}
+}
+
+// testClockAdvanceEvents: every event a month's advance emits (billing's
+// own, invoice.* and customer.subscription.*, and its payment intents')
+// shows in created_at the clock's time of the step that made it: the
+// period start for the paying customer, each retry's and the period's time
+// for a refusing one, in GET /v1/events and in each webhook delivery.
+// Events outside the clock's steps (a customer without a clock, and the
+// requests on the clock's objects) keep the real time.
+func testClockAdvanceEvents(t *testing.T, e *apptest.Env) {
+	// A merchant of its own: every event it has is this test's.
+	m := e.NewMerchant(merchants.CreateParams{Name: "Clock events"})
+	own := *e
+	own.SK = m.SecretKeys[0]
+	e = &own
+	day := 24 * time.Hour
+	since := time.Now().Add(-time.Second).Truncate(time.Second)
+	realTime := func(ev obj) bool {
+		at, err := time.Parse(time.RFC3339, ev["created_at"].(string))
+		return err == nil && !at.Before(since) && !at.After(time.Now().Add(time.Second))
+	}
+
+	// Outside any clock: the real time.
+	plain := subscribe(t, e, customer(t, e, nil))
+	waitFor(t, "the plain subscription's first invoice paid", func() bool {
+		return get(t, e, "/v1/invoices/"+plain["latest_invoice"].(string))["status"] == "paid"
+	})
+
+	start := time.Date(2027, 3, 1, 8, 0, 0, 0, time.UTC)
+	clk := post(t, e, "/v1/test_helpers/test_clocks", obj{"frozen_time": start.Unix()}, 201)["id"].(string)
+	paying := subscribe(t, e, customer(t, e, obj{"test_clock": clk}))
+	refusing := subscribe(t, e, customer(t, e, obj{"test_clock": clk, "default_payment": obj{"provider": "wallet_a",
+		"customer_msisdn": providers.MagicMSISDN(providers.InsufficientFunds)}}))
+	waitFor(t, "the first attempts made", func() bool {
+		return get(t, e, "/v1/invoices/"+paying["latest_invoice"].(string))["status"] == "paid" &&
+			get(t, e, "/v1/subscriptions/"+refusing["id"].(string))["status"] == "past_due"
+	})
+	before := get(t, e, "/v1/events?limit=100")["data"].([]any)
+	if len(before) == 0 || len(before) == 100 {
+		t.Fatalf("%d events before the advance", len(before))
+	}
+	for _, raw := range before {
+		ev := raw.(obj)
+		object, _ := ev["data"].(obj)["object"].(obj)
+		md, _ := object["metadata"].(obj)
+		onClock := object["test_clock"] == clk || md["invoice"] == paying["latest_invoice"] || md["invoice"] == refusing["latest_invoice"]
+		switch ev["type"] {
+		case "customer.created", "customer.subscription.created", "invoice.created", "invoice.finalized":
+			onClock = false // made by a request
+		}
+		if onClock {
+			// The first attempts (the attempt job's, a step on the clock).
+			if ev["created_at"] != start.Format(time.RFC3339) {
+				t.Errorf("event %v of the first attempt on the clock: created_at %v, want the clock's %v", ev["type"], ev["created_at"], start)
+			}
+		} else if !realTime(ev) {
+			t.Errorf("event %v made by a request or without a clock: created_at %v, want the real time (since %v)", ev["type"], ev["created_at"], since)
+		}
+	}
+
+	// A webhook endpoint receives what the advance emits.
+	var mu sync.Mutex
+	delivered := map[string]string{} // event id: the payload's created_at
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var env struct {
+			CreatedAt string `json:"created_at"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(body, &env) == nil {
+			mu.Lock()
+			delivered[r.Header.Get(webhook.HeaderEventID)] = env.CreatedAt
+			mu.Unlock()
+		}
+	}))
+	defer hook.Close()
+	post(t, e, "/v1/webhook_endpoints", obj{"url": hook.URL, "enabled_events": []string{"*"}}, 201)
+
+	to := start.AddDate(0, 1, 0)
+	post(t, e, "/v1/test_helpers/test_clocks/"+clk+"/advance", obj{"frozen_time": to.Unix()}, 200)
+	waitFor(t, "the clock ready", func() bool { return get(t, e, "/v1/test_helpers/test_clocks/"+clk)["status"] == "ready" })
+
+	// Every event of the advance, oldest first.
+	var evs []obj
+	for after := before[0].(obj)["id"].(string); ; {
+		page := get(t, e, "/v1/events?limit=100&ending_before="+after)["data"].([]any)
+		if len(page) == 0 {
+			break
+		}
+		for i := len(page) - 1; i >= 0; i-- {
+			evs = append(evs, page[i].(obj))
+		}
+		after = page[0].(obj)["id"].(string)
+	}
+	// The steps: the refusing customer's retries (1, 3 and 5 days apart),
+	// then both periods' start.
+	steps := map[string]bool{}
+	for _, at := range []time.Time{start.Add(day), start.Add(4 * day), start.Add(9 * day), to} {
+		steps[at.Format(time.RFC3339)] = true
+	}
+	types := map[string]int{}
+	var failed []any
+	for _, ev := range evs {
+		types[ev["type"].(string)]++
+		object, _ := ev["data"].(obj)["object"].(obj)
+		if !steps[ev["created_at"].(string)] {
+			t.Errorf("event %v of %v: created_at %v, want the clock's time of a step (%v)", ev["type"], object["id"], ev["created_at"], steps)
+		}
+		if object["customer"] == paying["customer"] || object["id"] == paying["id"] {
+			if ev["created_at"] != to.Format(time.RFC3339) {
+				t.Errorf("event %v of the paying customer: created_at %v, want the period's start %v", ev["type"], ev["created_at"], to)
+			}
+		}
+		if ev["type"] == "invoice.payment_failed" && object["id"] == refusing["latest_invoice"] {
+			failed = append(failed, ev["created_at"])
+		}
+		if object["object"] == "payment_intent" && ev["created_at"] != object["created_at"] {
+			t.Errorf("event %v of %v: created_at %v, its intent's %v", ev["type"], object["id"], ev["created_at"], object["created_at"])
+		}
+	}
+	for _, typ := range []string{"invoice.created", "invoice.finalized", "invoice.paid", "invoice.payment_failed",
+		"customer.subscription.updated", "payment_intent.created", "payment_intent.succeeded"} {
+		if types[typ] == 0 {
+			t.Errorf("no %s event in the advance (%v)", typ, types)
+		}
+	}
+	want := []any{start.Add(day).Format(time.RFC3339), start.Add(4 * day).Format(time.RFC3339), start.Add(9 * day).Format(time.RFC3339)}
+	if fmt.Sprint(failed) != fmt.Sprint(want) {
+		t.Errorf("the refused invoice's payment_failed events at %v, want the retries' %v", failed, want)
+	}
+	if got := get(t, e, "/v1/subscriptions/"+refusing["id"].(string))["status"]; got != "unpaid" {
+		t.Errorf("refusing subscription %v after a month", got)
+	}
+	// Each delivery carries the event's created_at as the API shows it.
+	waitFor(t, "every event of the advance delivered", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range evs {
+			if _, ok := delivered[ev["id"].(string)]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, ev := range evs {
+		if got := delivered[ev["id"].(string)]; got != ev["created_at"] {
+			t.Errorf("delivery of %v %v: created_at %v, the API's %v", ev["type"], ev["id"], got, ev["created_at"])
+		}
 	}
 }
 

@@ -48,7 +48,7 @@ func ptr[T any](v T) *T { return &v }
 
 func (e *env) clock(at time.Time) TestClock {
 	e.t.Helper()
-	c, err := e.svc.CreateClock(context.Background(), e.p, ClockParams{FrozenTime: ptr(at.Unix())})
+	c, err := e.svc.CreateClock(context.Background(), store.NoClaim, e.p, ClockParams{FrozenTime: ptr(at.Unix())})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func (e *env) clock(at time.Time) TestClock {
 // advance moves a clock and runs the advance to its end, as the job does.
 func (e *env) advance(c TestClock, to time.Time) {
 	e.t.Helper()
-	if _, err := e.svc.AdvanceClock(context.Background(), e.p, c.ID, ClockParams{FrozenTime: ptr(to.Unix())}); err != nil {
+	if _, err := e.svc.AdvanceClock(context.Background(), store.NoClaim, e.p, c.ID, ClockParams{FrozenTime: ptr(to.Unix())}); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := e.svc.RunAdvance(context.Background(), c.ID); err != nil {
@@ -85,7 +85,7 @@ func (e *env) customer(clock *string, provider, msisdn string, md map[string]str
 			in.DefaultPayment.CustomerMSISDN = &msisdn
 		}
 	}
-	c, err := e.svc.CreateCustomer(context.Background(), e.p, in)
+	c, err := e.svc.CreateCustomer(context.Background(), store.NoClaim, e.p, in)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func (e *env) subscribe(cus string, amount int64, mod func(*SubscriptionParams))
 	if mod != nil {
 		mod(&in)
 	}
-	s, err := e.svc.CreateSubscription(context.Background(), e.p, in)
+	s, err := e.svc.CreateSubscription(context.Background(), store.NoClaim, e.p, in)
 	if err != nil {
 		e.t.Fatal(err)
 	}

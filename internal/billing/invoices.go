@@ -103,17 +103,19 @@ func (s *Service) recordOpened(ctx context.Context, tx *store.Tx, invs []*Invoic
 	pending := make([]events.Pending, 0, 2*len(invs))
 	for _, inv := range invs {
 		v := s.view(inv)
-		pending = append(pending, ev(inv, EventInvoiceCreated, v), ev(inv, EventInvoiceFinalized, v))
+		pending = append(pending, ev(inv, EventInvoiceCreated, v, nil), ev(inv, EventInvoiceFinalized, v, nil))
 		if inv.Status == Paid {
-			pending = append(pending, ev(inv, EventInvoicePaid, v))
+			pending = append(pending, ev(inv, EventInvoicePaid, v, nil))
 		}
 	}
 	_, err := events.EmitMany(ctx, tx, pending)
 	return err
 }
 
-func ev(inv *Invoice, typ string, obj any) events.Pending {
-	return events.Pending{MerchantID: inv.MerchantID, Livemode: inv.Livemode, Type: typ, ObjectType: "invoice", ObjectID: inv.ID, Object: obj}
+// ev is an event about inv; onClock is the time on its test clock of the
+// billing step that emits it (stepOnClock), nil for the real time.
+func ev(inv *Invoice, typ string, obj any, onClock *time.Time) events.Pending {
+	return events.Pending{MerchantID: inv.MerchantID, Livemode: inv.Livemode, Type: typ, ObjectType: "invoice", ObjectID: inv.ID, Object: obj, OnClock: onClock}
 }
 
 // InvoiceParams is the body of POST /v1/invoices (a one-off draft).
@@ -126,7 +128,7 @@ type InvoiceParams struct {
 }
 
 // CreateInvoice records a one-off invoice as a draft (invoice.created).
-func (s *Service) CreateInvoice(ctx context.Context, p auth.Principal, in InvoiceParams) (Invoice, error) {
+func (s *Service) CreateInvoice(ctx context.Context, cl store.Claim, p auth.Principal, in InvoiceParams) (Invoice, error) {
 	if in.Customer == "" {
 		return Invoice{}, errs.Missing("customer")
 	}
@@ -151,7 +153,7 @@ func (s *Service) CreateInvoice(ctx context.Context, p auth.Principal, in Invoic
 		}
 	}
 	var out Invoice
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		c, err := loadCustomer(ctx, tx, p.MerchantID, p.Livemode, in.Customer)
 		if err != nil {
 			if e := errs.As(err); e != nil && e.Kind == errs.KindNotFound {
@@ -186,8 +188,8 @@ func (s *Service) GetInvoice(ctx context.Context, p auth.Principal, id string) (
 
 // FinalizeInvoice moves a draft to open (invoice.finalized; invoice.paid
 // too for a zero total) and queues its automatic attempt when it has one.
-func (s *Service) FinalizeInvoice(ctx context.Context, p auth.Principal, id string) (Invoice, error) {
-	return s.change(ctx, p, id, func(tx *store.Tx, v *Invoice, now time.Time) (string, error) {
+func (s *Service) FinalizeInvoice(ctx context.Context, cl store.Claim, p auth.Principal, id string) (Invoice, error) {
+	return s.change(ctx, cl, p, id, func(tx *store.Tx, v *Invoice, now time.Time) (string, error) {
 		if v.Status != Draft {
 			return "", errs.InvalidState("invoice %s is %s; only a draft can be finalized", v.ID, v.Status)
 		}
@@ -216,8 +218,8 @@ func (s *Service) FinalizeInvoice(ctx context.Context, p auth.Principal, id stri
 }
 
 // VoidInvoice voids an open or uncollectible invoice (invoice.voided).
-func (s *Service) VoidInvoice(ctx context.Context, p auth.Principal, id string) (Invoice, error) {
-	return s.change(ctx, p, id, func(tx *store.Tx, v *Invoice, now time.Time) (string, error) {
+func (s *Service) VoidInvoice(ctx context.Context, cl store.Claim, p auth.Principal, id string) (Invoice, error) {
+	return s.change(ctx, cl, p, id, func(tx *store.Tx, v *Invoice, now time.Time) (string, error) {
 		if !invAllowed(voidInvoice, v.Status) {
 			return "", errs.InvalidState("invoice %s is %s; only an open or uncollectible invoice can be voided", v.ID, v.Status)
 		}
@@ -228,8 +230,8 @@ func (s *Service) VoidInvoice(ctx context.Context, p auth.Principal, id string) 
 
 // MarkUncollectible marks an open invoice uncollectible: no more automatic
 // attempts; it can still be paid or voided.
-func (s *Service) MarkUncollectible(ctx context.Context, p auth.Principal, id string) (Invoice, error) {
-	return s.change(ctx, p, id, func(tx *store.Tx, v *Invoice, now time.Time) (string, error) {
+func (s *Service) MarkUncollectible(ctx context.Context, cl store.Claim, p auth.Principal, id string) (Invoice, error) {
+	return s.change(ctx, cl, p, id, func(tx *store.Tx, v *Invoice, now time.Time) (string, error) {
 		if !invAllowed(markUncollectible, v.Status) {
 			return "", errs.InvalidState("invoice %s is %s; only an open invoice can be marked uncollectible", v.ID, v.Status)
 		}
@@ -240,9 +242,9 @@ func (s *Service) MarkUncollectible(ctx context.Context, p auth.Principal, id st
 
 // change runs one compare-and-set step on an invoice in one transaction
 // and emits the event the step names.
-func (s *Service) change(ctx context.Context, p auth.Principal, id string, step func(tx *store.Tx, v *Invoice, now time.Time) (string, error)) (Invoice, error) {
+func (s *Service) change(ctx context.Context, cl store.Claim, p auth.Principal, id string, step func(tx *store.Tx, v *Invoice, now time.Time) (string, error)) (Invoice, error) {
 	var out Invoice
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		// A background step (the claim of an automatic attempt, a payment
 		// linked) may change the invoice between the read and the
 		// compare-and-set: read it again and decide again, a few times.

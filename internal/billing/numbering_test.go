@@ -32,7 +32,7 @@ func TestInvoiceNumbersUnderConcurrency(t *testing.T) {
 		errc := make(chan error, n)
 		for i := range n {
 			wg.Go(func() {
-				v, err := e.svc.CreateInvoice(ctx, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF",
+				v, err := e.svc.CreateInvoice(ctx, store.NoClaim, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF",
 					Lines: []ItemParams{{Description: "Line", AmountMinor: ptr(int64(100))}}})
 				if err != nil {
 					errc <- err
@@ -60,11 +60,11 @@ func TestInvoiceNumbersUnderConcurrency(t *testing.T) {
 			}
 		}
 		live := auth.Principal{ID: e.p.ID, MerchantID: e.p.MerchantID, Livemode: true}
-		lc, err := e.svc.CreateCustomer(ctx, live, CustomerParams{Name: ptr("Live")})
+		lc, err := e.svc.CreateCustomer(ctx, store.NoClaim, live, CustomerParams{Name: ptr("Live")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := e.svc.CreateInvoice(ctx, live, InvoiceParams{Customer: lc.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Line", AmountMinor: ptr(int64(100))}}})
+		v, err := e.svc.CreateInvoice(ctx, store.NoClaim, live, InvoiceParams{Customer: lc.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Line", AmountMinor: ptr(int64(100))}}})
 		if err != nil || v.Number == nil || *v.Number != "INV-000001" {
 			t.Fatalf("live mode's first invoice: %v %v", v.Number, err)
 		}
@@ -89,13 +89,13 @@ func TestClockObjectsShowClockTime(t *testing.T) {
 		if !s.CreatedAt.Equal(start) {
 			t.Fatalf("subscription created_at %s, want %s", s.CreatedAt, start)
 		}
-		v, err := e.svc.CreateInvoice(ctx, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Setup", AmountMinor: ptr(int64(500))}}})
+		v, err := e.svc.CreateInvoice(ctx, store.NoClaim, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Setup", AmountMinor: ptr(int64(500))}}})
 		if err != nil || !v.CreatedAt.Equal(start) {
 			t.Fatalf("one-off invoice created_at %s (%v), want %s", v.CreatedAt, err, start)
 		}
 		next := start.AddDate(0, 1, 0)
 		e.advance(clk, next)
-		if _, err := e.svc.FinalizeInvoice(ctx, e.p, v.ID); err != nil {
+		if _, err := e.svc.FinalizeInvoice(ctx, store.NoClaim, e.p, v.ID); err != nil {
 			t.Fatal(err)
 		}
 		if r, _ := e.svc.GetInvoice(ctx, e.p, v.ID); !r.CreatedAt.Equal(start) {
@@ -152,7 +152,7 @@ func TestInvoiceNumberBackfill(t *testing.T) {
 		c := e.customer(nil, "wallet_c", providers.MagicMSISDN(providers.Success), nil)
 		var made []string
 		for range 3 {
-			v, err := e.svc.CreateInvoice(ctx, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Line", AmountMinor: ptr(int64(100))}}})
+			v, err := e.svc.CreateInvoice(ctx, store.NoClaim, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Line", AmountMinor: ptr(int64(100))}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestInvoiceNumberBackfill(t *testing.T) {
 				t.Fatalf("invoice %d after the back-fill: %v %v, want %s", i, v.Number, err, want)
 			}
 		}
-		v, err := e.svc.CreateInvoice(ctx, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Line", AmountMinor: ptr(int64(100))}}})
+		v, err := e.svc.CreateInvoice(ctx, store.NoClaim, e.p, InvoiceParams{Customer: c.ID, Currency: "DJF", Lines: []ItemParams{{Description: "Line", AmountMinor: ptr(int64(100))}}})
 		if err != nil || v.Number == nil || *v.Number != "INV-000004" {
 			t.Fatalf("next invoice: %v %v", v.Number, err)
 		}

@@ -52,12 +52,12 @@ func (e *env) populate(clock string, n int, amount int64) []string {
 				if err != nil {
 					continue
 				}
-				c, cerr := e.svc.CreateCustomer(context.Background(), e.p, CustomerParams{Name: ptr("Amina Said"), TestClock: &clock,
+				c, cerr := e.svc.CreateCustomer(context.Background(), store.NoClaim, e.p, CustomerParams{Name: ptr("Amina Said"), TestClock: &clock,
 					DefaultPayment: &DefaultPayment{Provider: "wallet_c", CustomerMSISDN: ptr(goodWallet)}})
 				if err = cerr; err != nil {
 					continue
 				}
-				s, serr := e.svc.CreateSubscription(context.Background(), e.p, SubscriptionParams{Customer: c.ID, Currency: "DJF", Interval: "month",
+				s, serr := e.svc.CreateSubscription(context.Background(), store.NoClaim, e.p, SubscriptionParams{Customer: c.ID, Currency: "DJF", Interval: "month",
 					Items: []ItemParams{{Description: "Fibre 100", AmountMinor: ptr(amount)}}})
 				if err = serr; err == nil {
 					out[i] = s.ID
@@ -114,7 +114,7 @@ func TestInterruptedAdvance(t *testing.T) {
 		var steps atomic.Int64
 		e.svc.failAfter = func() bool { return steps.Add(1) == 9 }
 		end := start.AddDate(0, 3, 0)
-		if _, err := e.svc.AdvanceClock(context.Background(), e.p, clk.ID, ClockParams{FrozenTime: ptr(end.Unix())}); err != nil {
+		if _, err := e.svc.AdvanceClock(context.Background(), store.NoClaim, e.p, clk.ID, ClockParams{FrozenTime: ptr(end.Unix())}); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.svc.RunAdvance(context.Background(), clk.ID); err != errStopped {
@@ -188,7 +188,7 @@ func TestThreeRunners(t *testing.T) {
 	began := time.Now()
 	for m := 0; m < 12; m++ {
 		to := PeriodStart(start, Month, 1, m)
-		if _, err := e.svc.AdvanceClock(ctx, e.p, clk.ID, ClockParams{FrozenTime: ptr(to.Unix())}); err != nil {
+		if _, err := e.svc.AdvanceClock(ctx, store.NoClaim, e.p, clk.ID, ClockParams{FrozenTime: ptr(to.Unix())}); err != nil {
 			t.Fatal(err)
 		}
 		for mustClock(e, clk.ID).Status != ClockReady {

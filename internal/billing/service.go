@@ -38,7 +38,12 @@ type Config struct {
 	LegacyLinkKey []byte
 }
 
-// Service runs billing.
+// Service runs billing. Every operation a request makes (the API's and
+// the portal's) takes the request's claim, cl, and runs its statements,
+// and the reads that must see them, through s.db.Within(cl): the
+// request's unit of work, never one found through the context. The billing
+// run, its jobs and the hosted pages have no request claim (store.NoClaim):
+// each of their transactions commits on its own.
 type Service struct {
 	db       *store.DB
 	pay      *payments.Service
@@ -85,6 +90,33 @@ func NewService(cfg Config) *Service {
 func emit(ctx context.Context, tx *store.Tx, merchantID string, livemode bool, typ, objectType, id string, obj any) error {
 	_, err := events.Emit(ctx, tx, merchantID, livemode, typ, objectType, id, obj)
 	return err
+}
+
+// emitOnClock records one billing event of a step on a test clock's time
+// line: onClock is the step's time on the clock, which the event shows as
+// its created_at (see stepOnClock); nil records it as emit does, on the
+// real time.
+func emitOnClock(ctx context.Context, tx *store.Tx, onClock *time.Time, merchantID string, livemode bool, typ, objectType, id string, obj any) error {
+	if onClock == nil {
+		return emit(ctx, tx, merchantID, livemode, typ, objectType, id, obj)
+	}
+	_, err := events.EmitMany(ctx, tx, []events.Pending{{MerchantID: merchantID, Livemode: livemode, Type: typ,
+		ObjectType: objectType, ObjectID: id, Object: obj, OnClock: onClock}})
+	return err
+}
+
+// stepOnClock is the time on the test clock of a billing step made at at
+// by the billing run (an advance, or an automatic attempt's job) for an
+// object on clock: the events of the step show it as their created_at, as
+// the payment intents of the step do. For an object without a clock it is
+// nil: its events keep the real time. (Requests keep the real time too:
+// what a merchant does through the API happens when the request is made.)
+func stepOnClock(clock *string, at time.Time) *time.Time {
+	if clock == nil {
+		return nil
+	}
+	t := at.UTC().Truncate(time.Second)
+	return &t
 }
 
 // principal is the merchant and mode a background step acts for.

@@ -143,7 +143,7 @@ func checkCollection(method *string, days *int) (string, *int, error) {
 // payment attempt of an opened invoice is queued in the same transaction
 // (a job), on a test clock as without one: the attempt is made at once, on
 // the clock's time.
-func (s *Service) CreateSubscription(ctx context.Context, p auth.Principal, in SubscriptionParams) (Subscription, error) {
+func (s *Service) CreateSubscription(ctx context.Context, cl store.Claim, p auth.Principal, in SubscriptionParams) (Subscription, error) {
 	if in.Customer == "" {
 		return Subscription{}, errs.Missing("customer")
 	}
@@ -183,7 +183,7 @@ func (s *Service) CreateSubscription(ctx context.Context, p auth.Principal, in S
 	if sub.Metadata == nil {
 		sub.Metadata = map[string]string{}
 	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		c, err := loadCustomer(ctx, tx, p.MerchantID, p.Livemode, in.Customer)
 		if err != nil {
 			if errs.As(err) != nil && errs.As(err).Kind == errs.KindNotFound {
@@ -274,7 +274,7 @@ type UpdateParams struct {
 // credit for the unused share of the old items and a charge for the
 // remaining share of the new ones, each rounded half away from zero to the
 // minor unit.
-func (s *Service) UpdateSubscription(ctx context.Context, p auth.Principal, id string, in UpdateParams) (Subscription, error) {
+func (s *Service) UpdateSubscription(ctx context.Context, cl store.Claim, p auth.Principal, id string, in UpdateParams) (Subscription, error) {
 	prorate := true
 	if in.ProrationBehavior != nil {
 		switch *in.ProrationBehavior {
@@ -289,7 +289,7 @@ func (s *Service) UpdateSubscription(ctx context.Context, p auth.Principal, id s
 		return Subscription{}, err
 	}
 	var out Subscription
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		sub, err := loadSub(ctx, tx, p.MerchantID, p.Livemode, id)
 		if err != nil {
 			return err
@@ -378,9 +378,9 @@ type CancelParams struct {
 // CancelSubscription ends a subscription now (customer.subscription.deleted;
 // its open invoices stay open, with no more automatic retries) or marks it
 // to end at its period's end (customer.subscription.updated).
-func (s *Service) CancelSubscription(ctx context.Context, p auth.Principal, id string, in CancelParams) (Subscription, error) {
+func (s *Service) CancelSubscription(ctx context.Context, cl store.Claim, p auth.Principal, id string, in CancelParams) (Subscription, error) {
 	var out Subscription
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		sub, err := loadSub(ctx, tx, p.MerchantID, p.Livemode, id)
 		if err != nil {
 			return err

@@ -50,7 +50,7 @@ func checkFrozen(t *int64) error {
 }
 
 // CreateClock makes a test clock frozen at frozen_time, status ready.
-func (s *Service) CreateClock(ctx context.Context, p auth.Principal, in ClockParams) (TestClock, error) {
+func (s *Service) CreateClock(ctx context.Context, cl store.Claim, p auth.Principal, in ClockParams) (TestClock, error) {
 	if err := testModeOnly(p); err != nil {
 		return TestClock{}, err
 	}
@@ -62,7 +62,7 @@ func (s *Service) CreateClock(ctx context.Context, p auth.Principal, in ClockPar
 	}
 	c := TestClock{ID: ids.New("clock_"), Object: "test_clock", Name: in.Name, FrozenTime: *in.FrozenTime, Status: ClockReady,
 		MerchantID: p.MerchantID, Livemode: p.Livemode}
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		c.CreatedAt = tx.Now().Truncate(time.Second)
 		_, err := tx.Exec(ctx, `INSERT INTO test_clocks (id, merchant_id, livemode, name, frozen_time, status, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.MerchantID, c.Livemode, c.Name, store.Micros(c.clockTime()), string(c.Status),
@@ -112,7 +112,7 @@ var AdvanceFanout = 2
 // advance to the clock's own time runs what is due now (a subscription's
 // first attempt, say). Moving backwards is 400; a clock still advancing is
 // 409.
-func (s *Service) AdvanceClock(ctx context.Context, p auth.Principal, id string, in ClockParams) (TestClock, error) {
+func (s *Service) AdvanceClock(ctx context.Context, cl store.Claim, p auth.Principal, id string, in ClockParams) (TestClock, error) {
 	if err := testModeOnly(p); err != nil {
 		return TestClock{}, err
 	}
@@ -123,7 +123,7 @@ func (s *Service) AdvanceClock(ctx context.Context, p auth.Principal, id string,
 		return TestClock{}, errs.Invalid("name", "parameter_unknown", "an advance takes frozen_time only")
 	}
 	var out TestClock
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		c, err := loadClock(ctx, tx, p.MerchantID, p.Livemode, id)
 		if err != nil {
 			return err

@@ -97,12 +97,12 @@ func (p *Portal) createClock(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 	if err == nil {
 		var path string
 		path, err = p.once(r, c, url.Values{"action": {"test_clock.create"}, "name": {name}, "frozen_time": {r.PostFormValue("frozen_time")}},
-			func(ctx context.Context, _ store.Claim) (string, error) {
+			func(ctx context.Context, cl store.Claim) (string, error) {
 				in := billing.ClockParams{FrozenTime: &at}
 				if name != "" {
 					in.Name = &name
 				}
-				clock, err := p.billing().CreateClock(ctx, c.principal(), in)
+				clock, err := p.billing().CreateClock(ctx, cl, c.principal(), in)
 				if err != nil {
 					return "", err
 				}
@@ -170,7 +170,7 @@ func (p *Portal) advanceClock(w http.ResponseWriter, r *http.Request, c *reqCtx)
 	if err == nil {
 		var path string
 		path, err = p.once(r, c, url.Values{"action": {"test_clock.advance"}, "clock": {id}, "step": {step}, "frozen_time": {r.PostFormValue("frozen_time")}},
-			func(ctx context.Context, _ store.Claim) (string, error) {
+			func(ctx context.Context, cl store.Claim) (string, error) {
 				target := to
 				if step != "" {
 					clock, err := p.billing().GetClock(ctx, c.principal(), id)
@@ -179,7 +179,7 @@ func (p *Portal) advanceClock(w http.ResponseWriter, r *http.Request, c *reqCtx)
 					}
 					target = stepClock(time.Unix(clock.FrozenTime, 0).UTC(), step).Unix()
 				}
-				if _, err := p.billing().AdvanceClock(ctx, c.principal(), id, billing.ClockParams{FrozenTime: &target}); err != nil {
+				if _, err := p.billing().AdvanceClock(ctx, cl, c.principal(), id, billing.ClockParams{FrozenTime: &target}); err != nil {
 					return "", err
 				}
 				return c.path("test_clocks", id) + "?done=clock_advancing", nil
@@ -218,8 +218,8 @@ func (p *Portal) cancelSubscription(w http.ResponseWriter, r *http.Request, c *r
 	if err == nil {
 		var path string
 		path, err = p.once(r, c, url.Values{"action": {"subscription.cancel"}, "subscription": {id}, "when": {when}},
-			func(ctx context.Context, _ store.Claim) (string, error) {
-				if _, err := p.billing().CancelSubscription(ctx, c.principal(), id, billing.CancelParams{AtPeriodEnd: &atEnd}); err != nil {
+			func(ctx context.Context, cl store.Claim) (string, error) {
+				if _, err := p.billing().CancelSubscription(ctx, cl, c.principal(), id, billing.CancelParams{AtPeriodEnd: &atEnd}); err != nil {
 					return "", err
 				}
 				notice := "subscription_canceled"
@@ -246,7 +246,7 @@ type invoiceAction struct {
 var invoiceActions = []invoiceAction{
 	{path: "finalize", action: "invoice.finalize", notice: "invoice_finalized",
 		run: func(s *billing.Service, ctx context.Context, cl store.Claim, c *reqCtx, id string) error {
-			_, err := s.FinalizeInvoice(ctx, c.principal(), id)
+			_, err := s.FinalizeInvoice(ctx, cl, c.principal(), id)
 			return err
 		}},
 	{path: "pay", action: "invoice.pay", notice: "invoice_pay_started",
@@ -256,12 +256,12 @@ var invoiceActions = []invoiceAction{
 		}},
 	{path: "void", action: "invoice.void", notice: "invoice_voided",
 		run: func(s *billing.Service, ctx context.Context, cl store.Claim, c *reqCtx, id string) error {
-			_, err := s.VoidInvoice(ctx, c.principal(), id)
+			_, err := s.VoidInvoice(ctx, cl, c.principal(), id)
 			return err
 		}},
 	{path: "mark_uncollectible", action: "invoice.mark_uncollectible", notice: "invoice_uncollectible",
 		run: func(s *billing.Service, ctx context.Context, cl store.Claim, c *reqCtx, id string) error {
-			_, err := s.MarkUncollectible(ctx, c.principal(), id)
+			_, err := s.MarkUncollectible(ctx, cl, c.principal(), id)
 			return err
 		}},
 }

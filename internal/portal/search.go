@@ -2,8 +2,6 @@ package portal
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -251,19 +249,17 @@ func (p *Portal) findByID(ctx context.Context, c *reqCtx, st *searchType, id str
 
 // searchQuery runs one type's search and returns its group (nil when nothing
 // matched). from is the rows the search reads (aliased t), cond their
-// condition and args its arguments, after the merchant and mode.
-func (p *Portal) searchQuery(ctx context.Context, c *reqCtx, st *searchType, from, cond string, args []any, keep func(metadata string) bool) (*searchGroup, error) {
+// condition and args its arguments, after the merchant and mode. The whole
+// match is cond: every row the query answers is a hit, so the LIMIT bounds
+// hits, never candidates a later check could still turn down.
+func (p *Portal) searchQuery(ctx context.Context, c *reqCtx, st *searchType, from, cond string, args []any) (*searchGroup, error) {
 	if !st.live && c.live {
 		return nil, nil
-	}
-	cols := st.cols
-	if keep != nil {
-		cols += ", t.metadata"
 	}
 	if st.extra != "" {
 		cond += " AND " + st.extra
 	}
-	rows, err := p.cfg.DB.Query(ctx, "SELECT "+cols+" FROM "+from+" WHERE "+cond+" ORDER BY t.id DESC LIMIT ?", append(args, searchPerType+1)...)
+	rows, err := p.cfg.DB.Query(ctx, "SELECT "+st.cols+" FROM "+from+" WHERE "+cond+" ORDER BY t.id DESC LIMIT ?", append(args, searchPerType+1)...)
 	if err != nil {
 		return nil, err
 	}
@@ -271,16 +267,8 @@ func (p *Portal) searchQuery(ctx context.Context, c *reqCtx, st *searchType, fro
 	g := &searchGroup{Key: st.key, Label: st.label}
 	for rows.Next() {
 		var h searchHit
-		var md sql.NullString
-		dest := []any{&h.ID, &h.Status, &h.Amount, &h.Currency, &h.Label}
-		if keep != nil {
-			dest = append(dest, &md)
-		}
-		if err := rows.Scan(dest...); err != nil {
+		if err := rows.Scan(&h.ID, &h.Status, &h.Amount, &h.Currency, &h.Label); err != nil {
 			return nil, err
-		}
-		if keep != nil && !keep(md.String) {
-			continue
 		}
 		if len(g.Hits) == searchPerType {
 			g.More = true
@@ -321,21 +309,21 @@ func (p *Portal) searchEmail(ctx context.Context, c *reqCtx, email string) ([]se
 	cargs := []any{mid, live, email}
 	var out []searchGroup
 	g, err := p.searchQuery(ctx, c, typeByKey("customers"), "customers t",
-		"t.merchant_id = ? AND t.livemode = ? AND LOWER(t.email) = ?", []any{mid, live, email}, nil)
+		"t.merchant_id = ? AND t.livemode = ? AND LOWER(t.email) = ?", []any{mid, live, email})
 	if out, err = appendGroup(out, g, err); err != nil {
 		return nil, err
 	}
 	for _, key := range []string{"subscriptions", "invoices"} {
 		st := typeByKey(key)
 		g, err := p.searchQuery(ctx, c, st, st.table+" t", "t.customer_id IN ("+customers+") AND t.merchant_id = ? AND t.livemode = ?",
-			append(append([]any{}, cargs...), mid, live), nil)
+			append(append([]any{}, cargs...), mid, live))
 		if out, err = appendGroup(out, g, err); err != nil {
 			return nil, err
 		}
 	}
 	g, err = p.searchQuery(ctx, c, typeByKey("payment_intents"), "payment_intents t",
 		"t.invoice_id IN (SELECT i.id FROM invoices i WHERE i.customer_id IN ("+customers+") AND i.merchant_id = ? AND i.livemode = ?) AND t.merchant_id = ? AND t.livemode = ?",
-		append(append([]any{}, cargs...), mid, live, mid, live), nil)
+		append(append([]any{}, cargs...), mid, live, mid, live))
 	return appendGroup(out, g, err)
 }
 
@@ -345,29 +333,19 @@ func likeEscape(s string) string {
 }
 
 // searchMetadata finds, among the newest searchScan objects of each type
-// with metadata, those whose metadata holds key with value. The database
-// narrows by the pair as metadata stores it (JSON); each hit is then
-// checked by decoding its metadata.
+// with metadata, those whose metadata holds key with exactly value (case
+// included). The match is the query's own condition, over the members of
+// the stored JSON (Engine.JSONMembers), so a match is found wherever it is
+// among the rows scanned: none is dropped after the LIMIT.
 func (p *Portal) searchMetadata(ctx context.Context, c *reqCtx, key, val string) ([]searchGroup, error) {
-	kb, _ := json.Marshal(key)
-	vb, _ := json.Marshal(val)
-	pattern := "%" + likeEscape(string(kb)+":"+string(vb)) + "%"
-	keep := func(md string) bool {
-		var m map[string]any
-		if json.Unmarshal([]byte(md), &m) != nil {
-			return false
-		}
-		s, ok := m[key].(string)
-		return ok && s == val
-	}
+	cond := "EXISTS (SELECT 1 FROM " + p.cfg.DB.Engine().JSONMembers("t.metadata") + " j WHERE j.key = ? AND j.value = ?)"
 	var out []searchGroup
 	for i := range searchTypes {
 		st := &searchTypes[i]
 		if !st.metadata {
 			continue
 		}
-		g, err := p.searchQuery(ctx, c, st, newest(st.table), `t.metadata LIKE ? ESCAPE '\'`,
-			[]any{c.sess.MerchantID, c.live, searchScan, pattern}, keep)
+		g, err := p.searchQuery(ctx, c, st, newest(st.table), cond, []any{c.sess.MerchantID, c.live, searchScan, key, val})
 		if out, err = appendGroup(out, g, err); err != nil {
 			return nil, err
 		}
@@ -392,7 +370,7 @@ func (p *Portal) searchText(ctx context.Context, c *reqCtx, text string) ([]sear
 			conds = append(conds, "LOWER("+col+`) LIKE ? ESCAPE '\'`)
 			args = append(args, pattern)
 		}
-		g, err := p.searchQuery(ctx, c, st, newest(st.table), "("+strings.Join(conds, " OR ")+")", args, nil)
+		g, err := p.searchQuery(ctx, c, st, newest(st.table), "("+strings.Join(conds, " OR ")+")", args)
 		if out, err = appendGroup(out, g, err); err != nil {
 			return nil, err
 		}

@@ -154,3 +154,43 @@ func TestSearch(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchMetadataPastFirstCandidates: a metadata search finds its match
+// behind more than a page (searchPerType + 1) of newer objects whose
+// metadata is nearly the same (another case, which SQLite's LIKE ignores):
+// the exact match is the query's own condition, not a check after its
+// LIMIT. (Before, the newest near misses filled the LIMIT and the match
+// was dropped.)
+func TestSearchMetadataPastFirstCandidates(t *testing.T) {
+	t.Parallel()
+	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
+		intent := func(plan string) string {
+			t.Helper()
+			r := e.Post("/v1/payment_intents", map[string]any{"amount_minor": 1000, "currency": "DJF", "provider": "bank_a",
+				"customer_msisdn": "77123456", "metadata": map[string]string{"plan": plan}})
+			if r.Status/100 != 2 {
+				t.Fatalf("intent: %d %s", r.Status, r.Body)
+			}
+			return r.Map(t)["id"].(string)
+		}
+		match := intent("gold")
+		var near []string
+		for range 12 {
+			near = append(near, intent("GOLD"))
+		}
+		p := e.NewPortal()
+		p.Login(e.Merchant.Portal.Email, e.Merchant.Portal.Password)
+		pg := p.Get("/portal/test/search?q=" + url.QueryEscape("plan:gold"))
+		pg.Contains(t, `id="search-payment_intents"`, match)
+		for _, id := range near {
+			if strings.Contains(pg.Body, id) {
+				t.Fatalf("plan:gold shows %s, whose plan is GOLD", id)
+			}
+		}
+		pg = p.Get("/portal/test/search?q=" + url.QueryEscape("plan:GOLD"))
+		pg.Contains(t, near[len(near)-1])
+		if strings.Contains(pg.Body, match) {
+			t.Fatalf("plan:GOLD shows %s, whose plan is gold", match)
+		}
+	})
+}

@@ -56,6 +56,12 @@ type Engine interface {
 	// SQLite and are cut to width on PostgreSQL: give it values that fit).
 	LeftPad(expr string, width int) string
 
+	// JSONMembers is a table expression (give it an alias) of the members
+	// of expr, a JSON object stored as text: one row per member, with
+	// columns key and value, the value as text when it is a string (a
+	// metadata lookup compares both exactly, case included).
+	JSONMembers(expr string) string
+
 	// SizeQuery is a query answering one bigint: the bytes the database
 	// holds (PostgreSQL: the current schema's tables with their indexes and
 	// TOAST; SQLite: the pages in use), for measurements such as bench/scale.
@@ -103,6 +109,14 @@ func (d Dialect) IntSeries(from, to int64) string {
 		return fmt.Sprintf("WITH g(i) AS (SELECT generate_series(%d::bigint, %d::bigint)) ", from, to)
 	}
 	return fmt.Sprintf("WITH RECURSIVE g(i) AS (SELECT %d UNION ALL SELECT i + 1 FROM g WHERE i < %d) ", from, to)
+}
+
+// JSONMembers implements Engine.
+func (d Dialect) JSONMembers(expr string) string {
+	if d == Postgres {
+		return "json_each_text((" + expr + ")::json)"
+	}
+	return "json_each(" + expr + ")"
 }
 
 // LeftPad implements Engine.

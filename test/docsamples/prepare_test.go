@@ -1,17 +1,21 @@
 package docsamples
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/payd/payd/client"
 	"github.com/payd/payd/internal/apidocs"
 	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/providers/protocol"
 	"github.com/payd/payd/internal/providers/sim"
 	"github.com/payd/payd/internal/terminals"
 	"github.com/payd/payd/internal/terminals/simulator"
@@ -75,6 +79,76 @@ var prepare = map[string]func(f *fixtures) (map[string]string, string){
 	"reviewTransfer": func(f *fixtures) (map[string]string, string) {
 		return exUETR(f.heldTransfer()), f.banks().bank.creditorKey
 	},
+	// A live provider's callback: the merchant, connected to wallet_a, and
+	// a live wallet_a intent of the example's amount that the callback
+	// reports paid. Its Provider-Signature differs by language (signed).
+	"receiveProviderCallback": func(f *fixtures) (map[string]string, string) {
+		return map[string]string{"mer_" + exampleULID: f.e.Merchant.MerchantID, "pi_" + exampleULID: f.liveIntent(15000)}, ""
+	},
+}
+
+// signed is the preparation of the operations whose samples carry a value
+// computed over the bytes each language posts: it returns, for one
+// language's body, the values to write in place of the document's examples
+// in that language's sample.
+var signed = map[string]func(f *fixtures, body []byte) map[string]string{
+	// The Provider-Signature of each sample is the provider's, made with
+	// the merchant's callback secret over the body that language's sample
+	// posts. Its time is put a few minutes ahead of the preparation, so the
+	// signature verifies (within protocol.Tolerance) from a minute before
+	// it to nine minutes after: the samples run minutes after they are
+	// prepared, the Go ones after a build.
+	"receiveProviderCallback": func(f *fixtures, body []byte) map[string]string {
+		at := time.Now().Add(protocol.Tolerance - time.Minute)
+		return map[string]string{exampleSignature: protocol.Sign(liveCallbackSecret, at, exampleEventID, body)}
+	},
+}
+
+// The document's example callback: its event id and signature.
+const (
+	exampleEventID   = "wa_evt_7731"
+	exampleSignature = "t=1795000000,v1=5f0c6e0a2b7d4c1e9a8f3b2d6c4e1a0f9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e"
+)
+
+// liveCallbackSecret is wallet_a's callback secret for the merchant
+// liveKey connects (apptest.GoLive's own for wallet_a).
+const liveCallbackSecret = "cbsec_wallet_a_0123456789abcdef"
+
+// postedBody is the request body lang's sample of s posts, byte for byte:
+// curl posts the document's indented JSON as written; the TypeScript and
+// Python SDKs post it compact in the order written (JSON.stringify, and
+// json.dumps with separators (",", ":")); the Go client posts
+// json.Marshal of the request type the sample decodes it into.
+func postedBody(t testing.TB, lang string, s apidocs.Samples) []byte {
+	t.Helper()
+	curl := s.Code["curl"]
+	i := strings.Index(curl, "-d '")
+	if i < 0 || !strings.HasSuffix(curl, "'") {
+		t.Fatalf("%s: no body in the curl sample:\n%s", s.OperationID, curl)
+	}
+	written := []byte(strings.ReplaceAll(curl[i+len("-d '"):len(curl)-1], `'\''`, "'"))
+	switch lang {
+	case "curl":
+		return written
+	case "TypeScript", "Python":
+		var b bytes.Buffer
+		if err := json.Compact(&b, written); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	case "Go":
+		var ev client.ProviderEvent
+		if err := json.Unmarshal(written, &ev); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	t.Fatalf("%s: no body known for %s", s.OperationID, lang)
+	return nil
 }
 
 // The document's example id of every object, and the example UETR.
@@ -116,8 +190,22 @@ func plan(t testing.TB, e *apptest.Env, set *apidocs.SampleSet) []planned {
 			values[example] = v
 			return v
 		}
-		s, _ := set.Operation(base.OperationID, apidocs.SampleValues{BaseURL: e.URL, Substitute: sub,
-			IdempotencyKey: fmt.Sprintf("docs-%s-%d", base.OperationID, i)})
+		sv := apidocs.SampleValues{BaseURL: e.URL, Substitute: sub, IdempotencyKey: fmt.Sprintf("docs-%s-%d", base.OperationID, i)}
+		s, _ := set.Operation(base.OperationID, sv)
+		if sign := signed[base.OperationID]; sign != nil {
+			for _, lang := range apidocs.Languages {
+				extra := sign(f, postedBody(t, lang, s))
+				own := sv
+				own.Substitute = func(example string) string {
+					if v, ok := extra[example]; ok {
+						return v
+					}
+					return sub(example)
+				}
+				in, _ := set.Operation(base.OperationID, own)
+				s.Code[lang] = in.Code[lang]
+			}
+		}
 		if key == "" {
 			key = e.SK
 		}
@@ -219,6 +307,13 @@ func (f *fixtures) intent() string {
 func (f *fixtures) intentOf(amount int64) string {
 	return f.id(f.post(f.e.SK, "/v1/payment_intents", map[string]any{"amount_minor": amount, "currency": "DJF", "provider": "bank_a",
 		"customer_msisdn": "+25377123456", "description": "Order 1042"}, 201))
+}
+
+// liveIntent is a new live wallet_a payment intent of amount, made with
+// liveKey at the provider simulator.
+func (f *fixtures) liveIntent(amount int64) string {
+	return f.id(f.post(f.liveKey(), "/v1/payment_intents", map[string]any{"amount_minor": amount, "currency": "DJF", "provider": "wallet_a",
+		"customer_msisdn": "+25377654321", "description": "Order 1042"}, 201))
 }
 
 // succeeded is a new succeeded payment intent of amount.

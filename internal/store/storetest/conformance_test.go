@@ -158,6 +158,25 @@ func TestEngineConformance(t *testing.T) {
 			}
 		})
 
+		t.Run("JSONMembers", func(t *testing.T) {
+			doc := `{"plan":"gold","Plan":"GOLD","note":"\"plan\":\"gold\"","k\"q":"v"}`
+			for _, c := range []struct {
+				key, value string
+				want       bool
+			}{
+				{"plan", "gold", true}, {"Plan", "GOLD", true}, {"plan", "GOLD", false}, {"PLAN", "gold", false},
+				{"note", `"plan":"gold"`, true}, {`k"q`, "v", true}, {"missing", "", false},
+			} {
+				var n int
+				if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM "+eng.JSONMembers("?")+" j WHERE j.key = ? AND j.value = ?", doc, c.key, c.value).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if got := n == 1; got != c.want {
+					t.Errorf("member %q = %q: %d rows, want %v", c.key, c.value, n, c.want)
+				}
+			}
+		})
+
 		t.Run("AnalyzeAndVacuum", func(t *testing.T) {
 			if err := db.Analyze(ctx, "conformance", "payment_intents"); err != nil {
 				t.Fatal(err)
