@@ -329,7 +329,7 @@ func checkContextValues(files []pkgFile) []string {
 var contextJoinersAllowed = map[string]bool{
 	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
 	"internal/banking": true, "internal/billing": true, "internal/billing/hosted": true, "internal/callbacks": true,
-	"internal/disputes": true, "internal/events": true, "internal/idempotency": true, "internal/jobs": true,
+	"internal/disputes": true, "internal/events": true, "internal/jobs": true,
 	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true, "internal/portal": true,
 	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
 	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
