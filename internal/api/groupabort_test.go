@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
@@ -35,7 +36,7 @@ func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
 			return err
 		}
 		// A query in the request's unit takes SQLite's writer.
-		if err := db.InTx(r.Context(), func(tx *store.Tx) error {
+		if err := db.Within(api.ClaimOf(r)).InTx(r.Context(), func(tx *store.Tx) error {
 			var one int
 			return tx.QueryRow(r.Context(), "SELECT 1").Scan(&one)
 		}); err != nil {
@@ -170,7 +171,7 @@ func TestReplayDoesNotUndoAParkedRequest(t *testing.T) {
 			})
 			s.Handle("POST /v1/test/replayed", func(w http.ResponseWriter, r *http.Request) error {
 				run := int(bRuns.Add(1))
-				if err := db.InTx(r.Context(), func(tx *store.Tx) error {
+				if err := db.Within(api.ClaimOf(r)).InTx(r.Context(), func(tx *store.Tx) error {
 					if midRequest {
 						_, err := tx.Exec(r.Context(), insertFact, "replayed-"+strconv.Itoa(run))
 						return err
@@ -222,7 +223,7 @@ func TestKeyClaimedAgainAfterAFailedFirstWrite(t *testing.T) {
 	var runs atomic.Int32
 	s.Handle("POST /v1/test/second_write", func(w http.ResponseWriter, r *http.Request) error {
 		run := int(runs.Add(1))
-		err := db.InTx(r.Context(), func(tx *store.Tx) error {
+		err := db.Within(api.ClaimOf(r)).InTx(r.Context(), func(tx *store.Tx) error {
 			if _, err := tx.Exec(r.Context(), insertFact, "first-write"); err != nil {
 				return err
 			}
@@ -231,7 +232,7 @@ func TestKeyClaimedAgainAfterAFailedFirstWrite(t *testing.T) {
 		if err == nil {
 			return errors.New("the first write did not fail")
 		}
-		if err := db.InTx(r.Context(), func(tx *store.Tx) error {
+		if err := db.Within(api.ClaimOf(r)).InTx(r.Context(), func(tx *store.Tx) error {
 			return tx.ExecLater(r.Context(), insertFact, "second-write-"+strconv.Itoa(run))
 		}); err != nil {
 			return err

@@ -81,7 +81,7 @@ func TestReadWhileDatabaseDown(t *testing.T) {
 	p, db, _, key, s := proxiedAPI(t, "Read while down")
 	s.Handle("GET /v1/test/read", func(w http.ResponseWriter, r *http.Request) error {
 		var n int
-		if err := db.QueryRow(r.Context(), "SELECT COUNT(*) FROM merchants").Scan(&n); err != nil {
+		if err := db.Within(api.ClaimOf(r)).QueryRow(r.Context(), "SELECT COUNT(*) FROM merchants").Scan(&n); err != nil {
 			return err
 		}
 		api.WriteJSON(w, http.StatusOK, map[string]int{"merchants": n})
@@ -143,7 +143,7 @@ func TestWriteWhileNoDatabaseTakesWrites(t *testing.T) {
 		return nil
 	})
 	s.Handle("POST /v1/test/standby", func(w http.ResponseWriter, r *http.Request) error {
-		return db.InTx(r.Context(), func(tx *store.Tx) error {
+		return db.Within(api.ClaimOf(r)).InTx(r.Context(), func(tx *store.Tx) error {
 			if _, err := tx.Exec(r.Context(), "SET TRANSACTION READ ONLY"); err != nil {
 				return err
 			}
