@@ -82,7 +82,7 @@ func (h webhookHandlers) redeliver(w http.ResponseWriter, r *http.Request) error
 			return errs.Invalid("endpoint_id", "parameter_invalid", "endpoint_id must be a webhook endpoint id (we_...), or be left out for every subscribed endpoint")
 		}
 	}
-	ds, err := h.svc.Redeliver(r.Context(), owner(r), r.PathValue("id"), target)
+	ds, err := h.svc.Redeliver(r.Context(), ClaimOf(r), owner(r), r.PathValue("id"), target)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (h webhookHandlers) trigger(w http.ResponseWriter, r *http.Request) error {
 	if req.EventType == nil {
 		return errs.Missing("event_type")
 	}
-	ev, err := h.svc.Trigger(r.Context(), owner(r), webhooks.TriggerParams{EventType: *req.EventType, RelatedObjectID: req.RelatedObjectID})
+	ev, err := h.svc.Trigger(r.Context(), ClaimOf(r), owner(r), webhooks.TriggerParams{EventType: *req.EventType, RelatedObjectID: req.RelatedObjectID})
 	if err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func (h webhookHandlers) updateEndpoint(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	ep, err := h.svc.UpdateEndpoint(r.Context(), owner(r), r.PathValue("id"), p)
+	ep, err := h.svc.UpdateEndpoint(r.Context(), ClaimOf(r), owner(r), r.PathValue("id"), p)
 	return answer(w, http.StatusOK, ep, err)
 }
 
@@ -191,7 +191,7 @@ func (h webhookHandlers) recoverEndpoint(w http.ResponseWriter, r *http.Request)
 	if req.Since == nil {
 		return errs.Missing("since")
 	}
-	rec, err := h.svc.Recover(r.Context(), owner(r), r.PathValue("id"), time.Unix(*req.Since, 0))
+	rec, err := h.svc.Recover(r.Context(), ClaimOf(r), owner(r), r.PathValue("id"), time.Unix(*req.Since, 0))
 	return answer(w, http.StatusAccepted, rec, err)
 }
 

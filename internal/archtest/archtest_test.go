@@ -333,7 +333,7 @@ var contextJoinersAllowed = map[string]bool{
 	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true, "internal/portal": true,
 	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
 	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
-	"internal/retention": true, "internal/testutil/keyedload": true, "internal/webhooks": true,
+	"internal/retention": true, "internal/testutil/keyedload": true,
 }
 
 // checkContextJoiners reports a package the store lets join a unit through

@@ -536,7 +536,7 @@ var contextJoiners = map[string]bool{
 	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true, "internal/portal": true,
 	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
 	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
-	"internal/retention": true, "internal/testutil/keyedload": true, "internal/webhooks": true,
+	"internal/retention": true, "internal/testutil/keyedload": true,
 }
 
 // ctxUnit is the unit a statement on db with ctx joins because its caller
