@@ -533,7 +533,7 @@ var contextJoiners = map[string]bool{
 	"internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
 	"internal/banking": true, "internal/billing": true, "internal/billing/hosted": true, "internal/callbacks": true,
 	"internal/disputes": true, "internal/events": true, "internal/jobs": true,
-	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true, "internal/portal": true,
+	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true,
 	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
 	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
 	"internal/retention": true, "internal/testutil/keyedload": true,
