@@ -29,7 +29,7 @@ func (s *Server) registerCore() {
 	}, Public())
 	s.Handle("GET /v1/balance", s.getBalance)
 	s.Handle("GET /v1/account", s.getAccount)
-	s.Handle("POST /v1/sandbox/topups", s.createTopup, TestModeOnly(), ClaimAtOnce())
+	s.HandleClaimed("POST /v1/sandbox/topups", s.createTopup, TestModeOnly(), ClaimAtOnce())
 	s.Handle("GET /v1/settings", s.getSettings)
 	s.Handle("POST /v1/settings", s.updateSettings)
 	s.Handle("GET /v1/settings/changes/{id}", s.getSettingsChange)
@@ -105,7 +105,7 @@ type Topup struct {
 
 // createTopup adds sandbox funds: a balanced posting from the sandbox
 // funding account to the merchant's available balance.
-func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createTopup(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var req topupRequest
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
@@ -132,7 +132,7 @@ func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
 	var at time.Time
 	// The posting and the balance answered with it are the request's: in
 	// its unit of work.
-	work := s.cfg.DB.Within(ClaimOf(r))
+	work := s.cfg.DB.Within(cl)
 	err = work.InTx(r.Context(), func(tx *store.Tx) error {
 		var err error
 		at = tx.Now()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/billing"
+	"github.com/payd/payd/internal/store"
 )
 
 // RegisterInvoices mounts the invoice routes.
@@ -17,7 +18,7 @@ func RegisterInvoices(s *Server, svc *billing.Service) {
 	s.Handle("POST /v1/invoices/{id}/finalize", h.step(svc.FinalizeInvoice))
 	s.Handle("POST /v1/invoices/{id}/void", h.step(svc.VoidInvoice))
 	s.Handle("POST /v1/invoices/{id}/mark_uncollectible", h.step(svc.MarkUncollectible))
-	s.Handle("POST /v1/invoices/{id}/pay", h.pay)
+	s.HandleClaimed("POST /v1/invoices/{id}/pay", h.pay)
 }
 
 type invoices struct{ svc *billing.Service }
@@ -48,12 +49,12 @@ func (h invoices) step(fn func(context.Context, auth.Principal, string) (billing
 	}
 }
 
-func (h invoices) pay(w http.ResponseWriter, r *http.Request) error {
+func (h invoices) pay(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in billing.PayParams
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	v, err := h.svc.PayInvoice(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
+	v, err := h.svc.PayInvoice(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, v, err)
 }
 

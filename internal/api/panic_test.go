@@ -23,13 +23,13 @@ func TestPanicPastRecoveryPointFreesItsKey(t *testing.T) {
 		_, key, newServer := apiOnDB(t, db, "Panics")
 		s := newServer()
 		runs := 0
-		s.Handle("POST /v1/test/panics", func(w http.ResponseWriter, r *http.Request) error {
+		s.HandleClaimed("POST /v1/test/panics", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			runs++
-			if p, ok := api.ClaimOf(r).Resuming(); ok {
+			if p, ok := cl.Resuming(); ok {
 				api.WriteJSON(w, http.StatusCreated, map[string]string{"resumed": p.Ref})
 				return nil
 			}
-			if err := api.ClaimOf(r).RecoveryPoint(r.Context(), "test.call", "obj_p"); err != nil {
+			if err := cl.RecoveryPoint(r.Context(), "test.call", "obj_p"); err != nil {
 				return err
 			}
 			panic("a bug after the recovery point")
@@ -73,8 +73,8 @@ func TestStatementOutsideItsUnitAnswers500(t *testing.T) {
 		for name, stmt := range outside {
 			t.Run(name, func(t *testing.T) {
 				fact := "inside " + name
-				s.Handle("POST /v1/test/outside_"+name, func(w http.ResponseWriter, r *http.Request) error {
-					if _, err := db.Within(api.ClaimOf(r)).Exec(r.Context(), insertFact, fact); err != nil {
+				s.HandleClaimed("POST /v1/test/outside_"+name, func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+					if _, err := db.Within(cl).Exec(r.Context(), insertFact, fact); err != nil {
 						return err
 					}
 					if err := stmt(r); err != nil {
