@@ -29,7 +29,7 @@ func (s *Server) registerCore() {
 	}, Public())
 	s.Handle("GET /v1/balance", s.getBalance)
 	s.Handle("GET /v1/account", s.getAccount)
-	s.Handle("POST /v1/sandbox/topups", s.createTopup, TestModeOnly(), ClaimAtOnce())
+	s.HandleClaimed("POST /v1/sandbox/topups", s.createTopup, TestModeOnly(), ClaimAtOnce())
 	s.Handle("GET /v1/settings", s.getSettings)
 	s.Handle("POST /v1/settings", s.updateSettings)
 	s.Handle("GET /v1/settings/changes/{id}", s.getSettingsChange)
@@ -66,8 +66,8 @@ type BalanceResponse struct {
 	Balances []ledger.Balance `json:"balances"`
 }
 
-func (s *Server) balance(ctx context.Context, p auth.Principal) (BalanceResponse, error) {
-	b, err := ledger.Balances(ctx, s.cfg.DB, p.MerchantID, p.Livemode)
+func (s *Server) balance(ctx context.Context, q store.Querier, p auth.Principal) (BalanceResponse, error) {
+	b, err := ledger.Balances(ctx, q, p.MerchantID, p.Livemode)
 	if err != nil {
 		return BalanceResponse{}, err
 	}
@@ -78,7 +78,7 @@ func (s *Server) balance(ctx context.Context, p auth.Principal) (BalanceResponse
 }
 
 func (s *Server) getBalance(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.balance(r.Context(), auth.Must(r.Context()))
+	b, err := s.balance(r.Context(), s.cfg.DB, auth.Must(r.Context()))
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ type Topup struct {
 
 // createTopup adds sandbox funds: a balanced posting from the sandbox
 // funding account to the merchant's available balance.
-func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) createTopup(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var req topupRequest
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
@@ -130,7 +130,10 @@ func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
 	p := auth.Must(r.Context())
 	var txID string
 	var at time.Time
-	err = s.cfg.DB.InTx(r.Context(), func(tx *store.Tx) error {
+	// The posting and the balance answered with it are the request's: in
+	// its unit of work.
+	work := s.cfg.DB.Within(cl)
+	err = work.InTx(r.Context(), func(tx *store.Tx) error {
 		var err error
 		at = tx.Now()
 		txID, err = ledger.Post(r.Context(), tx, ledger.Transaction{MerchantID: p.MerchantID, Livemode: p.Livemode, Kind: "sandbox_topup",
@@ -146,7 +149,7 @@ func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.balance(r.Context(), p)
+	b, err := s.balance(r.Context(), work, p)
 	if err != nil {
 		return err
 	}

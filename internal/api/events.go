@@ -11,6 +11,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/pagination"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/webhooks"
 )
 
@@ -18,9 +19,9 @@ func registerEvents(s *Server, h webhookHandlers) {
 	s.Handle("GET /v1/events", h.listEvents)
 	s.Handle("GET /v1/events/stream", h.streamEvents)
 	s.Handle("GET /v1/events/{id}", h.getEvent)
-	s.Handle("POST /v1/events/{id}/redeliver", h.redeliver)
+	s.HandleClaimed("POST /v1/events/{id}/redeliver", h.redeliver)
 	s.Handle("GET /v1/events/{id}/deliveries", h.listDeliveries)
-	s.Handle("POST /v1/sandbox/webhooks/trigger", h.trigger, TestModeOnly())
+	s.HandleClaimed("POST /v1/sandbox/webhooks/trigger", h.trigger, TestModeOnly())
 }
 
 func envelopes(evs []events.Event) []events.Envelope {
@@ -68,7 +69,7 @@ func (h webhookHandlers) listDeliveries(w http.ResponseWriter, r *http.Request) 
 	return nil
 }
 
-func (h webhookHandlers) redeliver(w http.ResponseWriter, r *http.Request) error {
+func (h webhookHandlers) redeliver(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var req struct {
 		EndpointID *string `json:"endpoint_id"`
 	}
@@ -82,7 +83,7 @@ func (h webhookHandlers) redeliver(w http.ResponseWriter, r *http.Request) error
 			return errs.Invalid("endpoint_id", "parameter_invalid", "endpoint_id must be a webhook endpoint id (we_...), or be left out for every subscribed endpoint")
 		}
 	}
-	ds, err := h.svc.Redeliver(r.Context(), owner(r), r.PathValue("id"), target)
+	ds, err := h.svc.Redeliver(r.Context(), cl, owner(r), r.PathValue("id"), target)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (h webhookHandlers) redeliver(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (h webhookHandlers) trigger(w http.ResponseWriter, r *http.Request) error {
+func (h webhookHandlers) trigger(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var req struct {
 		EventType       *string `json:"event_type"`
 		RelatedObjectID *string `json:"related_object_id"`
@@ -101,7 +102,7 @@ func (h webhookHandlers) trigger(w http.ResponseWriter, r *http.Request) error {
 	if req.EventType == nil {
 		return errs.Missing("event_type")
 	}
-	ev, err := h.svc.Trigger(r.Context(), owner(r), webhooks.TriggerParams{EventType: *req.EventType, RelatedObjectID: req.RelatedObjectID})
+	ev, err := h.svc.Trigger(r.Context(), cl, owner(r), webhooks.TriggerParams{EventType: *req.EventType, RelatedObjectID: req.RelatedObjectID})
 	if err != nil {
 		return err
 	}

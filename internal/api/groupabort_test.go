@@ -29,13 +29,13 @@ func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
 	s := newServer()
 	var aRuns atomic.Int32
 	aHolds := make(chan int, 2) // the run of A that holds the writer
-	s.Handle("POST /v1/test/parked", func(w http.ResponseWriter, r *http.Request) error {
+	s.HandleClaimed("POST /v1/test/parked", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 		run := int(aRuns.Add(1))
 		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "parked effect"}); err != nil {
 			return err
 		}
 		// A query in the request's unit takes SQLite's writer.
-		if err := db.InTx(r.Context(), func(tx *store.Tx) error {
+		if err := db.Within(cl).InTx(r.Context(), func(tx *store.Tx) error {
 			var one int
 			return tx.QueryRow(r.Context(), "SELECT 1").Scan(&one)
 		}); err != nil {
@@ -168,9 +168,9 @@ func TestReplayDoesNotUndoAParkedRequest(t *testing.T) {
 				}
 				return writeRun(w, run)
 			})
-			s.Handle("POST /v1/test/replayed", func(w http.ResponseWriter, r *http.Request) error {
+			s.HandleClaimed("POST /v1/test/replayed", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 				run := int(bRuns.Add(1))
-				if err := db.InTx(r.Context(), func(tx *store.Tx) error {
+				if err := db.Within(cl).InTx(r.Context(), func(tx *store.Tx) error {
 					if midRequest {
 						_, err := tx.Exec(r.Context(), insertFact, "replayed-"+strconv.Itoa(run))
 						return err
@@ -220,9 +220,9 @@ func TestKeyClaimedAgainAfterAFailedFirstWrite(t *testing.T) {
 	_, key, newServer := apiOnDB(t, db, "Claim again")
 	s := newServer()
 	var runs atomic.Int32
-	s.Handle("POST /v1/test/second_write", func(w http.ResponseWriter, r *http.Request) error {
+	s.HandleClaimed("POST /v1/test/second_write", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 		run := int(runs.Add(1))
-		err := db.InTx(r.Context(), func(tx *store.Tx) error {
+		err := db.Within(cl).InTx(r.Context(), func(tx *store.Tx) error {
 			if _, err := tx.Exec(r.Context(), insertFact, "first-write"); err != nil {
 				return err
 			}
@@ -231,7 +231,7 @@ func TestKeyClaimedAgainAfterAFailedFirstWrite(t *testing.T) {
 		if err == nil {
 			return errors.New("the first write did not fail")
 		}
-		if err := db.InTx(r.Context(), func(tx *store.Tx) error {
+		if err := db.Within(cl).InTx(r.Context(), func(tx *store.Tx) error {
 			return tx.ExecLater(r.Context(), insertFact, "second-write-"+strconv.Itoa(run))
 		}); err != nil {
 			return err

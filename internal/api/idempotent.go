@@ -100,7 +100,7 @@ func unavailable(err error) bool {
 //
 // An upload route's body is spooled to a temporary file instead of memory
 // (uploads.go); each run reads it from there through BodyReader.
-func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, rt route, h HandlerFunc) {
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, rt route, h ClaimedFunc) {
 	if len(key) > 255 {
 		WriteError(w, r, errs.Invalid("Idempotency-Key", "idempotency_key_invalid", "Idempotency-Key must be at most 255 characters"))
 		return
@@ -151,10 +151,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 		Again:     func(run int, err error) bool { return s.runAgain(run, arrived, err) },
 		Logger:    LoggerFrom(r.Context()),
 	}, func(ctx context.Context, claim *idempotency.Claim) (idempotency.Answer, error) {
-		rr := r.WithContext(context.WithValue(ctx, claimKey{}, claim))
+		rr := r.WithContext(ctx)
 		rr.Body = io.NopCloser(BodyReader(rr))
 		resp = newBufferedResponse()
-		herr := h(resp, rr)
+		herr := h(resp, rr, claim)
 		if herr != nil && store.IsConnLost(herr) && claim.Unit().Phases() == 0 && claim.Unit().Err() == nil {
 			// A read outside the unit met a dead connection: nothing of
 			// this run committed, so it simply runs again.
@@ -184,18 +184,6 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, key string, 
 	default:
 		WriteError(w, r, errs.Internal(out.Err))
 	}
-}
-
-type claimKey struct{}
-
-// ClaimOf is the idempotency claim of the request r, which a handler hands
-// to the capability operation it calls: the run's claim for a request with
-// an Idempotency-Key, store.NoClaim for one without.
-func ClaimOf(r *http.Request) store.Claim {
-	if c, ok := r.Context().Value(claimKey{}).(*idempotency.Claim); ok {
-		return c
-	}
-	return store.NoClaim
 }
 
 // storable reports whether an answer becomes the key's stored answer. Below

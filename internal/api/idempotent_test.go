@@ -307,8 +307,8 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 
 		// A handler that would wait: a retry learns of the answer first.
 		waits := 0
-		s.Handle("POST /v1/test/waits", func(w http.ResponseWriter, r *http.Request) error {
-			if err := api.ClaimOf(r).LookUp(r.Context()); err != nil {
+		s.HandleClaimed("POST /v1/test/waits", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+			if err := cl.LookUp(r.Context()); err != nil {
 				return err
 			}
 			waits++
@@ -340,8 +340,8 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 
 		// An earlier run stopped at a recovery point; its lease ran out.
 		var resumedFrom []string
-		s.Handle("POST /v1/test/phased", func(w http.ResponseWriter, r *http.Request) error {
-			if rp, ok := api.ClaimOf(r).Resuming(); ok {
+		s.HandleClaimed("POST /v1/test/phased", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+			if rp, ok := cl.Resuming(); ok {
 				resumedFrom = append(resumedFrom, rp.Point+" "+rp.Ref)
 				api.WriteJSON(w, http.StatusCreated, map[string]string{"resumed": rp.Ref})
 				return nil

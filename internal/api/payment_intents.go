@@ -5,17 +5,18 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store"
 )
 
 // RegisterPaymentIntents mounts the payment intent routes.
 func RegisterPaymentIntents(s *Server, svc *payments.Service) {
 	h := paymentIntents{svc}
-	s.Handle("POST /v1/payment_intents", h.create, RequireIdempotencyKey())
+	s.HandleClaimed("POST /v1/payment_intents", h.create, RequireIdempotencyKey())
 	s.Handle("GET /v1/payment_intents", h.list)
 	s.Handle("GET /v1/payment_intents/{id}", h.get)
-	s.Handle("POST /v1/payment_intents/{id}/confirm", h.confirm, AllowPublishable())
-	s.Handle("POST /v1/payment_intents/{id}/cancel", h.cancel)
-	s.Handle("POST /v1/payment_intents/{id}/capture", h.capture)
+	s.HandleClaimed("POST /v1/payment_intents/{id}/confirm", h.confirm, AllowPublishable())
+	s.HandleClaimed("POST /v1/payment_intents/{id}/cancel", h.cancel)
+	s.HandleClaimed("POST /v1/payment_intents/{id}/capture", h.capture)
 }
 
 type paymentIntents struct{ svc *payments.Service }
@@ -23,13 +24,13 @@ type paymentIntents struct{ svc *payments.Service }
 // ScenarioHeader chooses a sandbox scenario on create (test mode only).
 const ScenarioHeader = "X-Service-Scenario"
 
-func (h paymentIntents) create(w http.ResponseWriter, r *http.Request) error {
+func (h paymentIntents) create(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in payments.CreateParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	in.Scenario = r.Header.Get(ScenarioHeader)
-	pi, err := h.svc.Create(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
+	pi, err := h.svc.Create(r.Context(), cl, auth.Must(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -55,12 +56,12 @@ type confirmRequest struct {
 	OTP string `json:"otp"`
 }
 
-func (h paymentIntents) confirm(w http.ResponseWriter, r *http.Request) error {
+func (h paymentIntents) confirm(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in confirmRequest
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	pi, err := h.svc.Confirm(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in.OTP)
+	pi, err := h.svc.Confirm(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), in.OTP)
 	if err != nil {
 		return err
 	}
@@ -74,12 +75,12 @@ type cancelRequest struct {
 
 // cancel answers 200 with the canceled intent (never 402: the merchant
 // asked for it).
-func (h paymentIntents) cancel(w http.ResponseWriter, r *http.Request) error {
+func (h paymentIntents) cancel(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in cancelRequest
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	pi, err := h.svc.Cancel(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in.CancellationReason)
+	pi, err := h.svc.Cancel(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), in.CancellationReason)
 	return answer(w, http.StatusOK, pi, err)
 }
 
@@ -87,12 +88,12 @@ type captureRequest struct {
 	AmountToCaptureMinor *int64 `json:"amount_to_capture_minor"`
 }
 
-func (h paymentIntents) capture(w http.ResponseWriter, r *http.Request) error {
+func (h paymentIntents) capture(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in captureRequest
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	pi, err := h.svc.Capture(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in.AmountToCaptureMinor)
+	pi, err := h.svc.Capture(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), in.AmountToCaptureMinor)
 	return answer(w, http.StatusOK, pi, err)
 }
 

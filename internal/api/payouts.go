@@ -10,16 +10,17 @@ import (
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payouts"
 	"github.com/payd/payd/internal/providers"
+	"github.com/payd/payd/internal/store"
 )
 
 // RegisterPayouts mounts the payout endpoints.
 func RegisterPayouts(s *Server, svc *payouts.Service) {
 	h := payoutHandlers{svc: svc}
-	s.Handle("POST /v1/payouts", h.create, ClaimAtOnce())
+	s.HandleClaimed("POST /v1/payouts", h.create, ClaimAtOnce())
 	s.Handle("GET /v1/payouts", h.list)
 	s.Handle("GET /v1/payouts/{id}", h.get)
-	s.Handle("POST /v1/payouts/{id}/approve", h.approve)
-	s.Handle("POST /v1/payouts/{id}/review", h.review)
+	s.HandleClaimed("POST /v1/payouts/{id}/approve", h.approve)
+	s.HandleClaimed("POST /v1/payouts/{id}/review", h.review)
 	s.Handle("POST /v1/payouts/{id}/retry", h.retry)
 	registerPayoutBatches(s, svc)
 }
@@ -31,13 +32,13 @@ type payoutHandlers struct{ svc *payouts.Service }
 // shows as status failed with failure_code. A short
 // available balance is the error 402 insufficient_balance, and nothing is
 // created.
-func (h payoutHandlers) create(w http.ResponseWriter, r *http.Request) error {
+func (h payoutHandlers) create(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in payouts.CreateParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	in.Scenario = r.Header.Get("X-Service-Scenario")
-	p, err := h.svc.Create(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
+	p, err := h.svc.Create(r.Context(), cl, auth.Must(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -77,16 +78,16 @@ func (h payoutHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, http.StatusOK, p, err)
 }
 
-func (h payoutHandlers) approve(w http.ResponseWriter, r *http.Request) error {
+func (h payoutHandlers) approve(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var none struct{}
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	p, err := h.svc.Approve(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"))
+	p, err := h.svc.Approve(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"))
 	return answer(w, http.StatusOK, p, err)
 }
 
-func (h payoutHandlers) review(w http.ResponseWriter, r *http.Request) error {
+func (h payoutHandlers) review(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in struct {
 		Decision string `json:"decision"`
 		Note     string `json:"note"`
@@ -94,7 +95,7 @@ func (h payoutHandlers) review(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	p, err := h.svc.Review(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in.Decision, in.Note)
+	p, err := h.svc.Review(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), in.Decision, in.Note)
 	return answer(w, http.StatusOK, p, err)
 }
 

@@ -9,29 +9,30 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/refunds"
+	"github.com/payd/payd/internal/store"
 )
 
 // RegisterRefunds mounts the refund endpoints.
 func RegisterRefunds(s *Server, svc *refunds.Service) {
 	h := refundHandlers{svc: svc}
-	s.Handle("POST /v1/refunds", h.create, RequireIdempotencyKey(), ClaimAtOnce())
+	s.HandleClaimed("POST /v1/refunds", h.create, RequireIdempotencyKey(), ClaimAtOnce())
 	s.Handle("GET /v1/refunds", h.list)
 	s.Handle("GET /v1/refunds/{id}", h.get)
-	s.Handle("POST /v1/refunds/{id}/approve", h.approve)
-	s.Handle("POST /v1/refunds/{id}/cancel", h.cancel)
+	s.HandleClaimed("POST /v1/refunds/{id}/approve", h.approve)
+	s.HandleClaimed("POST /v1/refunds/{id}/cancel", h.cancel)
 }
 
 type refundHandlers struct{ svc *refunds.Service }
 
 // create answers 201 with the refund in whatever state its provider left
 // it (succeeded, failed with failure_code, pending, or requires_approval).
-func (h refundHandlers) create(w http.ResponseWriter, r *http.Request) error {
+func (h refundHandlers) create(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in refunds.CreateParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
 	in.Scenario = r.Header.Get("X-Service-Scenario")
-	re, err := h.svc.Create(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
+	re, err := h.svc.Create(r.Context(), cl, auth.Must(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -62,26 +63,23 @@ func (h refundHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, http.StatusOK, re, err)
 }
 
-func (h refundHandlers) approve(w http.ResponseWriter, r *http.Request) error {
-	return h.act(w, r, func(ctx context.Context, p auth.Principal, id string) (*refunds.Refund, error) {
-		return h.svc.Approve(ctx, ClaimOf(r), p, id)
-	})
+func (h refundHandlers) approve(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+	return h.act(w, r, cl, h.svc.Approve)
 }
 
-func (h refundHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
-	return h.act(w, r, func(ctx context.Context, p auth.Principal, id string) (*refunds.Refund, error) {
-		return h.svc.Cancel(ctx, ClaimOf(r), p, id)
-	})
+func (h refundHandlers) cancel(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+	return h.act(w, r, cl, h.svc.Cancel)
 }
 
-// act runs a bodiless action on one refund and answers 200 with it.
-func (h refundHandlers) act(w http.ResponseWriter, r *http.Request,
-	do func(context.Context, auth.Principal, string) (*refunds.Refund, error)) error {
+// act runs a bodiless action on one refund under the request's claim and
+// answers 200 with it.
+func (h refundHandlers) act(w http.ResponseWriter, r *http.Request, cl store.Claim,
+	do func(context.Context, store.Claim, auth.Principal, string) (*refunds.Refund, error)) error {
 	var none struct{}
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	re, err := do(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	re, err := do(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

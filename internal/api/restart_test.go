@@ -142,8 +142,8 @@ func TestWriteWhileNoDatabaseTakesWrites(t *testing.T) {
 		api.WriteJSON(w, http.StatusCreated, map[string]bool{"written": true})
 		return nil
 	})
-	s.Handle("POST /v1/test/standby", func(w http.ResponseWriter, r *http.Request) error {
-		return db.InTx(r.Context(), func(tx *store.Tx) error {
+	s.HandleClaimed("POST /v1/test/standby", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+		return db.Within(cl).InTx(r.Context(), func(tx *store.Tx) error {
 			if _, err := tx.Exec(r.Context(), "SET TRANSACTION READ ONLY"); err != nil {
 				return err
 			}
@@ -190,13 +190,13 @@ func TestAnswerLostPastRecoveryPointResumes(t *testing.T) {
 	p, _, ms, key, s := proxiedAPI(t, "Answer lost")
 	s.SetPausing(64, 10*time.Second)
 	runs := 0
-	s.Handle("POST /v1/test/lost_answer", func(w http.ResponseWriter, r *http.Request) error {
+	s.HandleClaimed("POST /v1/test/lost_answer", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 		runs++
-		if rec, ok := api.ClaimOf(r).Resuming(); ok {
+		if rec, ok := cl.Resuming(); ok {
 			api.WriteJSON(w, http.StatusCreated, map[string]string{"resumed": rec.Ref})
 			return nil
 		}
-		if err := api.ClaimOf(r).RecoveryPoint(r.Context(), "test.call", "obj_lost"); err != nil {
+		if err := cl.RecoveryPoint(r.Context(), "test.call", "obj_lost"); err != nil {
 			return err
 		}
 		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "after the point"}); err != nil {

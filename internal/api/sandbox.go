@@ -5,11 +5,12 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store"
 )
 
 // RegisterSandboxOverrides mounts POST /v1/sandbox/overrides.
 func RegisterSandboxOverrides(s *Server, svc *payments.Service) {
-	s.Handle("POST /v1/sandbox/overrides", func(w http.ResponseWriter, r *http.Request) error {
+	s.HandleClaimed("POST /v1/sandbox/overrides", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 		var in struct {
 			PaymentIntentID string `json:"payment_intent_id"`
 			Scenario        string `json:"scenario"`
@@ -17,7 +18,7 @@ func RegisterSandboxOverrides(s *Server, svc *payments.Service) {
 		if err := DecodeJSON(r, &in); err != nil {
 			return err
 		}
-		o, err := svc.OverrideScenario(r.Context(), ClaimOf(r), auth.Must(r.Context()), in.PaymentIntentID, in.Scenario)
+		o, err := svc.OverrideScenario(r.Context(), cl, auth.Must(r.Context()), in.PaymentIntentID, in.Scenario)
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,12 @@ import (
 // HandlerFunc is a handler that returns its error for WriteError to answer.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
+// ClaimedFunc is a HandlerFunc that receives its request's idempotency
+// claim, which it hands to the capability operation it calls: the run's
+// claim for a POST with an Idempotency-Key, store.NoClaim for any other
+// request.
+type ClaimedFunc func(w http.ResponseWriter, r *http.Request, cl store.Claim) error
+
 // DefaultMaxBody is the JSON body limit (1 MiB).
 const DefaultMaxBody = 1 << 20
 
@@ -193,8 +199,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // their own handlers; they still pass the outer middleware.
 func (s *Server) Mux() *http.ServeMux { return s.mux }
 
-// Handle registers an API route such as "POST /v1/payment_intents".
+// Handle registers an API route such as "GET /v1/payment_intents" whose
+// handler needs no claim: nothing it calls takes one.
 func (s *Server) Handle(pattern string, h HandlerFunc, opts ...RouteOption) {
+	s.HandleClaimed(pattern, func(w http.ResponseWriter, r *http.Request, _ store.Claim) error { return h(w, r) }, opts...)
+}
+
+// HandleClaimed registers an API route such as "POST /v1/payment_intents"
+// whose handler takes the request's claim (ClaimedFunc).
+func (s *Server) HandleClaimed(pattern string, h ClaimedFunc, opts ...RouteOption) {
 	rt := route{maxBody: DefaultMaxBody}
 	for _, o := range opts {
 		o(&rt)
@@ -280,7 +293,7 @@ type principalSlot struct{}
 
 // inner applies the per-route middleware: auth, mode, rate limit, body limit
 // and idempotency, then runs the handler and answers its error.
-func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
+func (s *Server) inner(rt route, h ClaimedFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt.allowPublishable {
 			allowCrossOrigin(w, r)
@@ -354,7 +367,7 @@ func (s *Server) inner(rt route, h HandlerFunc) http.Handler {
 				return
 			}
 		}
-		if err := h(w, r); err != nil {
+		if err := h(w, r, store.NoClaim); err != nil {
 			if !errors.Is(err, store.ErrCommitUnknown) {
 				// A read, or a write that did not commit, changed
 				// nothing: one whose database was lost, refused or took

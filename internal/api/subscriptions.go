@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/payd/payd/internal/store"
 	"net/http"
 
 	"github.com/payd/payd/internal/auth"
@@ -10,21 +11,21 @@ import (
 // RegisterSubscriptions mounts the subscription routes.
 func RegisterSubscriptions(s *Server, svc *billing.Service) {
 	h := subscriptions{svc}
-	s.Handle("POST /v1/subscriptions", h.create)
+	s.HandleClaimed("POST /v1/subscriptions", h.create)
 	s.Handle("GET /v1/subscriptions", h.list)
 	s.Handle("GET /v1/subscriptions/{id}", h.get)
-	s.Handle("POST /v1/subscriptions/{id}", h.update)
-	s.Handle("POST /v1/subscriptions/{id}/cancel", h.cancel)
+	s.HandleClaimed("POST /v1/subscriptions/{id}", h.update)
+	s.HandleClaimed("POST /v1/subscriptions/{id}/cancel", h.cancel)
 }
 
 type subscriptions struct{ svc *billing.Service }
 
-func (h subscriptions) create(w http.ResponseWriter, r *http.Request) error {
+func (h subscriptions) create(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in billing.SubscriptionParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	sub, err := h.svc.CreateSubscription(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
+	sub, err := h.svc.CreateSubscription(r.Context(), cl, auth.Must(r.Context()), in)
 	return answer(w, http.StatusCreated, sub, err)
 }
 
@@ -33,21 +34,21 @@ func (h subscriptions) get(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, http.StatusOK, sub, err)
 }
 
-func (h subscriptions) update(w http.ResponseWriter, r *http.Request) error {
+func (h subscriptions) update(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in billing.UpdateParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	sub, err := h.svc.UpdateSubscription(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
+	sub, err := h.svc.UpdateSubscription(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, sub, err)
 }
 
-func (h subscriptions) cancel(w http.ResponseWriter, r *http.Request) error {
+func (h subscriptions) cancel(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in billing.CancelParams
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	sub, err := h.svc.CancelSubscription(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
+	sub, err := h.svc.CancelSubscription(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, sub, err)
 }
 

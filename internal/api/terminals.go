@@ -6,28 +6,29 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/pagination"
 	"github.com/payd/payd/internal/payments"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/terminals"
 )
 
 // RegisterTerminals mounts the terminal registry and card-present payments.
 func RegisterTerminals(s *Server, svc *terminals.Service) {
 	h := terminalHandlers{svc: svc}
-	s.Handle("POST /v1/terminals", h.register)
+	s.HandleClaimed("POST /v1/terminals", h.register)
 	s.Handle("GET /v1/terminals", h.list)
 	s.Handle("GET /v1/terminals/{id}", h.get)
-	s.Handle("POST /v1/terminals/{id}/activate", h.activate)
+	s.HandleClaimed("POST /v1/terminals/{id}/activate", h.activate)
 	s.Handle("DELETE /v1/terminals/{id}", h.deregister)
-	s.Handle("POST /v1/terminals/{id}/payments", h.pay, RequireIdempotencyKey())
+	s.HandleClaimed("POST /v1/terminals/{id}/payments", h.pay, RequireIdempotencyKey())
 }
 
 type terminalHandlers struct{ svc *terminals.Service }
 
-func (h terminalHandlers) register(w http.ResponseWriter, r *http.Request) error {
+func (h terminalHandlers) register(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in terminals.RegisterParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	t, err := h.svc.Register(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
+	t, err := h.svc.Register(r.Context(), cl, auth.Must(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -55,12 +56,12 @@ func (h terminalHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, http.StatusOK, t, err)
 }
 
-func (h terminalHandlers) activate(w http.ResponseWriter, r *http.Request) error {
+func (h terminalHandlers) activate(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in terminals.ActivateParams
 	if err := DecodeOptionalJSON(r, &in); err != nil {
 		return err
 	}
-	t, err := h.svc.Activate(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
+	t, err := h.svc.Activate(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, t, err)
 }
 
@@ -72,12 +73,12 @@ func (h terminalHandlers) deregister(w http.ResponseWriter, r *http.Request) err
 // pay answers 201 with the succeeded intent (requires_capture when taken
 // with capture_method manual), or 402 with the canceled intent of a declined
 // card (as the sandbox failures).
-func (h terminalHandlers) pay(w http.ResponseWriter, r *http.Request) error {
+func (h terminalHandlers) pay(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in terminals.PaymentParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	pi, err := h.svc.Pay(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), r.Header.Get("Idempotency-Key"), in)
+	pi, err := h.svc.Pay(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), r.Header.Get("Idempotency-Key"), in)
 	if err != nil {
 		return err
 	}

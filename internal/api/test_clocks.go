@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/payd/payd/internal/store"
 	"net/http"
 
 	"github.com/payd/payd/internal/auth"
@@ -12,20 +13,20 @@ import (
 // key is 403 permission_denied).
 func RegisterTestClocks(s *Server, svc *billing.Service) {
 	h := testClocks{svc}
-	s.Handle("POST /v1/test_helpers/test_clocks", h.create, TestModeOnly())
+	s.HandleClaimed("POST /v1/test_helpers/test_clocks", h.create, TestModeOnly())
 	s.Handle("GET /v1/test_helpers/test_clocks", h.list, TestModeOnly())
 	s.Handle("GET /v1/test_helpers/test_clocks/{id}", h.get, TestModeOnly())
-	s.Handle("POST /v1/test_helpers/test_clocks/{id}/advance", h.advance, TestModeOnly())
+	s.HandleClaimed("POST /v1/test_helpers/test_clocks/{id}/advance", h.advance, TestModeOnly())
 }
 
 type testClocks struct{ svc *billing.Service }
 
-func (h testClocks) create(w http.ResponseWriter, r *http.Request) error {
+func (h testClocks) create(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in billing.ClockParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	c, err := h.svc.CreateClock(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
+	c, err := h.svc.CreateClock(r.Context(), cl, auth.Must(r.Context()), in)
 	return answer(w, http.StatusCreated, c, err)
 }
 
@@ -34,12 +35,12 @@ func (h testClocks) get(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, http.StatusOK, c, err)
 }
 
-func (h testClocks) advance(w http.ResponseWriter, r *http.Request) error {
+func (h testClocks) advance(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in billing.ClockParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	c, err := h.svc.AdvanceClock(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), in)
+	c, err := h.svc.AdvanceClock(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), in)
 	return answer(w, http.StatusOK, c, err)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/pagination"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/webhooks"
 )
 
@@ -23,12 +24,12 @@ func RegisterWebhooks(s *Server, svc *webhooks.Service) {
 	s.Handle("POST /v1/webhook_endpoints", h.createEndpoint, NoIdempotency())
 	s.Handle("GET /v1/webhook_endpoints", h.listEndpoints)
 	s.Handle("GET /v1/webhook_endpoints/{id}", h.getEndpoint)
-	s.Handle("POST /v1/webhook_endpoints/{id}", h.updateEndpoint)
+	s.HandleClaimed("POST /v1/webhook_endpoints/{id}", h.updateEndpoint)
 	s.Handle("DELETE /v1/webhook_endpoints/{id}", h.deleteEndpoint)
 	// Rotation answers the new secret, so like creation it keeps its
 	// Idempotency-Key itself rather than in the shared store.
 	s.Handle("POST /v1/webhook_endpoints/{id}/rotate_secret", h.rotateSecret, NoIdempotency())
-	s.Handle("POST /v1/webhook_endpoints/{id}/recover", h.recoverEndpoint)
+	s.HandleClaimed("POST /v1/webhook_endpoints/{id}/recover", h.recoverEndpoint)
 	registerEvents(s, h)
 }
 
@@ -132,7 +133,7 @@ func (h webhookHandlers) getEndpoint(w http.ResponseWriter, r *http.Request) err
 	return answer(w, http.StatusOK, ep, err)
 }
 
-func (h webhookHandlers) updateEndpoint(w http.ResponseWriter, r *http.Request) error {
+func (h webhookHandlers) updateEndpoint(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var req endpointRequest
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
@@ -141,7 +142,7 @@ func (h webhookHandlers) updateEndpoint(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	ep, err := h.svc.UpdateEndpoint(r.Context(), owner(r), r.PathValue("id"), p)
+	ep, err := h.svc.UpdateEndpoint(r.Context(), cl, owner(r), r.PathValue("id"), p)
 	return answer(w, http.StatusOK, ep, err)
 }
 
@@ -181,7 +182,7 @@ func (h webhookHandlers) rotateSecret(w http.ResponseWriter, r *http.Request) er
 
 // recoverEndpoint answers 202 with how many failed deliveries since the
 // given unix time were queued again and whether more remain.
-func (h webhookHandlers) recoverEndpoint(w http.ResponseWriter, r *http.Request) error {
+func (h webhookHandlers) recoverEndpoint(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var req struct {
 		Since *int64 `json:"since"`
 	}
@@ -191,7 +192,7 @@ func (h webhookHandlers) recoverEndpoint(w http.ResponseWriter, r *http.Request)
 	if req.Since == nil {
 		return errs.Missing("since")
 	}
-	rec, err := h.svc.Recover(r.Context(), owner(r), r.PathValue("id"), time.Unix(*req.Since, 0))
+	rec, err := h.svc.Recover(r.Context(), cl, owner(r), r.PathValue("id"), time.Unix(*req.Since, 0))
 	return answer(w, http.StatusAccepted, rec, err)
 }
 

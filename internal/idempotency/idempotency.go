@@ -21,9 +21,10 @@
 // request's own writes, so a run that meets its key taken has changed
 // nothing in the group commit's shared transaction, and the other requests
 // in it go on.
-// Capability code keeps calling db.InTx(ctx, fn), which joins the unit. The
-// middleware then writes the key's row, with the response, as the last
-// statement of that transaction and commits once (Claim.Finish), or rolls
+// Capability code runs its statements through db.Within(claim) (a
+// store.Work), which joins the unit. The middleware then writes the key's
+// row, with the response, as the last statement of that transaction and
+// commits once (Claim.Finish), or rolls
 // everything back (Claim.Abort), which leaves no key behind. The key's row is
 // written once, finished: it is neither inserted first and updated at the
 // end nor seen by anyone before the request's effect commits with it.
@@ -218,14 +219,20 @@ func (k keyRow) judge(r Request, now time.Time) (Found, error) {
 // idempotency_key_reused, 409 idempotency_key_in_use), or nothing when the
 // request should run.
 func Lookup(ctx context.Context, db *store.DB, r Request) (Found, error) {
-	k, err := readKey(ctx, db, r)
+	return lookup(ctx, db.Within(store.NoClaim), r)
+}
+
+// lookup is Lookup in work: a claim reads its own key in its unit of work
+// (in the unit's transaction while one is open).
+func lookup(ctx context.Context, work store.Work, r Request) (Found, error) {
+	k, err := readKey(ctx, work, r)
 	if store.IsNotFound(err) {
 		return Found{}, nil
 	}
 	if err != nil {
 		return Found{}, err
 	}
-	return k.judge(r, db.Now())
+	return k.judge(r, work.Now())
 }
 
 // Claim is one run of an idempotent request: its unit of work and what
@@ -356,7 +363,7 @@ func (c *Claim) lookUp(ctx context.Context) error {
 		return nil
 	}
 	c.looked = true
-	found, err := Lookup(context.WithoutCancel(ctx), c.db, c.req)
+	found, err := lookup(context.WithoutCancel(ctx), c.unit.Work(), c.req)
 	switch {
 	case err != nil && errs.As(err) != nil:
 		c.err = err // 409 in use, 422 reused
@@ -611,8 +618,11 @@ func (c *Claim) Finish(ctx context.Context, resp Stored) error {
 // heldByAnother reads the key after this run's late write of it met the row
 // of another run, and records what that row means for this one (Replayed,
 // Refused). It reports false when no row is there to explain the conflict.
+//
+// It reads in the claim's unit of work: inside a recovery point's
+// transaction when called from there, on its own once the unit has ended.
 func (c *Claim) heldByAnother(ctx context.Context) bool {
-	k, err := readKey(context.WithoutCancel(ctx), c.db, c.req)
+	k, err := readKey(context.WithoutCancel(ctx), c.unit.Work(), c.req)
 	if err != nil {
 		if c.unread && store.IsNotFound(err) {
 			// Purged since the write met it: a run after Lookup is clean.

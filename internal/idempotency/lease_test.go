@@ -53,7 +53,7 @@ func TestLateReleaseLeavesATakenOverKeyAlone(t *testing.T) {
 		}
 
 		// A's process comes back and writes again: the key is B's.
-		err = db.InTx(actx, func(tx *store.Tx) error {
+		err = db.Within(a).InTx(actx, func(tx *store.Tx) error {
 			_, err := tx.Exec(ctx, "UPDATE idempotency_keys SET recovery_ref = recovery_ref WHERE idem_key = 'none'")
 			return err
 		})

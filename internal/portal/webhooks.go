@@ -9,6 +9,7 @@ import (
 
 	"github.com/payd/payd/internal/events"
 	"github.com/payd/payd/internal/pagination"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/webhooks"
 )
 
@@ -160,7 +161,7 @@ func (p *Portal) renderEndpointRotated(w http.ResponseWriter, r *http.Request, c
 // delivery with its own attempts).
 func (p *Portal) redeliverToEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id, eventID := r.PathValue("id"), r.PostFormValue("event_id")
-	ds, err := p.webhooks().Redeliver(r.Context(), owner(c), eventID, id)
+	ds, err := p.webhooks().Redeliver(r.Context(), store.NoClaim, owner(c), eventID, id)
 	p.audit(r.Context(), c, "webhook.redeliver", eventID, err, "to "+id+deliveryIDs(ds))
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderEndpoint(w, r, c, statusOf(err), v, id, "") })
@@ -179,7 +180,7 @@ func deliveryIDs(ds []webhooks.Delivery) string {
 func (p *Portal) setEndpointDisabled(disabled bool) pageHandler {
 	return func(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 		id := r.PathValue("id")
-		_, err := p.webhooks().UpdateEndpoint(r.Context(), owner(c), id, webhooks.EndpointParams{Disabled: &disabled})
+		_, err := p.webhooks().UpdateEndpoint(r.Context(), store.NoClaim, owner(c), id, webhooks.EndpointParams{Disabled: &disabled})
 		action := "webhook_endpoint.enable"
 		if disabled {
 			action = "webhook_endpoint.disable"
@@ -227,7 +228,7 @@ func (p *Portal) setEndpointMaxRate(w http.ResponseWriter, r *http.Request, c *r
 		}
 		rate.Value = &n
 	}
-	_, err := p.webhooks().UpdateEndpoint(r.Context(), owner(c), id, webhooks.EndpointParams{MaxRate: rate})
+	_, err := p.webhooks().UpdateEndpoint(r.Context(), store.NoClaim, owner(c), id, webhooks.EndpointParams{MaxRate: rate})
 	p.audit(r.Context(), c, "webhook_endpoint.max_rate", id, err, r.PostFormValue("max_rate"))
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderEndpoint(w, r, c, statusOf(err), v, id, "") })
@@ -243,7 +244,7 @@ func (p *Portal) recoverEndpoint(w http.ResponseWriter, r *http.Request, c *reqC
 	if err != nil || hours < 1 {
 		hours = 24
 	}
-	rec, err := p.webhooks().Recover(r.Context(), owner(c), id, time.Now().Add(-time.Duration(hours)*time.Hour))
+	rec, err := p.webhooks().Recover(r.Context(), store.NoClaim, owner(c), id, time.Now().Add(-time.Duration(hours)*time.Hour))
 	p.audit(r.Context(), c, "webhook_endpoint.recover", id, err, fmt.Sprintf("last %d h: %d queued", hours, rec.Queued))
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderEndpoint(w, r, c, statusOf(err), v, id, "") })
@@ -296,7 +297,7 @@ func (p *Portal) renderEvent(w http.ResponseWriter, r *http.Request, c *reqCtx, 
 
 func (p *Portal) redeliverEvent(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id := r.PathValue("id")
-	ds, err := p.webhooks().Redeliver(r.Context(), owner(c), id, "")
+	ds, err := p.webhooks().Redeliver(r.Context(), store.NoClaim, owner(c), id, "")
 	p.audit(r.Context(), c, "webhook.redeliver", id, err, "to every subscribed endpoint:"+deliveryIDs(ds))
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderEvent(w, r, c, statusOf(err), v) })

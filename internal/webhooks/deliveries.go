@@ -221,10 +221,11 @@ func (s *Service) GetDelivery(ctx context.Context, o Owner, id string) (Delivery
 // Redeliver sends an event again: one new delivery to each enabled endpoint
 // subscribed to its type (or only to endpointID when given), each with its
 // own attempts and retries. It answers the new deliveries. Caps refuse it
-// with 429 and change nothing (see checkRedeliveryCaps).
-func (s *Service) Redeliver(ctx context.Context, o Owner, eventID, endpointID string) ([]Delivery, error) {
+// with 429 and change nothing (see checkRedeliveryCaps). It writes in the
+// unit of work of the request cl claims (store.NoClaim: on its own).
+func (s *Service) Redeliver(ctx context.Context, cl store.Claim, o Owner, eventID, endpointID string) ([]Delivery, error) {
 	var out []Delivery
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		out = out[:0]
 		ev, err := events.Get(ctx, tx, o.MerchantID, o.Livemode, eventID)
 		if store.IsNotFound(err) {

@@ -440,10 +440,11 @@ func (s *Service) ListEndpoints(ctx context.Context, o Owner, page pagination.Pa
 	return out, more, nil
 }
 
-// UpdateEndpoint changes an endpoint's url, events, description or status.
+// UpdateEndpoint changes an endpoint's url, events, description or status,
+// in the unit of work of the request cl claims (store.NoClaim: on its own).
 // Disabling an endpoint stops new deliveries to it; its pending ones end
 // failed at their next attempt.
-func (s *Service) UpdateEndpoint(ctx context.Context, o Owner, id string, p EndpointParams) (Endpoint, error) {
+func (s *Service) UpdateEndpoint(ctx context.Context, cl store.Claim, o Owner, id string, p EndpointParams) (Endpoint, error) {
 	if p.URL != nil {
 		if err := s.ValidateURL(ctx, *p.URL, o.Livemode); err != nil {
 			return Endpoint{}, err
@@ -465,7 +466,7 @@ func (s *Service) UpdateEndpoint(ctx context.Context, o Owner, id string, p Endp
 		return Endpoint{}, err
 	}
 	var ep Endpoint
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		// Locked, and the status written only over the one read: the
 		// circuit breaker also changes it, and an edit made on a stale
 		// read would undo the breaker's disable without resuming.

@@ -58,13 +58,14 @@ func CheckRecoverSince(since, now time.Time) error {
 // (oldest first), each at most once however often it is called: a
 // recovered delivery is marked, and a delivery made by recovery that fails
 // can itself be recovered later. Deliveries of one event are sent once per
-// call. The endpoint must be enabled (409 otherwise).
-func (s *Service) Recover(ctx context.Context, o Owner, endpointID string, since time.Time) (Recovery, error) {
+// call. The endpoint must be enabled (409 otherwise). It writes in the unit
+// of work of the request cl claims (store.NoClaim: on its own).
+func (s *Service) Recover(ctx context.Context, cl store.Claim, o Owner, endpointID string, since time.Time) (Recovery, error) {
 	out := Recovery{Object: "webhook_recovery", EndpointID: endpointID, Since: Time{since.UTC().Truncate(time.Second)}}
 	if err := CheckRecoverSince(since, s.db.Now()); err != nil {
 		return out, err
 	}
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		out.Queued, out.HasMore = 0, false
 		// Locked: two recover calls on one endpoint take turns, so each
 		// failed delivery is recovered once.

@@ -37,7 +37,9 @@ var kindExample = map[ObjectKind]string{
 // object (its latest snapshot in the events table) or, without
 // RelatedObjectID, a synthetic fixture of the right shape. The event goes
 // through the outbox like any other, so it reaches every subscribed endpoint.
-func (s *Service) Trigger(ctx context.Context, o Owner, p TriggerParams) (events.Event, error) {
+// It is written in the unit of work of the request cl claims (store.NoClaim:
+// on its own).
+func (s *Service) Trigger(ctx context.Context, cl store.Claim, o Owner, p TriggerParams) (events.Event, error) {
 	if o.Livemode {
 		return events.Event{}, errs.Permission("permission_denied", "sandbox endpoints answer only test-mode keys")
 	}
@@ -50,7 +52,7 @@ func (s *Service) Trigger(ctx context.Context, o Owner, p TriggerParams) (events
 			p.EventType, strings.Join(EventTypes(), ", "))
 	}
 	var ev events.Event
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		var objectType, objectID string
 		var object any
 		if p.RelatedObjectID != nil {

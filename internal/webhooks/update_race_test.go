@@ -84,7 +84,7 @@ func TestUpdateEndpointKeepsBreakerDisable(t *testing.T) {
 		edited := make(chan answer, 1)
 		desc := "edited while the breaker trips"
 		go func() {
-			ep, err := s.UpdateEndpoint(ctx, o, ep.ID, EndpointParams{Description: &desc})
+			ep, err := s.UpdateEndpoint(ctx, store.NoClaim, o, ep.ID, EndpointParams{Description: &desc})
 			edited <- answer{ep, err}
 		}()
 		if db.Engine().ConcurrentWriters() { // the edit waits on the row lock
