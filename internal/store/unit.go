@@ -531,12 +531,11 @@ var ErrOutsideUnit = errors.New("store: a statement outside its request's unit o
 // may not grow); once it is empty the plain DB joins nothing.
 var contextJoiners = map[string]bool{
 	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
-	"internal/banking": true, "internal/billing": true, "internal/billing/hosted": true, "internal/callbacks": true,
-	"internal/disputes": true, "internal/events": true, "internal/idempotency": true, "internal/jobs": true,
+	"internal/banking": true, "internal/billing": true, "internal/billing/hosted": true,
+	"internal/disputes": true, "internal/idempotency": true,
 	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true, "internal/portal": true,
-	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
-	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
-	"internal/retention": true, "internal/testutil/keyedload": true, "internal/webhooks": true,
+	"internal/reports":            true,
+	"internal/testutil/keyedload": true, "internal/webhooks": true,
 }
 
 // ctxUnit is the unit a statement on db with ctx joins because its caller
