@@ -66,8 +66,10 @@ type BalanceResponse struct {
 	Balances []ledger.Balance `json:"balances"`
 }
 
-func (s *Server) balance(ctx context.Context, p auth.Principal) (BalanceResponse, error) {
-	b, err := ledger.Balances(ctx, s.cfg.DB, p.MerchantID, p.Livemode)
+// balance reads the merchant's balances through q: a request that has just
+// written (a top-up) reads them in its own unit of work.
+func (s *Server) balance(ctx context.Context, q store.Querier, p auth.Principal) (BalanceResponse, error) {
+	b, err := ledger.Balances(ctx, q, p.MerchantID, p.Livemode)
 	if err != nil {
 		return BalanceResponse{}, err
 	}
@@ -78,7 +80,7 @@ func (s *Server) balance(ctx context.Context, p auth.Principal) (BalanceResponse
 }
 
 func (s *Server) getBalance(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.balance(r.Context(), auth.Must(r.Context()))
+	b, err := s.balance(r.Context(), s.cfg.DB, auth.Must(r.Context()))
 	if err != nil {
 		return err
 	}
@@ -128,9 +130,10 @@ func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
 	}
 	req.AmountMinor = amount
 	p := auth.Must(r.Context())
+	work := s.cfg.DB.Within(ClaimOf(r))
 	var txID string
 	var at time.Time
-	err = s.cfg.DB.InTx(r.Context(), func(tx *store.Tx) error {
+	err = work.InTx(r.Context(), func(tx *store.Tx) error {
 		var err error
 		at = tx.Now()
 		txID, err = ledger.Post(r.Context(), tx, ledger.Transaction{MerchantID: p.MerchantID, Livemode: p.Livemode, Kind: "sandbox_topup",
@@ -146,7 +149,7 @@ func (s *Server) createTopup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.balance(r.Context(), p)
+	b, err := s.balance(r.Context(), work, p)
 	if err != nil {
 		return err
 	}
