@@ -61,7 +61,7 @@ func (h disputeHandlers) update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := disputes.UpdateParams{Evidence: ev, Metadata: in.Metadata, Submit: in.Submit != nil && *in.Submit}
-	d, err := h.svc.Update(r.Context(), auth.Must(r.Context()), r.PathValue("id"), p)
+	d, err := h.svc.Update(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), p)
 	return answer(w, http.StatusOK, d, err)
 }
 
@@ -70,7 +70,7 @@ func (h disputeHandlers) close(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	d, err := h.svc.Close(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	d, err := h.svc.Close(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"))
 	return answer(w, http.StatusOK, d, err)
 }
 
@@ -80,6 +80,6 @@ func (h disputeHandlers) sandbox(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	d, err := h.svc.CreateSandbox(r.Context(), auth.Must(r.Context()), in)
+	d, err := h.svc.CreateSandbox(r.Context(), ClaimOf(r), auth.Must(r.Context()), in)
 	return answer(w, http.StatusCreated, d, err)
 }

@@ -329,8 +329,8 @@ func checkContextValues(files []pkgFile) []string {
 var contextJoinersAllowed = map[string]bool{
 	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
 	"internal/banking": true, "internal/billing": true, "internal/billing/hosted": true,
-	"internal/disputes": true, "internal/idempotency": true,
-	"internal/merchants": true, "internal/payouts": true, "internal/portal": true,
+	"internal/idempotency": true,
+	"internal/merchants":   true, "internal/payouts": true, "internal/portal": true,
 	"internal/testutil/keyedload": true, "internal/webhooks": true,
 }
 
