@@ -39,7 +39,7 @@ func (h *transfers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sub, err := h.svc.Submit(r.Context(), p, caller, msg, schemaErr)
+	sub, err := h.svc.Submit(r.Context(), ClaimOf(r), p, caller, msg, schemaErr)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (h *transfers) returnOrCancel(kind string) HandlerFunc {
 		if err != nil {
 			return err
 		}
-		t, err := h.svc.Return(r.Context(), p, r.PathValue("uetr"), kind, req)
+		t, err := h.svc.Return(r.Context(), ClaimOf(r), p, r.PathValue("uetr"), kind, req)
 		if err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func (h *transfers) review(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	t, err := h.svc.Review(r.Context(), auth.Must(r.Context()), r.PathValue("uetr"), banking.ReviewParams{Decision: req.Decision, Note: req.Note})
+	t, err := h.svc.Review(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("uetr"), banking.ReviewParams{Decision: req.Decision, Note: req.Note})
 	if err != nil {
 		return err
 	}

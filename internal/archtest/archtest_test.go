@@ -328,7 +328,7 @@ func checkContextValues(files []pkgFile) []string {
 // list only shrinks; a package converted to the explicit Work leaves both.
 var contextJoinersAllowed = map[string]bool{
 	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
-	"internal/banking": true, "internal/billing": true, "internal/billing/hosted": true,
+	"internal/billing": true, "internal/billing/hosted": true,
 	"internal/idempotency": true,
 	"internal/merchants":   true, "internal/payouts": true, "internal/portal": true,
 	"internal/testutil/keyedload": true, "internal/webhooks": true,

@@ -531,7 +531,7 @@ var ErrOutsideUnit = errors.New("store: a statement outside its request's unit o
 // may not grow); once it is empty the plain DB joins nothing.
 var contextJoiners = map[string]bool{
 	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
-	"internal/banking": true, "internal/billing": true, "internal/billing/hosted": true,
+	"internal/billing": true, "internal/billing/hosted": true,
 	"internal/idempotency": true,
 	"internal/merchants":   true, "internal/payouts": true, "internal/portal": true,
 	"internal/testutil/keyedload": true, "internal/webhooks": true,
