@@ -52,7 +52,7 @@ func (h batchHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.svc.CreateBatch(r.Context(), pr, req)
+	b, err := h.svc.CreateBatch(r.Context(), ClaimOf(r), pr, req)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (h batchHandlers) approve(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	b, err := h.svc.ApproveBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	b, err := h.svc.ApproveBatch(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"))
 	return answer(w, http.StatusOK, b, err)
 }
 
@@ -159,6 +159,6 @@ func (h batchHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	b, err := h.svc.CancelBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	b, err := h.svc.CancelBatch(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"))
 	return answer(w, http.StatusOK, b, err)
 }

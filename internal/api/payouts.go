@@ -105,6 +105,6 @@ func (h payoutHandlers) retry(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	p, err := h.svc.Retry(r.Context(), auth.Must(r.Context()), r.PathValue("id"), r.Header.Get("X-Service-Scenario"))
+	p, err := h.svc.Retry(r.Context(), ClaimOf(r), auth.Must(r.Context()), r.PathValue("id"), r.Header.Get("X-Service-Scenario"))
 	return answer(w, http.StatusOK, p, err)
 }

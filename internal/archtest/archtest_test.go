@@ -330,7 +330,7 @@ var contextJoinersAllowed = map[string]bool{
 	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
 	"internal/billing": true, "internal/billing/hosted": true,
 	"internal/idempotency": true,
-	"internal/merchants":   true, "internal/payouts": true, "internal/portal": true,
+	"internal/merchants":   true, "internal/portal": true,
 	"internal/testutil/keyedload": true, "internal/webhooks": true,
 }
 
