@@ -14,7 +14,6 @@ import (
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/idempotency"
-	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -64,7 +63,7 @@ func TestKeyInUseIsNotAnErrorInTheLog(t *testing.T) {
 		s.Handle("POST /v1/test/held_write", func(w http.ResponseWriter, r *http.Request) error {
 			hold(r)
 			runs++
-			if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "effect"}); err != nil {
+			if err := writeMerchant(r, db, "effect"); err != nil {
 				return err
 			}
 			api.WriteJSON(w, http.StatusCreated, map[string]int{"run": runs})

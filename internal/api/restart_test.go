@@ -29,9 +29,9 @@ import (
 // key's read, their unit's BEGIN or their COMMIT, pause and run again: every
 // request answers 201, and every key has exactly one effect.
 func TestDatabaseRestartMidLoad(t *testing.T) {
-	p, db, ms, key, s := proxiedAPI(t, "Restarted")
+	p, db, _, key, s := proxiedAPI(t, "Restarted")
 	s.Handle("POST /v1/test/restart", func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "restart " + r.Header.Get("Idempotency-Key")}); err != nil {
+		if err := writeMerchant(r, db, "restart "+r.Header.Get("Idempotency-Key")); err != nil {
 			return err
 		}
 		api.WriteJSON(w, http.StatusCreated, map[string]bool{"done": true})
@@ -134,9 +134,9 @@ func proxiedAPI(t *testing.T, name string) (*testutil.DBProxy, *store.DB, *merch
 // writes (a standby, during a failover: SQLSTATE 25006, played here by a
 // read-only transaction).
 func TestWriteWhileNoDatabaseTakesWrites(t *testing.T) {
-	p, db, ms, key, s := proxiedAPI(t, "Write while down")
+	p, db, _, key, s := proxiedAPI(t, "Write while down")
 	s.Handle("POST /v1/test/write", func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "written"}); err != nil {
+		if err := writeMerchant(r, db, "written"); err != nil {
 			return err
 		}
 		api.WriteJSON(w, http.StatusCreated, map[string]bool{"written": true})
@@ -187,7 +187,7 @@ func TestWriteWhileNoDatabaseTakesWrites(t *testing.T) {
 // point. It does not find its own key still leased to itself and answer 409
 // idempotency_key_in_use until the lease runs out.
 func TestAnswerLostPastRecoveryPointResumes(t *testing.T) {
-	p, _, ms, key, s := proxiedAPI(t, "Answer lost")
+	p, db, _, key, s := proxiedAPI(t, "Answer lost")
 	s.SetPausing(64, 10*time.Second)
 	runs := 0
 	s.Handle("POST /v1/test/lost_answer", func(w http.ResponseWriter, r *http.Request) error {
@@ -199,7 +199,7 @@ func TestAnswerLostPastRecoveryPointResumes(t *testing.T) {
 		if err := api.ClaimOf(r).RecoveryPoint(r.Context(), "test.call", "obj_lost"); err != nil {
 			return err
 		}
-		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "after the point"}); err != nil {
+		if err := writeMerchant(r, db, "after the point"); err != nil {
 			return err
 		}
 		if runs == 1 {

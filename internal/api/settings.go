@@ -13,7 +13,7 @@ import (
 // GET /v1/settings answers the key's mode's controls.
 func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
 	p := auth.Must(r.Context())
-	st, err := s.cfg.Merchants.Settings(r.Context(), p.MerchantID, p.Livemode)
+	st, err := s.cfg.Merchants.Settings(r.Context(), ClaimOf(r), p.MerchantID, p.Livemode)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p := auth.Must(r.Context())
-	change, err := s.cfg.Merchants.UpdateSettings(r.Context(), p.MerchantID, p.Livemode, u, p.ID, false)
+	change, err := s.cfg.Merchants.UpdateSettings(r.Context(), ClaimOf(r), p.MerchantID, p.Livemode, u, p.ID, false)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (s *Server) getSettingsChange(w http.ResponseWriter, r *http.Request) error
 // requester's own keys get 403 self_approval_not_allowed.
 func (s *Server) approveSettingsChange(w http.ResponseWriter, r *http.Request) error {
 	p := auth.Must(r.Context())
-	c, err := s.cfg.Merchants.ApproveSettingsChange(r.Context(), p.MerchantID, p.Livemode, r.PathValue("id"), p.ID)
+	c, err := s.cfg.Merchants.ApproveSettingsChange(r.Context(), ClaimOf(r), p.MerchantID, p.Livemode, r.PathValue("id"), p.ID)
 	if err != nil {
 		return err
 	}

@@ -329,8 +329,7 @@ func checkContextValues(files []pkgFile) []string {
 var contextJoinersAllowed = map[string]bool{
 	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
 	"internal/billing": true, "internal/billing/hosted": true,
-	"internal/idempotency": true,
-	"internal/merchants":   true, "internal/portal": true,
+	"internal/idempotency": true, "internal/merchants": true, "internal/portal": true,
 	"internal/testutil/keyedload": true, "internal/webhooks": true,
 }
 

@@ -137,7 +137,8 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 	if err := s.screeningAvailable(pr.Livemode); err != nil {
 		return nil, err
 	}
-	if _, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, pin.Provider); err != nil {
+	rail, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, pin.Provider)
+	if err != nil {
 		return nil, railUnavailable(pin.Provider, err)
 	}
 	if p, ok, err := s.resumed(ctx, cl, pr); ok {
@@ -200,7 +201,7 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 		return nil, err
 	}
 	if claimID != "" {
-		if err := s.sendInline(ctx, cl, claimID, p); err != nil {
+		if err := s.sendInline(ctx, cl, rail, claimID, p); err != nil {
 			return nil, err
 		}
 	}
@@ -216,9 +217,13 @@ const pointDispatch = "payout.dispatch"
 // the request's unit of work. Before a call that leaves the process (a live
 // rail) it commits the request's writes with a recovery point, so a crash
 // during the call cannot lose the payout the rail may have paid.
-func (s *Service) sendInline(ctx context.Context, cl store.Claim, claimID string, p *Payout) error {
-	rail, err := s.rails.For(ctx, p.MerchantID, p.Livemode, p.Provider)
-	if err == nil && providers.AnswersInProcess(rail, providers.PayoutRequest{Provider: p.Provider, Scenario: p.Scenario}) {
+//
+// rail is the payout's adapter, looked up before the request wrote (nil if
+// that failed): a live rail's connection is read from the database, which
+// a request does not do outside its unit of work while its transaction is
+// open.
+func (s *Service) sendInline(ctx context.Context, cl store.Claim, rail providers.PayoutAdapter, claimID string, p *Payout) error {
+	if rail != nil && providers.AnswersInProcess(rail, providers.PayoutRequest{Provider: p.Provider, Scenario: p.Scenario}) {
 		s.dispatchInline(ctx, s.db.Within(cl), claimID, p)
 		return nil
 	}
@@ -404,9 +409,19 @@ func (s *Service) decide(ctx context.Context, cl store.Claim, pr auth.Principal,
 		return p, err
 	}
 	work := s.db.Within(cl)
+	// The rail a single payout is sent on is looked up before the decision
+	// writes (see sendInline).
+	before, err := getPayout(ctx, work, pr.MerchantID, pr.Livemode, id, false)
+	if err != nil {
+		return nil, err
+	}
+	var rail providers.PayoutAdapter
+	if before.BatchID == nil {
+		rail, _ = s.rails.For(ctx, before.MerchantID, before.Livemode, before.Provider)
+	}
 	var p *Payout
 	var claimID string
-	err := work.InTx(ctx, func(tx *store.Tx) error {
+	err = work.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if p, err = getPayout(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
 			return err
@@ -424,7 +439,7 @@ func (s *Service) decide(ctx context.Context, cl store.Claim, pr auth.Principal,
 		return nil, err
 	}
 	if claimID != "" {
-		if err := s.sendInline(ctx, cl, claimID, p); err != nil {
+		if err := s.sendInline(ctx, cl, rail, claimID, p); err != nil {
 			return nil, err
 		}
 	}

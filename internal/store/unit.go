@@ -532,8 +532,7 @@ var ErrOutsideUnit = errors.New("store: a statement outside its request's unit o
 var contextJoiners = map[string]bool{
 	"internal/api": true, "internal/app": true, "internal/app/apptest": true, "internal/apidocs": true,
 	"internal/billing": true, "internal/billing/hosted": true,
-	"internal/idempotency": true,
-	"internal/merchants":   true, "internal/portal": true,
+	"internal/idempotency": true, "internal/merchants": true, "internal/portal": true,
 	"internal/testutil/keyedload": true, "internal/webhooks": true,
 }
 
