@@ -30,10 +30,10 @@ func (s *Server) registerCore() {
 	s.Handle("GET /v1/balance", s.getBalance)
 	s.Handle("GET /v1/account", s.getAccount)
 	s.HandleClaimed("POST /v1/sandbox/topups", s.createTopup, TestModeOnly(), ClaimAtOnce())
-	s.Handle("GET /v1/settings", s.getSettings)
-	s.Handle("POST /v1/settings", s.updateSettings)
+	s.HandleClaimed("GET /v1/settings", s.getSettings)
+	s.HandleClaimed("POST /v1/settings", s.updateSettings)
 	s.Handle("GET /v1/settings/changes/{id}", s.getSettingsChange)
-	s.Handle("POST /v1/settings/changes/{id}/approve", s.approveSettingsChange)
+	s.HandleClaimed("POST /v1/settings/changes/{id}/approve", s.approveSettingsChange)
 	s.Handle("GET /v1/audit_events", s.listAuditEvents)
 }
 
@@ -66,6 +66,8 @@ type BalanceResponse struct {
 	Balances []ledger.Balance `json:"balances"`
 }
 
+// balance reads the merchant's balances through q: a request that has just
+// written (a top-up) reads them in its own unit of work.
 func (s *Server) balance(ctx context.Context, q store.Querier, p auth.Principal) (BalanceResponse, error) {
 	b, err := ledger.Balances(ctx, q, p.MerchantID, p.Livemode)
 	if err != nil {

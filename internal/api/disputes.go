@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/payd/payd/internal/store"
 	"net/http"
 	"slices"
 
@@ -16,9 +17,9 @@ func RegisterDisputes(s *Server, svc *disputes.Service) {
 	h := disputeHandlers{svc: svc}
 	s.Handle("GET /v1/disputes", h.list)
 	s.Handle("GET /v1/disputes/{id}", h.get)
-	s.Handle("POST /v1/disputes/{id}", h.update)
-	s.Handle("POST /v1/disputes/{id}/close", h.close)
-	s.Handle("POST /v1/sandbox/disputes", h.sandbox, TestModeOnly())
+	s.HandleClaimed("POST /v1/disputes/{id}", h.update)
+	s.HandleClaimed("POST /v1/disputes/{id}/close", h.close)
+	s.HandleClaimed("POST /v1/sandbox/disputes", h.sandbox, TestModeOnly())
 }
 
 type disputeHandlers struct{ svc *disputes.Service }
@@ -47,7 +48,7 @@ func (h disputeHandlers) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 // update saves evidence and metadata, and with submit:true submits it.
-func (h disputeHandlers) update(w http.ResponseWriter, r *http.Request) error {
+func (h disputeHandlers) update(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in struct {
 		Evidence json.RawMessage   `json:"evidence"`
 		Submit   *bool             `json:"submit"`
@@ -61,25 +62,25 @@ func (h disputeHandlers) update(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := disputes.UpdateParams{Evidence: ev, Metadata: in.Metadata, Submit: in.Submit != nil && *in.Submit}
-	d, err := h.svc.Update(r.Context(), auth.Must(r.Context()), r.PathValue("id"), p)
+	d, err := h.svc.Update(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), p)
 	return answer(w, http.StatusOK, d, err)
 }
 
-func (h disputeHandlers) close(w http.ResponseWriter, r *http.Request) error {
+func (h disputeHandlers) close(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var none struct{}
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	d, err := h.svc.Close(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	d, err := h.svc.Close(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"))
 	return answer(w, http.StatusOK, d, err)
 }
 
 // sandbox disputes a succeeded card payment in test mode (201).
-func (h disputeHandlers) sandbox(w http.ResponseWriter, r *http.Request) error {
+func (h disputeHandlers) sandbox(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var in disputes.SandboxParams
 	if err := DecodeJSON(r, &in); err != nil {
 		return err
 	}
-	d, err := h.svc.CreateSandbox(r.Context(), auth.Must(r.Context()), in)
+	d, err := h.svc.CreateSandbox(r.Context(), cl, auth.Must(r.Context()), in)
 	return answer(w, http.StatusCreated, d, err)
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -25,13 +24,13 @@ import (
 // effect, and nothing of B or C remains.
 func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
 	db := storetest.Open(t, storetest.SQLite)
-	ms, key, newServer := apiOnDB(t, db, "Group abort")
+	_, key, newServer := apiOnDB(t, db, "Group abort")
 	s := newServer()
 	var aRuns atomic.Int32
 	aHolds := make(chan int, 2) // the run of A that holds the writer
 	s.HandleClaimed("POST /v1/test/parked", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 		run := int(aRuns.Add(1))
-		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "parked effect"}); err != nil {
+		if err := writeMerchant(r, cl, db, "parked effect"); err != nil {
 			return err
 		}
 		// A query in the request's unit takes SQLite's writer.
@@ -54,8 +53,8 @@ func TestAbortedGroupRunsItsRequestsAgain(t *testing.T) {
 		}
 		return writeRun(w, run)
 	})
-	s.Handle("POST /v1/test/fails", func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "failed effect"}); err != nil {
+	s.HandleClaimed("POST /v1/test/fails", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+		if err := writeMerchant(r, cl, db, "failed effect"); err != nil {
 			return err
 		}
 		return errors.New("the request fails after its write")
@@ -149,13 +148,13 @@ func TestReplayDoesNotUndoAParkedRequest(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			db := storetest.Open(t, storetest.SQLite)
-			ms, key, newServer := apiOnDB(t, db, "Replay in a group")
+			_, key, newServer := apiOnDB(t, db, "Replay in a group")
 			s := newServer()
 			var aRuns, bRuns atomic.Int32
 			aHolds := make(chan struct{}, 1)
-			s.Handle("POST /v1/test/parked", func(w http.ResponseWriter, r *http.Request) error {
+			s.HandleClaimed("POST /v1/test/parked", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 				run := int(aRuns.Add(1))
-				if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "parked effect"}); err != nil {
+				if err := writeMerchant(r, cl, db, "parked effect"); err != nil {
 					return err
 				}
 				if run == 1 {

@@ -18,6 +18,7 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/idempotency"
+	"github.com/payd/payd/internal/ids"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
@@ -40,12 +41,20 @@ func apiOnDB(t *testing.T, db *store.DB, name string) (*merchants.Service, strin
 	}
 }
 
+// writeMerchant is a request's effect in these tests: a bare merchant row
+// named name, written in r's unit of work (the claim its handler has).
+func writeMerchant(r *http.Request, cl store.Claim, db *store.DB, name string) error {
+	_, err := db.Within(cl).Exec(r.Context(), "INSERT INTO merchants (id, name, created_at) VALUES (?, ?, ?)",
+		ids.New("mer_"), name, store.Micros(db.Now()))
+	return err
+}
+
 // effect is a handler whose effect is a merchant named name; it counts its
 // runs in runs and answers 201 {"run": N}.
-func effect(ms *merchants.Service, name string, runs *int) api.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func effect(db *store.DB, name string, runs *int) api.ClaimedFunc {
+	return func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 		*runs++
-		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: name}); err != nil {
+		if err := writeMerchant(r, cl, db, name); err != nil {
 			return err
 		}
 		api.WriteJSON(w, http.StatusCreated, map[string]int{"run": *runs})
@@ -79,10 +88,10 @@ func postKeyed(s *api.Server, secret, path, idem string) *httptest.ResponseRecor
 // this run's commit and then replays this run's answer.
 func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		ms, key, newServer := apiOnDB(t, db, "Late commit")
+		_, key, newServer := apiOnDB(t, db, "Late commit")
 		// other is the process whose run commits first.
 		other := newServer()
-		other.Handle("POST /v1/test/late", func(w http.ResponseWriter, r *http.Request) error {
+		other.HandleClaimed("POST /v1/test/late", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			api.WriteJSON(w, http.StatusCreated, map[string]string{"done_by": "other"})
 			return nil
 		})
@@ -92,13 +101,13 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 		this := newServer()
 		if db.Engine().ConcurrentWriters() { // ClaimAtOnce claims at once only there
 			var otherAnswer chan *httptest.ResponseRecorder
-			this.Handle("POST /v1/test/early", func(w http.ResponseWriter, r *http.Request) error {
+			this.HandleClaimed("POST /v1/test/early", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 				otherAnswer = make(chan *httptest.ResponseRecorder, 1)
 				idem := r.Header.Get("Idempotency-Key")
 				go func() { otherAnswer <- send(other, "/v1/test/early", idem) }()
 				return errs.InvalidState("the object moved on")
 			}, api.ClaimAtOnce())
-			other.Handle("POST /v1/test/early", func(w http.ResponseWriter, r *http.Request) error {
+			other.HandleClaimed("POST /v1/test/early", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 				api.WriteJSON(w, http.StatusCreated, map[string]string{"done_by": "other"})
 				return nil
 			}, api.ClaimAtOnce())
@@ -111,7 +120,7 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 				t.Errorf("the other run answered %d (replayed %q) %s; want this run's 409, replayed", o.Code, o.Header().Get("Idempotent-Replayed"), o.Body)
 			}
 		}
-		this.Handle("POST /v1/test/late", func(w http.ResponseWriter, r *http.Request) error {
+		this.HandleClaimed("POST /v1/test/late", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			// The other run commits now, after this one looked the key up.
 			if got := send(other, "/v1/test/late", r.Header.Get("Idempotency-Key")); got.Code != http.StatusCreated {
 				t.Errorf("the other run answered %d %s", got.Code, got.Body)
@@ -128,7 +137,7 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 
 		// A run on another process that committed a recovery point and
 		// still holds the key (calling a provider) when this one stores.
-		this.Handle("POST /v1/test/held", func(w http.ResponseWriter, r *http.Request) error {
+		this.HandleClaimed("POST /v1/test/held", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			p := auth.Must(r.Context())
 			body, _ := io.ReadAll(r.Body)
 			req := idempotency.Request{Scope: idempotency.Scope{MerchantID: p.MerchantID, Livemode: p.Livemode, PrincipalID: p.ID},
@@ -149,24 +158,23 @@ func TestKeyAnsweredElsewhereWhileRunning(t *testing.T) {
 		// is this run's last write, it meets the other's, and this run's
 		// whole transaction (its effect with it) rolls back; it answers the
 		// other's answer. One effect per key.
-		effect := func(r *http.Request, who string) error {
-			_, err := ms.Create(r.Context(), merchants.CreateParams{Name: "effect of " + who + " " + r.Header.Get("Idempotency-Key")})
-			return err
+		effect := func(r *http.Request, cl store.Claim, who string) error {
+			return writeMerchant(r, cl, db, "effect of "+who+" "+r.Header.Get("Idempotency-Key"))
 		}
-		other.Handle("POST /v1/test/wrote", func(w http.ResponseWriter, r *http.Request) error {
-			if err := effect(r, "other"); err != nil {
+		other.HandleClaimed("POST /v1/test/wrote", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+			if err := effect(r, cl, "other"); err != nil {
 				return err
 			}
 			api.WriteJSON(w, http.StatusCreated, map[string]string{"done_by": "other"})
 			return nil
 		})
-		this.Handle("POST /v1/test/wrote", func(w http.ResponseWriter, r *http.Request) error {
+		this.HandleClaimed("POST /v1/test/wrote", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			// The other run commits first (on SQLite this run holds the one
 			// writer from its first write on, so the other goes before it).
 			if got := send(other, "/v1/test/wrote", r.Header.Get("Idempotency-Key")); got.Code != http.StatusCreated {
 				t.Errorf("the other run answered %d %s", got.Code, got.Body)
 			}
-			if err := effect(r, "this"); err != nil {
+			if err := effect(r, cl, "this"); err != nil {
 				return err
 			}
 			api.WriteJSON(w, http.StatusCreated, map[string]string{"done_by": "this"})
@@ -200,14 +208,14 @@ func TestKeyedRequestHoldsNoConnectionBeforeItWrites(t *testing.T) {
 		const n = 8
 		var started sync.WaitGroup
 		release := make(chan struct{})
-		slow := func(w http.ResponseWriter, r *http.Request) error {
+		slow := func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			started.Done()
 			<-release
 			api.WriteJSON(w, http.StatusOK, map[string]bool{"ok": true})
 			return nil
 		}
-		s.Handle("POST /v1/test/slow", slow)
-		s.Handle("POST /v1/test/slow_at_once", slow, api.ClaimAtOnce())
+		s.HandleClaimed("POST /v1/test/slow", slow)
+		s.HandleClaimed("POST /v1/test/slow_at_once", slow, api.ClaimAtOnce())
 		run := func(path string) (inUse int) {
 			started.Add(n)
 			release = make(chan struct{})
@@ -274,7 +282,7 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 
 		// A retry of an answered request: one effect.
 		runs := 0
-		s.Handle("POST /v1/test/effect", effect(ms, "unread effect", &runs))
+		s.HandleClaimed("POST /v1/test/effect", effect(db, "unread effect", &runs))
 		if w := send("/v1/test/effect", "effect-1"); w.Code != http.StatusCreated {
 			t.Fatalf("first run answered %d %s", w.Code, w.Body)
 		}
@@ -289,7 +297,7 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 		// An upload (the work of a whole batch) reads its key first on
 		// both engines: a retry replays without running it again.
 		uploads := 0
-		s.Handle("POST /v1/test/upload", func(w http.ResponseWriter, r *http.Request) error {
+		s.HandleClaimed("POST /v1/test/upload", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			if _, err := io.ReadAll(api.BodyReader(r)); err != nil {
 				return err
 			}
@@ -325,7 +333,7 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 
 		// A run that fails with a 5xx, which is never stored.
 		failing := false
-		s.Handle("POST /v1/test/flaky", func(w http.ResponseWriter, r *http.Request) error {
+		s.HandleClaimed("POST /v1/test/flaky", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			if failing {
 				return &errs.Error{Kind: errs.KindUnavailable, Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the database is restarting"}
 			}
@@ -388,10 +396,10 @@ func TestKeyReadOnlyWhenItMatters(t *testing.T) {
 // commit goes through, instead of answering 500; its effect is made once.
 func TestLostConnectionRunsAgainPastMaxRuns(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		ms, key, newServer := apiOnDB(t, db, "Patient runs")
+		_, key, newServer := apiOnDB(t, db, "Patient runs")
 		s := newServer()
 		runs := 0
-		s.Handle("POST /v1/test/patient", effect(ms, "patient effect", &runs))
+		s.HandleClaimed("POST /v1/test/patient", effect(db, "patient effect", &runs))
 		const lost = 12
 		var faults int
 		var mu sync.Mutex
@@ -431,15 +439,15 @@ func TestLostConnectionRunsAgainPastMaxRuns(t *testing.T) {
 // once the database is back. The pausing requests never exceed the bound.
 func TestLostConnectionAnswers503(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
-		ms, key, newServer := apiOnDB(t, db, "Unavailable")
+		_, key, newServer := apiOnDB(t, db, "Unavailable")
 		s := newServer()
 		runs := 0
 		var runsMu sync.Mutex
-		s.Handle("POST /v1/test/unavailable", func(w http.ResponseWriter, r *http.Request) error {
+		s.HandleClaimed("POST /v1/test/unavailable", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			runsMu.Lock()
 			runs++
 			runsMu.Unlock()
-			if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "unavailable effect"}); err != nil {
+			if err := writeMerchant(r, cl, db, "unavailable effect"); err != nil {
 				return err
 			}
 			api.WriteJSON(w, http.StatusCreated, map[string]bool{"done": true})

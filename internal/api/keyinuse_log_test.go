@@ -14,7 +14,6 @@ import (
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/idempotency"
-	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -61,10 +60,10 @@ func TestKeyInUseIsNotAnErrorInTheLog(t *testing.T) {
 				t.Errorf("the other run's recovery point: %v", err)
 			}
 		}
-		s.Handle("POST /v1/test/held_write", func(w http.ResponseWriter, r *http.Request) error {
+		s.HandleClaimed("POST /v1/test/held_write", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			hold(r)
 			runs++
-			if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "effect"}); err != nil {
+			if err := writeMerchant(r, cl, db, "effect"); err != nil {
 				return err
 			}
 			api.WriteJSON(w, http.StatusCreated, map[string]int{"run": runs})
@@ -81,7 +80,7 @@ func TestKeyInUseIsNotAnErrorInTheLog(t *testing.T) {
 			t.Fatalf("a 409 idempotency_key_in_use logged an error:\n%s", logs)
 		}
 		// An internal error that is answered is still logged, once.
-		s.Handle("POST /v1/test/broken", func(w http.ResponseWriter, r *http.Request) error {
+		s.HandleClaimed("POST /v1/test/broken", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 			return errors.New("a bug")
 		})
 		if w := postKeyed(s, key, "/v1/test/broken", "broken-1"); w.Code != http.StatusInternalServerError {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/payd/payd/internal/store"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -15,11 +16,11 @@ import (
 
 func registerPayoutBatches(s *Server, svc *payouts.Service) {
 	h := batchHandlers{svc: svc}
-	s.Handle("POST /v1/payouts/bulk", h.create, MaxBody(payouts.MaxBatchBytes), RequireIdempotencyKey(), Upload())
+	s.HandleClaimed("POST /v1/payouts/bulk", h.create, MaxBody(payouts.MaxBatchBytes), RequireIdempotencyKey(), Upload())
 	s.Handle("GET /v1/payouts/bulk", h.list)
 	s.Handle("GET /v1/payouts/bulk/{id}", h.get)
-	s.Handle("POST /v1/payouts/bulk/{id}/approve", h.approve)
-	s.Handle("POST /v1/payouts/bulk/{id}/cancel", h.cancel)
+	s.HandleClaimed("POST /v1/payouts/bulk/{id}/approve", h.approve)
+	s.HandleClaimed("POST /v1/payouts/bulk/{id}/cancel", h.cancel)
 }
 
 type batchHandlers struct{ svc *payouts.Service }
@@ -29,7 +30,7 @@ type batchHandlers struct{ svc *payouts.Service }
 // → variant B, 201. A CSV is parsed as it streams from the spooled upload;
 // only its parsed rows are held. A JSON body is read whole (at most 10 MB,
 // and a key has at most MaxUploadsPerKey large uploads in flight).
-func (h batchHandlers) create(w http.ResponseWriter, r *http.Request) error {
+func (h batchHandlers) create(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	pr := auth.Must(r.Context())
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var req *payouts.BatchRequest
@@ -52,7 +53,7 @@ func (h batchHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.svc.CreateBatch(r.Context(), pr, req)
+	b, err := h.svc.CreateBatch(r.Context(), cl, pr, req)
 	if err != nil {
 		return err
 	}
@@ -145,20 +146,20 @@ func (h batchHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, http.StatusOK, b, err)
 }
 
-func (h batchHandlers) approve(w http.ResponseWriter, r *http.Request) error {
+func (h batchHandlers) approve(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var none struct{}
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	b, err := h.svc.ApproveBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	b, err := h.svc.ApproveBatch(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"))
 	return answer(w, http.StatusOK, b, err)
 }
 
-func (h batchHandlers) cancel(w http.ResponseWriter, r *http.Request) error {
+func (h batchHandlers) cancel(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var none struct{}
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	b, err := h.svc.CancelBatch(r.Context(), auth.Must(r.Context()), r.PathValue("id"))
+	b, err := h.svc.CancelBatch(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"))
 	return answer(w, http.StatusOK, b, err)
 }

@@ -21,7 +21,7 @@ func RegisterPayouts(s *Server, svc *payouts.Service) {
 	s.Handle("GET /v1/payouts/{id}", h.get)
 	s.HandleClaimed("POST /v1/payouts/{id}/approve", h.approve)
 	s.HandleClaimed("POST /v1/payouts/{id}/review", h.review)
-	s.Handle("POST /v1/payouts/{id}/retry", h.retry)
+	s.HandleClaimed("POST /v1/payouts/{id}/retry", h.retry)
 	registerPayoutBatches(s, svc)
 }
 
@@ -101,11 +101,11 @@ func (h payoutHandlers) review(w http.ResponseWriter, r *http.Request, cl store.
 
 // retry answers 200 with the payout, now processing; the rail's answer
 // arrives asynchronously (payout.succeeded or payout.failed).
-func (h payoutHandlers) retry(w http.ResponseWriter, r *http.Request) error {
+func (h payoutHandlers) retry(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var none struct{}
 	if err := DecodeOptionalJSON(r, &none); err != nil {
 		return err
 	}
-	p, err := h.svc.Retry(r.Context(), auth.Must(r.Context()), r.PathValue("id"), r.Header.Get("X-Service-Scenario"))
+	p, err := h.svc.Retry(r.Context(), cl, auth.Must(r.Context()), r.PathValue("id"), r.Header.Get("X-Service-Scenario"))
 	return answer(w, http.StatusOK, p, err)
 }

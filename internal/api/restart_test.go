@@ -29,9 +29,9 @@ import (
 // key's read, their unit's BEGIN or their COMMIT, pause and run again: every
 // request answers 201, and every key has exactly one effect.
 func TestDatabaseRestartMidLoad(t *testing.T) {
-	p, db, ms, key, s := proxiedAPI(t, "Restarted")
-	s.Handle("POST /v1/test/restart", func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "restart " + r.Header.Get("Idempotency-Key")}); err != nil {
+	p, db, _, key, s := proxiedAPI(t, "Restarted")
+	s.HandleClaimed("POST /v1/test/restart", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+		if err := writeMerchant(r, cl, db, "restart "+r.Header.Get("Idempotency-Key")); err != nil {
 			return err
 		}
 		api.WriteJSON(w, http.StatusCreated, map[string]bool{"done": true})
@@ -79,7 +79,7 @@ func TestDatabaseRestartMidLoad(t *testing.T) {
 // retry once the database is back answers.
 func TestReadWhileDatabaseDown(t *testing.T) {
 	p, db, _, key, s := proxiedAPI(t, "Read while down")
-	s.Handle("GET /v1/test/read", func(w http.ResponseWriter, r *http.Request) error {
+	s.HandleClaimed("GET /v1/test/read", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 		var n int
 		if err := db.QueryRow(r.Context(), "SELECT COUNT(*) FROM merchants").Scan(&n); err != nil {
 			return err
@@ -134,9 +134,9 @@ func proxiedAPI(t *testing.T, name string) (*testutil.DBProxy, *store.DB, *merch
 // writes (a standby, during a failover: SQLSTATE 25006, played here by a
 // read-only transaction).
 func TestWriteWhileNoDatabaseTakesWrites(t *testing.T) {
-	p, db, ms, key, s := proxiedAPI(t, "Write while down")
-	s.Handle("POST /v1/test/write", func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "written"}); err != nil {
+	p, db, _, key, s := proxiedAPI(t, "Write while down")
+	s.HandleClaimed("POST /v1/test/write", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+		if err := writeMerchant(r, cl, db, "written"); err != nil {
 			return err
 		}
 		api.WriteJSON(w, http.StatusCreated, map[string]bool{"written": true})
@@ -187,7 +187,7 @@ func TestWriteWhileNoDatabaseTakesWrites(t *testing.T) {
 // point. It does not find its own key still leased to itself and answer 409
 // idempotency_key_in_use until the lease runs out.
 func TestAnswerLostPastRecoveryPointResumes(t *testing.T) {
-	p, _, ms, key, s := proxiedAPI(t, "Answer lost")
+	p, db, _, key, s := proxiedAPI(t, "Answer lost")
 	s.SetPausing(64, 10*time.Second)
 	runs := 0
 	s.HandleClaimed("POST /v1/test/lost_answer", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
@@ -199,7 +199,7 @@ func TestAnswerLostPastRecoveryPointResumes(t *testing.T) {
 		if err := cl.RecoveryPoint(r.Context(), "test.call", "obj_lost"); err != nil {
 			return err
 		}
-		if _, err := ms.Create(r.Context(), merchants.CreateParams{Name: "after the point"}); err != nil {
+		if err := writeMerchant(r, cl, db, "after the point"); err != nil {
 			return err
 		}
 		if runs == 1 {
@@ -242,7 +242,7 @@ func TestKeyedAnswerOnStandbyIs503(t *testing.T) {
 	t.Cleanup(func() { ro.Close() })
 	box, _ := secretbox.New("")
 	s := api.NewServer(api.Config{DB: ro, Merchants: merchants.NewService(ro, box), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	s.Handle("POST /v1/test/refuse", func(w http.ResponseWriter, r *http.Request) error {
+	s.HandleClaimed("POST /v1/test/refuse", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 		return errs.Invalid("n", "parameter_invalid", "n is refused")
 	})
 	w := postKeyed(s, key, "/v1/test/refuse", "standby-answer-1")

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/payd/payd/internal/store"
 	"net/http"
 
 	"github.com/payd/payd/internal/auth"
@@ -11,9 +12,9 @@ import (
 )
 
 // GET /v1/settings answers the key's mode's controls.
-func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) getSettings(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	p := auth.Must(r.Context())
-	st, err := s.cfg.Merchants.Settings(r.Context(), p.MerchantID, p.Livemode)
+	st, err := s.cfg.Merchants.Settings(r.Context(), cl, p.MerchantID, p.Livemode)
 	if err != nil {
 		return err
 	}
@@ -25,7 +26,7 @@ func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) error {
 // 200 with the settings; a loosening answers 202 with a pending
 // settings_change that another person approves. A field left out stays as
 // it is; approval_threshold_minor null clears the threshold.
-func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	var req struct {
 		ApprovalThresholdMinor json.RawMessage `json:"approval_threshold_minor"`
 		ApprovalWindowSeconds  json.RawMessage `json:"approval_window_seconds"`
@@ -49,7 +50,7 @@ func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	p := auth.Must(r.Context())
-	change, err := s.cfg.Merchants.UpdateSettings(r.Context(), p.MerchantID, p.Livemode, u, p.ID, false)
+	change, err := s.cfg.Merchants.UpdateSettings(r.Context(), cl, p.MerchantID, p.Livemode, u, p.ID, false)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (s *Server) updateSettings(w http.ResponseWriter, r *http.Request) error {
 		WriteJSON(w, http.StatusAccepted, change)
 		return nil
 	}
-	return s.getSettings(w, r)
+	return s.getSettings(w, r, cl)
 }
 
 // GET /v1/settings/changes/{id}.
@@ -73,9 +74,9 @@ func (s *Server) getSettingsChange(w http.ResponseWriter, r *http.Request) error
 
 // POST /v1/settings/changes/{id}/approve applies a pending change; the
 // requester's own keys get 403 self_approval_not_allowed.
-func (s *Server) approveSettingsChange(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) approveSettingsChange(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	p := auth.Must(r.Context())
-	c, err := s.cfg.Merchants.ApproveSettingsChange(r.Context(), p.MerchantID, p.Livemode, r.PathValue("id"), p.ID)
+	c, err := s.cfg.Merchants.ApproveSettingsChange(r.Context(), cl, p.MerchantID, p.Livemode, r.PathValue("id"), p.ID)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/payd/payd/internal/store"
 	"net/http"
 
 	"github.com/payd/payd/internal/auth"
@@ -14,18 +15,18 @@ import (
 // logged.
 func RegisterTransfers(s *Server, svc *banking.Service) {
 	h := &transfers{svc: svc}
-	s.Handle("POST /banking/v1/transfers", h.create, MaxBody(banking.MaxBodyBytes))
+	s.HandleClaimed("POST /banking/v1/transfers", h.create, MaxBody(banking.MaxBodyBytes))
 	s.Handle("GET /banking/v1/transfers", h.list)
 	s.Handle("GET /banking/v1/transfers/{uetr}", h.get)
-	s.Handle("POST /banking/v1/transfers/{uetr}/return", h.returnOrCancel(banking.KindReturn), MaxBody(banking.MaxBodyBytes))
-	s.Handle("POST /banking/v1/transfers/{uetr}/cancel", h.returnOrCancel(banking.KindCancel), MaxBody(banking.MaxBodyBytes))
-	s.Handle("POST /banking/v1/transfers/{uetr}/review", h.review)
+	s.HandleClaimed("POST /banking/v1/transfers/{uetr}/return", h.returnOrCancel(banking.KindReturn), MaxBody(banking.MaxBodyBytes))
+	s.HandleClaimed("POST /banking/v1/transfers/{uetr}/cancel", h.returnOrCancel(banking.KindCancel), MaxBody(banking.MaxBodyBytes))
+	s.HandleClaimed("POST /banking/v1/transfers/{uetr}/review", h.review)
 }
 
 type transfers struct{ svc *banking.Service }
 
 // create answers a pacs.008 with a pacs.002 in the request's format.
-func (h *transfers) create(w http.ResponseWriter, r *http.Request) error {
+func (h *transfers) create(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	p := auth.Must(r.Context())
 	caller, err := h.svc.Caller(r.Context(), p)
 	if err != nil {
@@ -39,7 +40,7 @@ func (h *transfers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sub, err := h.svc.Submit(r.Context(), p, caller, msg, schemaErr)
+	sub, err := h.svc.Submit(r.Context(), cl, p, caller, msg, schemaErr)
 	if err != nil {
 		return err
 	}
@@ -100,8 +101,8 @@ func (h *transfers) list(w http.ResponseWriter, r *http.Request) error {
 
 // returnOrCancel takes the JSON body, a pacs.004 (return) or a camt.056
 // (cancel), and answers the updated transfer row.
-func (h *transfers) returnOrCancel(kind string) HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
+func (h *transfers) returnOrCancel(kind string) ClaimedFunc {
+	return func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 		p := auth.Must(r.Context())
 		if _, err := h.svc.Caller(r.Context(), p); err != nil {
 			return err
@@ -114,7 +115,7 @@ func (h *transfers) returnOrCancel(kind string) HandlerFunc {
 		if err != nil {
 			return err
 		}
-		t, err := h.svc.Return(r.Context(), p, r.PathValue("uetr"), kind, req)
+		t, err := h.svc.Return(r.Context(), cl, p, r.PathValue("uetr"), kind, req)
 		if err != nil {
 			return err
 		}
@@ -129,7 +130,7 @@ type reviewRequest struct {
 }
 
 // review decides a held (ACWP) transfer and answers the updated row.
-func (h *transfers) review(w http.ResponseWriter, r *http.Request) error {
+func (h *transfers) review(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
 	if _, err := h.svc.Caller(r.Context(), auth.Must(r.Context())); err != nil {
 		return err
 	}
@@ -137,7 +138,7 @@ func (h *transfers) review(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	t, err := h.svc.Review(r.Context(), auth.Must(r.Context()), r.PathValue("uetr"), banking.ReviewParams{Decision: req.Decision, Note: req.Note})
+	t, err := h.svc.Review(r.Context(), cl, auth.Must(r.Context()), r.PathValue("uetr"), banking.ReviewParams{Decision: req.Decision, Note: req.Note})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store"
 )
 
 type auditEvent struct {
@@ -120,7 +121,7 @@ func TestAuditEventsAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 		// That admin loosens the threshold directly (as in the portal).
-		if _, err := svc.UpdateThreshold(ctx, mer, false, nil, u.ID, true); err != nil {
+		if _, err := svc.UpdateThreshold(ctx, store.NoClaim, mer, false, nil, u.ID, true); err != nil {
 			t.Fatal(err)
 		}
 

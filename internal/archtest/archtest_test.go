@@ -327,12 +327,7 @@ func checkContextValues(files []pkgFile) []string {
 // these, and an entry the store no longer lists must go from here too. The
 // list only shrinks; a package converted to the explicit Work leaves both.
 var contextJoinersAllowed = map[string]bool{
-	"internal/banking": true, "internal/callbacks": true,
-	"internal/disputes": true, "internal/events": true, "internal/jobs": true,
-	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true,
-	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
-	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
-	"internal/retention": true,
+	"internal/merchants": true,
 }
 
 // checkContextJoiners reports a package the store lets join a unit through

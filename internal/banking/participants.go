@@ -28,9 +28,14 @@ func errNotParticipant() error {
 // Caller returns the participant bank behind the principal, or a 403
 // permission_denied when its merchant has no BIC.
 func (s *Service) Caller(ctx context.Context, p auth.Principal) (Participant, error) {
+	return caller(ctx, s.db, p)
+}
+
+// caller is Caller reading through q (a request's Work).
+func caller(ctx context.Context, q store.Querier, p auth.Principal) (Participant, error) {
 	var bic sql.NullString
 	var deferred bool
-	err := s.db.QueryRow(ctx, "SELECT bic, deferred_settlement FROM merchants WHERE id = ?", p.MerchantID).Scan(&bic, &deferred)
+	err := q.QueryRow(ctx, "SELECT bic, deferred_settlement FROM merchants WHERE id = ?", p.MerchantID).Scan(&bic, &deferred)
 	if store.IsNotFound(err) || (err == nil && bic.String == "") {
 		return Participant{}, errNotParticipant()
 	}

@@ -28,9 +28,11 @@ import (
 // creditor agent's settlement account cannot cover it. A transfer still
 // ACSP is settled first, in the same transaction (gross settlement: the
 // return follows the settlement). An XML message whose id was already
-// applied to this transfer is not applied again.
-func (s *Service) Return(ctx context.Context, p auth.Principal, uetr, kind string, req iso20022.ReturnRequest) (*Transfer, error) {
-	if _, err := s.Caller(ctx, p); err != nil {
+// applied to this transfer is not applied again. It runs in the request's
+// unit of work (cl; store.NoClaim without one).
+func (s *Service) Return(ctx context.Context, cl store.Claim, p auth.Principal, uetr, kind string, req iso20022.ReturnRequest) (*Transfer, error) {
+	work := s.db.Within(cl)
+	if _, err := caller(ctx, work, p); err != nil {
 		return nil, err
 	}
 	switch {
@@ -45,7 +47,7 @@ func (s *Service) Return(ctx context.Context, p auth.Principal, uetr, kind strin
 		return nil, err
 	}
 	var out *Transfer
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		t, err := getTransfer(ctx, tx, p.MerchantID, p.Livemode, uetr, true)
 		if store.IsNotFound(err) {
 			return errs.NotFound("transfer", uetr)

@@ -43,9 +43,10 @@ type ReviewParams struct {
 // release settles it (ACSC, transfer.settled); reject makes it RJCT with
 // reason RR04 and gives the amount back to the debtor agent
 // (transfer.rejected). The status change, the posting and the event are one
-// transaction.
-func (s *Service) Review(ctx context.Context, p auth.Principal, uetr string, rp ReviewParams) (*Transfer, error) {
-	if _, err := s.Caller(ctx, p); err != nil {
+// transaction, in the request's unit of work (cl; store.NoClaim without one).
+func (s *Service) Review(ctx context.Context, cl store.Claim, p auth.Principal, uetr string, rp ReviewParams) (*Transfer, error) {
+	work := s.db.Within(cl)
+	if _, err := caller(ctx, work, p); err != nil {
 		return nil, err
 	}
 	switch rp.Decision {
@@ -59,7 +60,7 @@ func (s *Service) Review(ctx context.Context, p auth.Principal, uetr string, rp 
 		return nil, errs.Invalid("note", "parameter_invalid", "note must be at most %d characters", MaxReviewNote)
 	}
 	var out *Transfer
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		t, err := getTransfer(ctx, tx, p.MerchantID, p.Livemode, uetr, true)
 		if store.IsNotFound(err) {
 			return errs.NotFound("transfer", uetr)

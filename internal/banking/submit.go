@@ -62,7 +62,10 @@ const (
 // A message whose MsgId the caller already used is answered with the stored
 // report when it is the identical message (same content, whatever its
 // format or envelope), and rejected whole with DUPL otherwise.
-func (s *Service) Submit(ctx context.Context, p auth.Principal, caller Participant, msg iso20022.Message, schemaErr *iso20022.SchemaError) (Submission, error) {
+//
+// Its writes run in the request's unit of work (cl; store.NoClaim without
+// one).
+func (s *Service) Submit(ctx context.Context, cl store.Claim, p auth.Principal, caller Participant, msg iso20022.Message, schemaErr *iso20022.SchemaError) (Submission, error) {
 	for i, tx := range msg.Transactions {
 		if iso20022.ValidBIC(tx.DebtorAgent) && !sameBIC(tx.DebtorAgent, caller.BIC) {
 			return Submission{}, &errs.Error{Kind: errs.KindPermission, Code: "permission_denied",
@@ -90,7 +93,7 @@ func (s *Service) Submit(ctx context.Context, p auth.Principal, caller Participa
 		return Submission{}, err
 	}
 	var out Submission
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		out = Submission{}
 		run := &submission{svc: s, tx: tx, p: p, caller: caller, msg: msg, participants: map[string]participantLookup{}, balances: map[string]int64{}}
 		recorded := recordable(msg.MsgID)

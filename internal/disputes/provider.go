@@ -8,6 +8,7 @@ import (
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/payments"
 	"github.com/payd/payd/internal/providers/protocol"
+	"github.com/payd/payd/internal/store"
 )
 
 // A live dispute arrives as the provider's signed callbacks of kind
@@ -36,7 +37,9 @@ func (s *Service) ApplyProviderDispute(ctx context.Context, merchantID, provider
 	default:
 		return errs.Invalid("data", "parameter_invalid", "the reported dispute's status %q is not open, won or lost", pd.Status)
 	}
-	t, err := payments.DisputeTargetByProviderRef(ctx, s.db, merchantID, provider, pd.PaymentReference)
+	// A callback has no idempotent request behind it: its statements run alone.
+	work := s.db.Within(store.NoClaim)
+	t, err := payments.DisputeTargetByProviderRef(ctx, work, merchantID, provider, pd.PaymentReference)
 	if err != nil {
 		return err
 	}
@@ -47,7 +50,7 @@ func (s *Service) ApplyProviderDispute(ctx context.Context, merchantID, provider
 	if !slices.Contains(Reasons, reason) {
 		reason = "general"
 	}
-	d, err := s.open(ctx, opening{target: t, reason: reason, providerRef: pd.ID})
+	d, err := s.open(ctx, work, opening{target: t, reason: reason, providerRef: pd.ID})
 	if e := errs.As(err); e != nil && e.Code == "invalid_state" {
 		// The payment is not one a dispute can be about (not succeeded):
 		// the report does not match payd's, a 400 the provider need not retry.
@@ -59,6 +62,6 @@ func (s *Service) ApplyProviderDispute(ctx context.Context, merchantID, provider
 	if outcome == "" {
 		return nil // created (or created again): the dispute exists
 	}
-	_, err = s.decide(ctx, d.ID, outcome)
+	_, err = s.decide(ctx, work, d.ID, outcome)
 	return err
 }

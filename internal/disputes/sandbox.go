@@ -64,7 +64,7 @@ func (s *Service) RunOutcomeJob(ctx context.Context, job jobs.Job) error {
 	if err := json.Unmarshal(job.Payload, &pl); err != nil || pl.DisputeID == "" || (pl.Outcome != Won && pl.Outcome != Lost) {
 		return fmt.Errorf("disputes: outcome job %s has a bad payload", job.ID)
 	}
-	_, err := s.decide(ctx, pl.DisputeID, pl.Outcome)
+	_, err := s.decide(ctx, s.db.Within(store.NoClaim), pl.DisputeID, pl.Outcome)
 	if e := errs.As(err); e != nil && e.Kind == errs.KindNotFound {
 		return nil // purged
 	}
@@ -80,14 +80,15 @@ func (s *Service) RunSandboxCardJob(ctx context.Context, job jobs.Job) error {
 	if err := json.Unmarshal(job.Payload, &pl); err != nil || pl.PaymentIntent == "" {
 		return fmt.Errorf("disputes: sandbox card job %s has a bad payload", job.ID)
 	}
-	t, err := payments.DisputeTargetByID(ctx, s.db, pl.PaymentIntent)
+	work := s.db.Within(store.NoClaim) // a job: no request's unit
+	t, err := payments.DisputeTargetByID(ctx, work, pl.PaymentIntent)
 	if e := errs.As(err); e != nil && e.Kind == errs.KindNotFound {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	_, err = s.open(ctx, opening{target: t, reason: "fraudulent", sandbox: true})
+	_, err = s.open(ctx, work, opening{target: t, reason: "fraudulent", sandbox: true})
 	if errors.Is(err, errAlreadyDisputed) {
 		return nil
 	}

@@ -62,11 +62,12 @@ var errAlreadyDisputed = errors.New("disputes: the payment intent is disputed al
 // open creates a dispute in needs_response: the intent's disputed flag, the
 // row, dispute.created and dispute.funds_withdrawn, and the withdrawal from
 // available, in one transaction. An intent disputed already answers
-// errAlreadyDisputed with its dispute.
-func (s *Service) open(ctx context.Context, o opening) (*Dispute, error) {
+// errAlreadyDisputed with its dispute. It runs in work (the request's unit
+// of work, or alone).
+func (s *Service) open(ctx context.Context, work store.Work, o opening) (*Dispute, error) {
 	t := o.target
 	var out *Dispute
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		if err := payments.MarkDisputed(ctx, tx, t.IntentID, o.sandbox); err != nil {
 			if errors.Is(err, payments.ErrAlreadyDisputed) {
 				d, gerr := byIntent(ctx, tx, t.IntentID)
@@ -107,8 +108,10 @@ type SandboxParams struct {
 // test mode, as a cardholder's bank would: 403 permission_denied with a live
 // key, 400 naming payment_intent for an intent that is not a card payment,
 // 409 invalid_state for an intent not succeeded, fully refunded or disputed
-// already.
-func (s *Service) CreateSandbox(ctx context.Context, pr auth.Principal, in SandboxParams) (*Dispute, error) {
+// already. Its reads and writes run in the request's unit of work (cl;
+// store.NoClaim without one).
+func (s *Service) CreateSandbox(ctx context.Context, cl store.Claim, pr auth.Principal, in SandboxParams) (*Dispute, error) {
+	work := s.db.Within(cl)
 	if pr.Livemode {
 		return nil, errs.Permission("permission_denied", "the sandbox routes take test-mode keys only")
 	}
@@ -121,7 +124,7 @@ func (s *Service) CreateSandbox(ctx context.Context, pr auth.Principal, in Sandb
 	case in.Reason != nil:
 		reason = *in.Reason
 	}
-	t, err := payments.DisputeTargetOf(ctx, s.db, pr.MerchantID, pr.Livemode, in.PaymentIntent)
+	t, err := payments.DisputeTargetOf(ctx, work, pr.MerchantID, pr.Livemode, in.PaymentIntent)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +132,7 @@ func (s *Service) CreateSandbox(ctx context.Context, pr auth.Principal, in Sandb
 		return nil, errs.Invalid("payment_intent", "parameter_invalid",
 			"payment intent %s is not a card payment; only card payments (wallet_a card mode, card-present) can be disputed", t.IntentID)
 	}
-	d, err := s.open(context.WithoutCancel(ctx), opening{target: t, reason: reason, sandbox: true})
+	d, err := s.open(context.WithoutCancel(ctx), work, opening{target: t, reason: reason, sandbox: true})
 	if errors.Is(err, errAlreadyDisputed) {
 		return nil, errs.InvalidState("payment intent %s is disputed already (%s)", t.IntentID, d.ID)
 	}
@@ -151,8 +154,8 @@ type UpdateParams struct {
 // evidence_due_by, or once submitted or closed, the evidence is read-only
 // (409 invalid_state, nothing changed). In test mode a submitted
 // uncategorized_text of winning_evidence or losing_evidence decides the
-// dispute PushDelay later.
-func (s *Service) Update(ctx context.Context, pr auth.Principal, id string, in UpdateParams) (*Dispute, error) {
+// dispute PushDelay later. It writes in the request's unit of work (cl).
+func (s *Service) Update(ctx context.Context, cl store.Claim, pr auth.Principal, id string, in UpdateParams) (*Dispute, error) {
 	if err := in.Evidence.Validate(); err != nil {
 		return nil, err
 	}
@@ -162,7 +165,7 @@ func (s *Service) Update(ctx context.Context, pr auth.Principal, id string, in U
 		}
 	}
 	var out *Dispute
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		d, err := get(ctx, tx, pr.MerchantID, pr.Livemode, id)
 		if err != nil {
 			return err
@@ -227,10 +230,11 @@ func editable(d *Dispute, now time.Time) error {
 }
 
 // Close accepts the dispute's loss: needs_response → lost. A dispute under
-// review or closed is 409 invalid_state.
-func (s *Service) Close(ctx context.Context, pr auth.Principal, id string) (*Dispute, error) {
+// review or closed is 409 invalid_state. It writes in the request's unit of
+// work (cl).
+func (s *Service) Close(ctx context.Context, cl store.Claim, pr auth.Principal, id string) (*Dispute, error) {
 	var out *Dispute
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		d, err := get(ctx, tx, pr.MerchantID, pr.Livemode, id)
 		if err != nil {
 			return err
@@ -254,14 +258,15 @@ func (s *Service) Close(ctx context.Context, pr auth.Principal, id string) (*Dis
 
 // decide records the bank's decision on a dispute still open (won or lost),
 // once: the compare-and-set win or lose, its events and, when won, the money
-// back to available. A dispute closed already is left as it is.
-func (s *Service) decide(ctx context.Context, id string, outcome Status) (*Dispute, error) {
+// back to available. A dispute closed already is left as it is. It runs in
+// work.
+func (s *Service) decide(ctx context.Context, work store.Work, id string, outcome Status) (*Dispute, error) {
 	t := lose
 	if outcome == Won {
 		t = win
 	}
 	var out *Dispute
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		d, err := getByID(ctx, tx, id)
 		if err != nil {
 			return err
@@ -284,7 +289,7 @@ func (s *Service) decide(ctx context.Context, id string, outcome Status) (*Dispu
 		return nil
 	})
 	if errors.Is(err, errLostRace) {
-		return getByID(ctx, s.db, id)
+		return getByID(ctx, work, id)
 	}
 	return out, err
 }

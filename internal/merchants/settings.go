@@ -97,29 +97,32 @@ func loosensControls(cur, next Controls) bool {
 	return loosens(cur.Threshold, next.Threshold) || next.Window < cur.Window
 }
 
-// Settings returns the merchant's controls in one mode.
-func (s *Service) Settings(ctx context.Context, merchantID string, livemode bool) (Settings, error) {
-	c, err := ApprovalControls(ctx, s.db, merchantID, livemode)
+// Settings returns the merchant's controls in one mode, read in the
+// request's unit of work (cl; store.NoClaim without one), so a request that
+// has just changed them reads its change.
+func (s *Service) Settings(ctx context.Context, cl store.Claim, merchantID string, livemode bool) (Settings, error) {
+	c, err := ApprovalControls(ctx, s.db.Within(cl), merchantID, livemode)
 	return settingsOf(livemode, c), err
 }
 
 // UpdateThreshold asks, as principal by, for a new approval threshold in one
 // mode (nil clears it); see UpdateSettings.
-func (s *Service) UpdateThreshold(ctx context.Context, merchantID string, livemode bool, threshold *int64, by string, admin bool) (*SettingsChange, error) {
-	return s.UpdateSettings(ctx, merchantID, livemode, SettingsUpdate{SetThreshold: true, Threshold: threshold}, by, admin)
+func (s *Service) UpdateThreshold(ctx context.Context, cl store.Claim, merchantID string, livemode bool, threshold *int64, by string, admin bool) (*SettingsChange, error) {
+	return s.UpdateSettings(ctx, cl, merchantID, livemode, SettingsUpdate{SetThreshold: true, Threshold: threshold}, by, admin)
 }
 
 // UpdateSettings asks, as principal by, for new controls in one mode. Any
 // change by a portal admin (admin true), or one that loosens nothing,
 // applies at once and returns a nil change. A request from an API key that
 // loosens a control applies its tightening parts at once and records the
-// whole of what it asked for as a pending change, returned.
-func (s *Service) UpdateSettings(ctx context.Context, merchantID string, livemode bool, u SettingsUpdate, by string, admin bool) (*SettingsChange, error) {
+// whole of what it asked for as a pending change, returned. It writes in
+// the request's unit of work (cl; store.NoClaim without one).
+func (s *Service) UpdateSettings(ctx context.Context, cl store.Claim, merchantID string, livemode bool, u SettingsUpdate, by string, admin bool) (*SettingsChange, error) {
 	if err := u.Validate(); err != nil {
 		return nil, err
 	}
 	var change *SettingsChange
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		change = nil
 		cur, err := controlsForUpdate(ctx, tx, merchantID, livemode)
 		if err != nil {
@@ -169,10 +172,10 @@ func (s *Service) UpdateSettings(ctx context.Context, merchantID string, livemod
 // ApproveSettingsChange applies a pending change. The approver must be
 // another person than the requester (403 self_approval_not_allowed); the
 // change moves pending → applied with a compare-and-set, so two racing
-// approvals apply it once.
-func (s *Service) ApproveSettingsChange(ctx context.Context, merchantID string, livemode bool, id, approver string) (SettingsChange, error) {
+// approvals apply it once. It writes in the request's unit of work (cl).
+func (s *Service) ApproveSettingsChange(ctx context.Context, cl store.Claim, merchantID string, livemode bool, id, approver string) (SettingsChange, error) {
 	var c SettingsChange
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if c, err = getSettingsChange(ctx, tx, merchantID, livemode, id); err != nil {
 			return err

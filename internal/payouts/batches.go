@@ -24,8 +24,10 @@ import (
 // total is reserved per currency (402 insufficient_balance when short,
 // nothing written) and the batch is processing. Variant B (rows): the rows
 // are stored and the batch waits in pending_approval; a sixth open batch is
-// 409 pending_batch_limit.
-func (s *Service) CreateBatch(ctx context.Context, pr auth.Principal, req *BatchRequest) (*Batch, error) {
+// 409 pending_batch_limit. It reads and writes in the request's unit of work
+// (cl; store.NoClaim without one).
+func (s *Service) CreateBatch(ctx context.Context, cl store.Claim, pr auth.Principal, req *BatchRequest) (*Batch, error) {
+	work := s.db.Within(cl)
 	if err := s.screeningAvailable(pr.Livemode); err != nil {
 		return nil, err
 	}
@@ -33,9 +35,9 @@ func (s *Service) CreateBatch(ctx context.Context, pr auth.Principal, req *Batch
 		return nil, err
 	}
 	if req.Variant == VariantItems {
-		return s.createItemsBatch(ctx, pr, req)
+		return s.createItemsBatch(ctx, work, pr, req)
 	}
-	return s.createRowsBatch(ctx, pr, req)
+	return s.createRowsBatch(ctx, work, pr, req)
 }
 
 // checkRails refuses a batch naming a provider with no rail in this mode.
@@ -53,8 +55,8 @@ func (s *Service) checkRails(ctx context.Context, pr auth.Principal, ins []*payo
 	return nil
 }
 
-func (s *Service) createItemsBatch(ctx context.Context, pr auth.Principal, req *BatchRequest) (*Batch, error) {
-	threshold, err := merchants.ApprovalThreshold(ctx, s.db, pr.MerchantID, pr.Livemode)
+func (s *Service) createItemsBatch(ctx context.Context, work store.Work, pr auth.Principal, req *BatchRequest) (*Batch, error) {
+	threshold, err := merchants.ApprovalThreshold(ctx, work, pr.MerchantID, pr.Livemode)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func (s *Service) createItemsBatch(ctx context.Context, pr auth.Principal, req *
 			ps[i].Reference = ps[i].ID
 		}
 	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = work.InTx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
 		b.CreatedAt, b.UpdatedAt = now, now
 		if err := insertBatch(ctx, tx, b); err != nil {
@@ -126,14 +128,14 @@ func dueIfPending(now time.Time) func(*Payout) (any, any) {
 	}
 }
 
-func (s *Service) createRowsBatch(ctx context.Context, pr auth.Principal, req *BatchRequest) (*Batch, error) {
+func (s *Service) createRowsBatch(ctx context.Context, work store.Work, pr auth.Principal, req *BatchRequest) (*Batch, error) {
 	b := &Batch{ID: ids.New("batch_"), MerchantID: pr.MerchantID, Livemode: pr.Livemode, Variant: VariantRows,
 		Status: BatchPendingApproval, Currency: strPtr(req.Currency), Description: strPtr(req.Description),
 		RowCount: len(req.inputs), CreatedBy: pr.ID}
 	for _, in := range req.inputs {
 		b.TotalAmountMinor += in.Amount // checked against the limit by the parser
 	}
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := work.InTx(ctx, func(tx *store.Tx) error {
 		// Lock the merchant so two creations cannot both see four open batches.
 		var mid string
 		if err := tx.QueryRow(ctx, "SELECT id FROM merchants WHERE id = ?"+tx.Dialect().ForUpdate(), pr.MerchantID).Scan(&mid); err != nil {
@@ -275,19 +277,21 @@ func (s *Service) ListBatches(ctx context.Context, pr auth.Principal, status Bat
 // than its creator, else 403 self_approval_not_allowed): it reserves the
 // total (402 insufficient_balance when short; the batch stays
 // pending_approval), makes each row its own payout (screened: a hit is held,
-// the others pending) with payout.created, and starts the fan-out.
-func (s *Service) ApproveBatch(ctx context.Context, pr auth.Principal, id string) (*Batch, error) {
-	b, err := getBatch(ctx, s.db, pr.MerchantID, pr.Livemode, id, false)
+// the others pending) with payout.created, and starts the fan-out. It reads
+// and writes in the request's unit of work (cl).
+func (s *Service) ApproveBatch(ctx context.Context, cl store.Claim, pr auth.Principal, id string) (*Batch, error) {
+	work := s.db.Within(cl)
+	b, err := getBatch(ctx, work, pr.MerchantID, pr.Livemode, id, false)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkApprovable(ctx, s.db, b, pr); err != nil {
+	if err := checkApprovable(ctx, work, b, pr); err != nil {
 		return nil, err
 	}
 	if err := s.screeningAvailable(pr.Livemode); err != nil {
 		return nil, err
 	}
-	ins, err := loadRows(ctx, s.db, b)
+	ins, err := loadRows(ctx, work, b)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +299,7 @@ func (s *Service) ApproveBatch(ctx context.Context, pr auth.Principal, id string
 		return nil, err
 	}
 	scr := s.screenAll(ins) // outside the transaction: rows do not change once stored
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = work.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if b, err = getBatch(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
 			return err
@@ -341,10 +345,10 @@ func checkApprovable(ctx context.Context, q store.Querier, b *Batch, pr auth.Pri
 // variant B batch awaiting approval simply ends (it has no payouts); an
 // approved or variant A batch cancels its waiting payouts and releases
 // their float. Once a row has been sent: 409 batch_already_processing. No
-// second principal is needed.
-func (s *Service) CancelBatch(ctx context.Context, pr auth.Principal, id string) (*Batch, error) {
+// second principal is needed. It writes in the request's unit of work (cl).
+func (s *Service) CancelBatch(ctx context.Context, cl store.Claim, pr auth.Principal, id string) (*Batch, error) {
 	var b *Batch
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if b, err = getBatch(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
 			return err

@@ -83,7 +83,7 @@ func (s *Service) work(ctx context.Context) {
 			s.log.Error("claim payouts", "err", err)
 		}
 		if c != nil {
-			s.process(ctx, c)
+			s.process(ctx, s.db.Within(store.NoClaim), c)
 			continue
 		}
 		wait := s.cfg.Poll
@@ -126,7 +126,7 @@ func (s *Service) RunOnce(ctx context.Context) (int, error) {
 			return n, err
 		}
 		n += len(c.payouts)
-		s.process(ctx, c)
+		s.process(ctx, s.db.Within(store.NoClaim), c)
 	}
 }
 
@@ -223,10 +223,11 @@ func (s *Service) maxCall() time.Duration {
 
 // dispatchInline sends payouts the caller claimed itself (a single payout
 // at create, approve or release) and records the answers before returning,
-// so the response shows them. Nothing is lost if it fails: the claim's
-// lease runs out and a dispatcher takes over.
-func (s *Service) dispatchInline(ctx context.Context, claimID string, ps ...*Payout) {
-	s.process(context.WithoutCancel(ctx), &claim{id: claimID, batchID: ps[0].BatchID, payouts: ps})
+// so the response shows them, in work (the request's unit of work). Nothing
+// is lost if it fails: the claim's lease runs out and a dispatcher takes
+// over.
+func (s *Service) dispatchInline(ctx context.Context, work store.Work, claimID string, ps ...*Payout) {
+	s.process(context.WithoutCancel(ctx), work, &claim{id: claimID, batchID: ps[0].BatchID, payouts: ps})
 }
 
 // flushWait is how long answers are gathered before they are recorded
@@ -234,13 +235,14 @@ func (s *Service) dispatchInline(ctx context.Context, claimID string, ps ...*Pay
 const flushWait = 10 * time.Millisecond
 
 // process calls the rail for each claimed payout (at most Calls at once) and
-// records the answers in few transactions.
+// records the answers in few transactions, run in work (a request's unit of
+// work for a payout sent inline, alone for a dispatcher's claim).
 //
 // When ctx ends (the process shuts down), calls already made run to their
 // answer (bounded by the rail's timeout) and the answers are recorded; the
 // payouts not yet sent are handed back at once, due now, so another process
 // sends them without waiting for the claim's lease to run out.
-func (s *Service) process(ctx context.Context, c *claim) {
+func (s *Service) process(ctx context.Context, work store.Work, c *claim) {
 	results := make(chan result, len(c.payouts))
 	sem := make(chan struct{}, s.cfg.Calls)
 	calls := context.WithoutCancel(ctx)
@@ -278,7 +280,7 @@ func (s *Service) process(ctx context.Context, c *claim) {
 			}
 		}
 		deadline.Stop()
-		if err := s.record(calls, c, buf); err != nil {
+		if err := s.record(calls, work, c, buf); err != nil {
 			s.log.Error("record payout outcomes", "claim", c.id, "payouts", len(buf), "err", err)
 		}
 	}
@@ -340,8 +342,8 @@ func (s *Service) backoff(p *Payout) time.Duration {
 // record writes the answers of one claim in one transaction: each payout's
 // compare-and-set (valid only while the claim is current), its ledger
 // posting, its event, and the batch's counters.
-func (s *Service) record(ctx context.Context, c *claim, rs []result) error {
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
+func (s *Service) record(ctx context.Context, work store.Work, c *claim, rs []result) error {
+	return work.InTx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
 		var txns []ledger.Transaction
 		var evs []events.Pending

@@ -111,11 +111,11 @@ func (f fixture) approvedBatch(t *testing.T, svc *Service, n int) *Batch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch, err := svc.CreateBatch(ctx, f.creator, req)
+	batch, err := svc.CreateBatch(ctx, store.NoClaim, f.creator, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if batch, err = svc.ApproveBatch(ctx, f.approver, batch.ID); err != nil {
+	if batch, err = svc.ApproveBatch(ctx, store.NoClaim, f.approver, batch.ID); err != nil {
 		t.Fatal(err)
 	}
 	return batch
@@ -178,7 +178,7 @@ func TestReclaimAfterLease(t *testing.T) {
 		if again, _ := svc.claimNext(ctx); again == nil || again.payouts[0].ID == c.payouts[0].ID {
 			t.Fatal("a leased payout was claimed again before its lease ran out")
 		} else {
-			svc.process(ctx, again)
+			svc.process(ctx, svc.db.Within(store.NoClaim), again)
 		}
 		time.Sleep(svc.cfg.Lease + svc.maxCall() + 50*time.Millisecond)
 		if _, err := svc.RunOnce(ctx); err != nil {
@@ -245,7 +245,7 @@ func TestCancelRacesFirstClaim(t *testing.T) {
 			var wg sync.WaitGroup
 			var cancelErr error
 			wg.Add(2)
-			go func() { defer wg.Done(); _, cancelErr = svc.CancelBatch(ctx, f.creator, b.ID) }()
+			go func() { defer wg.Done(); _, cancelErr = svc.CancelBatch(ctx, store.NoClaim, f.creator, b.ID) }()
 			go func() { defer wg.Done(); svc.RunOnce(ctx) }()
 			wg.Wait()
 			got, _ := getBatch(ctx, db, f.creator.MerchantID, false, b.ID, false)

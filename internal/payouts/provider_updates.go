@@ -25,8 +25,9 @@ import (
 func (s *Service) ApplyProviderResult(ctx context.Context, merchantID, provider, key string, amount int64, currency string,
 	res providers.PayoutResult) error {
 	ctx = context.WithoutCancel(ctx)
+	work := s.db.Within(store.NoClaim) // a callback or reconciliation: no request's unit
 	for range 5 {
-		p, err := payoutByKey(ctx, s.db, merchantID, true, key)
+		p, err := payoutByKey(ctx, work, merchantID, true, key)
 		if err != nil {
 			return err
 		}
@@ -37,17 +38,17 @@ func (s *Service) ApplyProviderResult(ctx context.Context, merchantID, provider,
 			return nil
 		}
 		var claimID sql.NullString
-		if err := s.db.QueryRow(ctx, "SELECT claim_id FROM payouts WHERE id = ?", p.ID).Scan(&claimID); err != nil {
+		if err := work.QueryRow(ctx, "SELECT claim_id FROM payouts WHERE id = ?", p.ID).Scan(&claimID); err != nil {
 			return err
 		}
 		if !claimID.Valid {
 			return nil
 		}
-		if err := s.record(ctx, &claim{id: claimID.String, batchID: p.BatchID}, []result{s.resultOf(p, res)}); err != nil {
+		if err := s.record(ctx, work, &claim{id: claimID.String, batchID: p.BatchID}, []result{s.resultOf(p, res)}); err != nil {
 			return err
 		}
 		// The claim may have changed between the two reads: try again.
-		now, err := getPayout(ctx, s.db, merchantID, true, p.ID, false)
+		now, err := getPayout(ctx, work, merchantID, true, p.ID, false)
 		if err != nil || now.Status != Processing {
 			return err
 		}

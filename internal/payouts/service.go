@@ -115,8 +115,10 @@ type CreateParams struct {
 // screening or needs four-eyes approval. The returned payout shows the
 // rail's answer; status failed means the rail refused it. cl is the
 // request's idempotency claim (store.NoClaim without one): a live rail's
-// call commits a recovery point on it first.
+// call commits a recovery point on it first. Its reads and writes run in
+// the request's unit of work (db.Within(cl)).
 func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal, in CreateParams) (*Payout, error) {
+	work := s.db.Within(cl)
 	pin := &payoutInput{Currency: in.Currency, Provider: in.Provider, MSISDN: in.RecipientMSISDN,
 		Account: in.RecipientAccount, Name: in.RecipientName, Description: in.Description, Reference: in.Reference,
 		Metadata: in.Metadata}
@@ -135,13 +137,14 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 	if err := s.screeningAvailable(pr.Livemode); err != nil {
 		return nil, err
 	}
-	if _, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, pin.Provider); err != nil {
+	rail, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, pin.Provider)
+	if err != nil {
 		return nil, railUnavailable(pin.Provider, err)
 	}
 	if p, ok, err := s.resumed(ctx, cl, pr); ok {
 		return p, err
 	}
-	threshold, err := merchants.ApprovalThreshold(ctx, s.db, pr.MerchantID, pr.Livemode)
+	threshold, err := merchants.ApprovalThreshold(ctx, work, pr.MerchantID, pr.Livemode)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +154,7 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 		p.Reference = p.ID
 	}
 	var claimID string
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = work.InTx(ctx, func(tx *store.Tx) error {
 		now := tx.Now()
 		p.CreatedAt, p.UpdatedAt = now, now
 		claimID = ""
@@ -198,11 +201,11 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 		return nil, err
 	}
 	if claimID != "" {
-		if err := s.sendInline(ctx, cl, claimID, p); err != nil {
+		if err := s.sendInline(ctx, cl, rail, claimID, p); err != nil {
 			return nil, err
 		}
 	}
-	return s.reload(ctx, p)
+	return s.reload(ctx, work, p)
 }
 
 // pointDispatch is the recovery point of a request that sends a single
@@ -214,16 +217,20 @@ const pointDispatch = "payout.dispatch"
 // the request's unit of work. Before a call that leaves the process (a live
 // rail) it commits the request's writes with a recovery point, so a crash
 // during the call cannot lose the payout the rail may have paid.
-func (s *Service) sendInline(ctx context.Context, cl store.Claim, claimID string, p *Payout) error {
-	rail, err := s.rails.For(ctx, p.MerchantID, p.Livemode, p.Provider)
-	if err == nil && providers.AnswersInProcess(rail, providers.PayoutRequest{Provider: p.Provider, Scenario: p.Scenario}) {
-		s.dispatchInline(ctx, claimID, p)
+//
+// rail is the payout's adapter, looked up before the request wrote (nil if
+// that failed): a live rail's connection is read from the database, which
+// a request does not do outside its unit of work while its transaction is
+// open.
+func (s *Service) sendInline(ctx context.Context, cl store.Claim, rail providers.PayoutAdapter, claimID string, p *Payout) error {
+	if rail != nil && providers.AnswersInProcess(rail, providers.PayoutRequest{Provider: p.Provider, Scenario: p.Scenario}) {
+		s.dispatchInline(ctx, s.db.Within(cl), claimID, p)
 		return nil
 	}
 	if err := cl.RecoveryPoint(ctx, pointDispatch, p.ID); err != nil {
 		return err
 	}
-	s.dispatchInline(ctx, claimID, p)
+	s.dispatchInline(ctx, s.db.Within(cl), claimID, p)
 	return nil
 }
 
@@ -235,7 +242,7 @@ func (s *Service) resumed(ctx context.Context, cl store.Claim, pr auth.Principal
 	if !ok || rp.Point != pointDispatch {
 		return nil, false, nil
 	}
-	p, err := s.Get(ctx, pr, rp.Ref)
+	p, err := getPayout(ctx, s.db.Within(cl), pr.MerchantID, pr.Livemode, rp.Ref, false)
 	return p, true, err
 }
 
@@ -301,9 +308,10 @@ func payoutEvent(p *Payout, typ string) events.Pending {
 	return events.Pending{MerchantID: p.MerchantID, Livemode: p.Livemode, Type: typ, ObjectType: "payout", ObjectID: p.ID, Object: &cp}
 }
 
-// reload reads a payout again (after its rail answered).
-func (s *Service) reload(ctx context.Context, p *Payout) (*Payout, error) {
-	return getPayout(ctx, s.db, p.MerchantID, p.Livemode, p.ID, false)
+// reload reads a payout again (after its rail answered), through q (the
+// request's Work, whose writes it must see).
+func (s *Service) reload(ctx context.Context, q store.Querier, p *Payout) (*Payout, error) {
+	return getPayout(ctx, q, p.MerchantID, p.Livemode, p.ID, false)
 }
 
 // Get returns one payout of the caller's merchant and mode.
@@ -393,15 +401,27 @@ func (s *Service) Review(ctx context.Context, cl store.Claim, pr auth.Principal,
 // payout must be in status from (else 409, saying only), and the deciding
 // principal must not be its creator (403 self_approval_not_allowed); act
 // moves it on and returns the dispatch claim of a single payout to send,
-// which is sent once the decision has committed.
+// which is sent once the decision has committed. It runs in the request's
+// unit of work (cl).
 func (s *Service) decide(ctx context.Context, cl store.Claim, pr auth.Principal, id string, from Status, only string,
 	act func(tx *store.Tx, p *Payout) (string, error)) (*Payout, error) {
 	if p, ok, err := s.resumed(ctx, cl, pr); ok {
 		return p, err
 	}
+	work := s.db.Within(cl)
+	// The rail a single payout is sent on is looked up before the decision
+	// writes (see sendInline).
+	before, err := getPayout(ctx, work, pr.MerchantID, pr.Livemode, id, false)
+	if err != nil {
+		return nil, err
+	}
+	var rail providers.PayoutAdapter
+	if before.BatchID == nil {
+		rail, _ = s.rails.For(ctx, before.MerchantID, before.Livemode, before.Provider)
+	}
 	var p *Payout
 	var claimID string
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err = work.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if p, err = getPayout(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
 			return err
@@ -419,11 +439,11 @@ func (s *Service) decide(ctx context.Context, cl store.Claim, pr auth.Principal,
 		return nil, err
 	}
 	if claimID != "" {
-		if err := s.sendInline(ctx, cl, claimID, p); err != nil {
+		if err := s.sendInline(ctx, cl, rail, claimID, p); err != nil {
 			return nil, err
 		}
 	}
-	return s.reload(ctx, p)
+	return s.reload(ctx, work, p)
 }
 
 // clear moves a held or approval-waiting payout on: to requires_approval
@@ -501,10 +521,10 @@ func (s *Service) reject(ctx context.Context, tx *store.Tx, p *Payout, reviewer,
 // rail's idempotency key), reserving its amount again: failed → processing,
 // answered at once; the rail's answer arrives asynchronously. scenario is
 // the X-Service-Scenario header: in test mode it replaces the scenario the
-// payout was made with.
-func (s *Service) Retry(ctx context.Context, pr auth.Principal, id, scenario string) (*Payout, error) {
+// payout was made with. It writes in the request's unit of work (cl).
+func (s *Service) Retry(ctx context.Context, cl store.Claim, pr auth.Principal, id, scenario string) (*Payout, error) {
 	var p *Payout
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.Within(cl).InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if p, err = getPayout(ctx, tx, pr.MerchantID, pr.Livemode, id, true); err != nil {
 			return err

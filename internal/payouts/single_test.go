@@ -304,11 +304,11 @@ func testFourEyesSinglePayout(t *testing.T, e *apptest.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := svc.CreateBatch(ctx, user(u1), req)
+	b, err := svc.CreateBatch(ctx, store.NoClaim, user(u1), req)
 	if err != nil || b.CreatedBy != u1.ID {
 		t.Fatalf("user creates a batch: %v %+v", err, b)
 	}
-	if _, err := svc.ApproveBatch(ctx, user(u1), b.ID); !isCode(err, "self_approval_not_allowed") {
+	if _, err := svc.ApproveBatch(ctx, store.NoClaim, user(u1), b.ID); !isCode(err, "self_approval_not_allowed") {
 		t.Fatalf("user approves own batch: %v", err)
 	}
 	if r := e.Do(apptest.Request{Method: "POST", Path: "/v1/payouts/bulk/" + b.ID + "/approve", Key: e.SK}); r.Status != 200 {

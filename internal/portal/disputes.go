@@ -168,8 +168,8 @@ func (p *Portal) saveEvidence(w http.ResponseWriter, r *http.Request, c *reqCtx)
 	if in.Submit {
 		notice = "evidence_submitted"
 	}
-	path, err := p.once(r, c, fields, func(ctx context.Context, _ store.Claim) (string, error) {
-		if _, err := p.disputes().Update(ctx, c.principal(), id, in); err != nil {
+	path, err := p.once(r, c, fields, func(ctx context.Context, cl store.Claim) (string, error) {
+		if _, err := p.disputes().Update(ctx, cl, c.principal(), id, in); err != nil {
 			return "", err
 		}
 		return c.path("disputes", id) + "?done=" + notice, nil
@@ -185,7 +185,7 @@ func (p *Portal) saveEvidence(w http.ResponseWriter, r *http.Request, c *reqCtx)
 // closeDispute accepts the dispute's loss.
 func (p *Portal) closeDispute(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id := r.PathValue("id")
-	_, err := p.disputes().Close(r.Context(), c.principal(), id)
+	_, err := p.disputes().Close(r.Context(), store.NoClaim, c.principal(), id)
 	p.audit(r.Context(), c, "dispute.close", id, err, "")
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderDispute(w, r, c, statusOf(err), v) })

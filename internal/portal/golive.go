@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/payd/payd/internal/pagination"
+	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/webhooks"
 )
 
@@ -88,7 +89,7 @@ func (p *Portal) goLiveChecklist(ctx context.Context, c *reqCtx) (goLiveData, er
 	add(goLiveStep{ID: "webhooks", Title: "A live webhook endpoint", Done: enabled > 0, Link: "webhook_endpoints",
 		Detail: fmt.Sprintf("%d live endpoints enabled. Outcomes (succeeded, failed, refunded, disputed) reach your systems this way.", enabled)})
 
-	st, err := p.cfg.Merchants.Settings(ctx, mid, true)
+	st, err := p.cfg.Merchants.Settings(ctx, store.NoClaim, mid, true)
 	if err != nil {
 		return d, err
 	}

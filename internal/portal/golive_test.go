@@ -7,6 +7,7 @@ import (
 
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store"
 )
 
 // TestGoLiveChecklist: the live checklist reads each step from the state
@@ -39,7 +40,7 @@ func TestGoLiveChecklist(t *testing.T) {
 			t.Fatal(err)
 		}
 		th := int64(500000)
-		if _, err := e.Main.Merchants.UpdateThreshold(ctx, mid, true, &th, "usr_test", true); err != nil {
+		if _, err := e.Main.Merchants.UpdateThreshold(ctx, store.NoClaim, mid, true, &th, "usr_test", true); err != nil {
 			t.Fatal(err)
 		}
 		body = string(admin.Get("/portal/live/go-live").Body)

@@ -149,7 +149,7 @@ func (p *Portal) reviewPayout(w http.ResponseWriter, r *http.Request, c *reqCtx)
 
 func (p *Portal) retryPayout(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id := r.PathValue("id")
-	_, err := p.payouts().Retry(r.Context(), c.principal(), id, "")
+	_, err := p.payouts().Retry(r.Context(), store.NoClaim, c.principal(), id, "")
 	p.audit(r.Context(), c, "payout.retry", id, err, "")
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderPayout(w, r, c, statusOf(err), v) })
@@ -231,7 +231,7 @@ func (p *Portal) uploadBatch(w http.ResponseWriter, r *http.Request, c *reqCtx) 
 		p.audit(r.Context(), c, "batch.create", "", err, "upload refused")
 		return fail(err)
 	}
-	b, err := p.payouts().CreateBatch(r.Context(), c.principal(), req)
+	b, err := p.payouts().CreateBatch(r.Context(), store.NoClaim, c.principal(), req)
 	p.audit(r.Context(), c, "batch.create", batchID(b), err, strconv.Itoa(req.RowCount())+" rows")
 	if err != nil {
 		return fail(err)
@@ -288,7 +288,7 @@ func (p *Portal) renderBatch(w http.ResponseWriter, r *http.Request, c *reqCtx, 
 // with an API key can be approved by a user, as by another key.
 func (p *Portal) approveBatch(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id := r.PathValue("id")
-	_, err := p.payouts().ApproveBatch(r.Context(), c.principal(), id)
+	_, err := p.payouts().ApproveBatch(r.Context(), store.NoClaim, c.principal(), id)
 	p.audit(r.Context(), c, "batch.approve", id, err, "")
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderBatch(w, r, c, statusOf(err), v) })
@@ -298,7 +298,7 @@ func (p *Portal) approveBatch(w http.ResponseWriter, r *http.Request, c *reqCtx)
 
 func (p *Portal) cancelBatch(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id := r.PathValue("id")
-	_, err := p.payouts().CancelBatch(r.Context(), c.principal(), id)
+	_, err := p.payouts().CancelBatch(r.Context(), store.NoClaim, c.principal(), id)
 	p.audit(r.Context(), c, "batch.cancel", id, err, "")
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error { return p.renderBatch(w, r, c, statusOf(err), v) })
@@ -333,7 +333,7 @@ func (p *Portal) retryFailedRows(w http.ResponseWriter, r *http.Request, c *reqC
 	retried := 0
 	var firstErr error
 	for _, pid := range failed {
-		if _, err := p.payouts().Retry(ctx, c.principal(), pid, ""); err != nil {
+		if _, err := p.payouts().Retry(ctx, store.NoClaim, c.principal(), pid, ""); err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/payd/payd/internal/errs"
 	"github.com/payd/payd/internal/merchants"
+	"github.com/payd/payd/internal/store"
 )
 
 // The settings page shows the mode's controls (the approval threshold and
@@ -56,7 +57,7 @@ func (p *Portal) settingsPage(w http.ResponseWriter, r *http.Request, c *reqCtx)
 }
 
 func (p *Portal) renderSettings(w http.ResponseWriter, r *http.Request, c *reqCtx, status int, v *view) error {
-	st, err := p.cfg.Merchants.Settings(r.Context(), c.sess.MerchantID, c.live)
+	st, err := p.cfg.Merchants.Settings(r.Context(), store.NoClaim, c.sess.MerchantID, c.live)
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func (p *Portal) updateSettings(w http.ResponseWriter, r *http.Request, c *reqCt
 	if err := u.Validate(); err != nil {
 		return p.settingsError(w, r, c, err)
 	}
-	_, err := p.cfg.Merchants.UpdateSettings(r.Context(), c.sess.MerchantID, c.live, u, c.sess.UserID, true)
+	_, err := p.cfg.Merchants.UpdateSettings(r.Context(), store.NoClaim, c.sess.MerchantID, c.live, u, c.sess.UserID, true)
 	p.audit(r.Context(), c, "settings.update", "settings_"+c.mode, err, strings.Join(details, ", "))
 	if err != nil {
 		return p.settingsError(w, r, c, err)
@@ -125,7 +126,7 @@ func (p *Portal) updateSettings(w http.ResponseWriter, r *http.Request, c *reqCt
 // requester (or a key of the same person) is refused.
 func (p *Portal) approveSettingsChange(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	id := r.PathValue("id")
-	_, err := p.cfg.Merchants.ApproveSettingsChange(r.Context(), c.sess.MerchantID, c.live, id, c.sess.UserID)
+	_, err := p.cfg.Merchants.ApproveSettingsChange(r.Context(), store.NoClaim, c.sess.MerchantID, c.live, id, c.sess.UserID)
 	p.audit(r.Context(), c, "settings_change.approve", id, err, "")
 	if err != nil {
 		return p.settingsError(w, r, c, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/portal"
+	"github.com/payd/payd/internal/store"
 )
 
 var (
@@ -30,7 +31,7 @@ func TestSettingsPage(t *testing.T) {
 		ctx := context.Background()
 		mid := e.Merchant.MerchantID
 		threshold := func(live bool) any {
-			st, err := e.Main.Merchants.Settings(ctx, mid, live)
+			st, err := e.Main.Merchants.Settings(ctx, store.NoClaim, mid, live)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +179,7 @@ func TestSettingsPageWindow(t *testing.T) {
 	apptest.ForEachEngine(t, func(t *testing.T, e *apptest.Env) {
 		ctx := context.Background()
 		window := func() int64 {
-			st, err := e.Main.Merchants.Settings(ctx, e.Merchant.MerchantID, false)
+			st, err := e.Main.Merchants.Settings(ctx, store.NoClaim, e.Merchant.MerchantID, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/payd/payd/internal/banking"
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/store"
 )
 
 // WithBanking adds the bank transfer pages (for participant banks) and the
@@ -127,7 +128,7 @@ func (p *Portal) renderTransfer(w http.ResponseWriter, r *http.Request, c *reqCt
 func (p *Portal) reviewTransfer(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	uetr := r.PathValue("uetr")
 	decision, note := r.PostFormValue("decision"), r.PostFormValue("note")
-	t, err := p.banking().Review(r.Context(), c.principal(), uetr, banking.ReviewParams{Decision: decision, Note: note})
+	t, err := p.banking().Review(r.Context(), store.NoClaim, c.principal(), uetr, banking.ReviewParams{Decision: decision, Note: note})
 	p.audit(r.Context(), c, "transfer.review", uetr, err, decision+": "+note)
 	if err != nil {
 		return p.actionError(w, r, c, err, func(v *view) error {

@@ -530,12 +530,7 @@ var ErrOutsideUnit = errors.New("store: a statement outside its request's unit o
 // ErrOutsideUnit instead. The list only shrinks (archtest keeps a copy that
 // may not grow); once it is empty the plain DB joins nothing.
 var contextJoiners = map[string]bool{
-	"internal/banking": true, "internal/callbacks": true,
-	"internal/disputes": true, "internal/events": true, "internal/jobs": true,
-	"internal/ledger": true, "internal/merchants": true, "internal/payouts": true,
-	"internal/providers/live": true, "internal/providers/sandbox": true, "internal/providers/sim": true,
-	"internal/reconciliation": true, "internal/reports": true, "internal/requestlog": true,
-	"internal/retention": true,
+	"internal/merchants": true,
 }
 
 // ctxUnit is the unit a statement on db with ctx joins because its caller
