@@ -306,13 +306,19 @@ func (s *seeder) statements(from, to int) []string {
 			UNION ALL
 			SELECT i, 1, 'whdel_' || s2, at2`+from_+`
 		) a ORDER BY i, n`,
+		// In the primary key's order: a key's position in that B-tree is
+		// as good as random by time (merchant, then key text), and
+		// inserting in its order halved this statement's time on both
+		// engines. The table's rows are the same; only their order on disk
+		// is the key's rather than time's.
 		`INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash, state,
 			status_code, content_type, body, locked_until, created_at)
 		SELECT merchant_id, FALSE, principal_id, 'seed-' || i || '-create', 'POST', '/v1/payment_intents', `+hash+`, 'done',
 			201, 'application/json', `+blob(created)+`, at, at`+from_+`
 		UNION ALL
 		SELECT merchant_id, FALSE, principal_id, 'seed-' || i || '-confirm', 'POST', '/v1/payment_intents/' || `+piID+` || '/confirm', `+hash+`, 'done',
-			CASE WHEN `+ok+` THEN 200 ELSE 400 END, 'application/json', `+blob("CASE WHEN "+ok+" THEN "+final+" ELSE "+confirmErr+" END")+`, at2, at2`+from_,
+			CASE WHEN `+ok+` THEN 200 ELSE 400 END, 'application/json', `+blob("CASE WHEN "+ok+" THEN "+final+" ELSE "+confirmErr+" END")+`, at2, at2`+from_+`
+		ORDER BY 1, 3, 4`,
 		`INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at)
 		SELECT 'ltx_' || s2, merchant_id, FALSE, 'payment_succeeded', `+piID+`, at2`+from_+` WHERE `+ok+` ORDER BY i`,
 		// Both entries of a posting together and oldest first, as the
