@@ -56,26 +56,9 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		return nil, err
 	}
 	defer cleanup()
-	sms := make([]seedMerchant, cfg.merchants)
-	var hotKey string
-	for k := range sms {
-		c, err := m.Merchants.Create(ctx, merchantParams(k))
-		if err != nil {
-			return nil, fmt.Errorf("merchant %d: %w", k, err)
-		}
-		if k == 0 {
-			hotKey = c.SecretKeys[0]
-		}
-		sms[k].id = c.MerchantID
-		if err := m.DB.QueryRow(ctx, `SELECT id FROM api_keys WHERE merchant_id = ? AND livemode = FALSE AND kind = 'secret' ORDER BY created_at, id LIMIT 1`,
-			c.MerchantID).Scan(&sms[k].principal); err != nil {
-			return nil, fmt.Errorf("merchant %d's key: %w", k, err)
-		}
-		ep, _, err := m.Webhooks().CreateEndpoint(ctx, webhooks.Owner{MerchantID: c.MerchantID}, webhooks.EndpointParams{URL: &sinkURL}, nil)
-		if err != nil {
-			return nil, fmt.Errorf("merchant %d's endpoint: %w", k, err)
-		}
-		sms[k].endpoint = ep.ID
+	sms, hotKey, err := makeMerchants(ctx, m, cfg.merchants, sinkURL)
+	if err != nil {
+		return nil, err
 	}
 	s, err := newSeeder(ctx, m.DB, sms, cfg.cc.Sizes[len(cfg.cc.Sizes)-1])
 	if err != nil {
@@ -144,6 +127,33 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		fmt.Fprintf(cfg.out, "size %d: %d payments, %d bytes, %.0f bytes per payment\n", n, sz.Payments, sz.Bytes, sz.BytesPerPayment)
 	}
 	return rep, nil
+}
+
+// makeMerchants makes n merchants, each with a webhook endpoint at sinkURL,
+// and returns them as the seeder needs them with the first's secret key.
+func makeMerchants(ctx context.Context, m *app.Main, n int, sinkURL string) ([]seedMerchant, string, error) {
+	sms := make([]seedMerchant, n)
+	var hotKey string
+	for k := range sms {
+		c, err := m.Merchants.Create(ctx, merchantParams(k))
+		if err != nil {
+			return nil, "", fmt.Errorf("merchant %d: %w", k, err)
+		}
+		if k == 0 {
+			hotKey = c.SecretKeys[0]
+		}
+		sms[k].id = c.MerchantID
+		if err := m.DB.QueryRow(ctx, `SELECT id FROM api_keys WHERE merchant_id = ? AND livemode = FALSE AND kind = 'secret' ORDER BY created_at, id LIMIT 1`,
+			c.MerchantID).Scan(&sms[k].principal); err != nil {
+			return nil, "", fmt.Errorf("merchant %d's key: %w", k, err)
+		}
+		ep, _, err := m.Webhooks().CreateEndpoint(ctx, webhooks.Owner{MerchantID: c.MerchantID}, webhooks.EndpointParams{URL: &sinkURL}, nil)
+		if err != nil {
+			return nil, "", fmt.Errorf("merchant %d's endpoint: %w", k, err)
+		}
+		sms[k].endpoint = ep.ID
+	}
+	return sms, hotKey, nil
 }
 
 // listLimit is the page size of the measured lists.
