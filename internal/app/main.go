@@ -116,13 +116,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Merchants = merchants.NewService(db, box)
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.Registry.MustRegister(
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "payd_db_commits_total",
-			Help: "Database transactions committed by this process (on SQLite one commit carries a group of units of work)."},
-			func() float64 { c, _ := db.CommitCounts(); return float64(c) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "payd_db_committed_units_total",
-			Help: "Units of work committed by this process (a request's writes, a background job's transaction); divided by payd_db_commits_total, the units per commit."},
-			func() float64 { _, u := db.CommitCounts(); return float64(u) }))
+	m.Registry.MustRegister(newCommitMetrics(db))
 	m.Jobs = jobs.NewRunner(db, m.Logger)
 	m.Uploads = httpx.NewDefaultUploadSlots()
 	m.API = api.NewServer(api.Config{DB: db, Merchants: m.Merchants, Logger: m.Logger, Registry: m.Registry,

@@ -141,15 +141,21 @@ func (roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndDat
 // db was opened, and how many units of work they carried (a request's, a
 // background job's InTx): on SQLite one commit carries every unit of its
 // group (group commit), on PostgreSQL each unit commits alone. A statement
-// run outside a transaction counts as one of each.
+// run outside a transaction counts as one of each. The pair is consistent
+// for every commit it counts: units are never fewer than the units of the
+// commits counted, even while other goroutines commit.
 func (db *DB) CommitCounts() (commits, units int64) {
-	return db.txCommits.Load(), db.unitCommits.Load()
+	// Commits first: countCommit adds a commit's units before the commit,
+	// so every commit read here has its units in the later read.
+	commits = db.txCommits.Load()
+	return commits, db.unitCommits.Load()
 }
 
-// countCommit records one database commit carrying units units of work.
+// countCommit records one database commit carrying units units of work:
+// the units first (CommitCounts relies on that order).
 func (db *DB) countCommit(units int) {
-	db.txCommits.Add(1)
 	db.unitCommits.Add(int64(units))
+	db.txCommits.Add(1)
 }
 
 func (db *DB) committed(ctx context.Context) {

@@ -34,10 +34,14 @@ const crashBDK = "3C1F2E3D4C5B6A798877665544332299"
 // at the gateway per payment, none refused, each intent succeeded once with
 // one credit, and a balanced book.
 //
-// It runs twice per engine: with reconciliation every second, which settles
-// the dead runs' payments before their leases run out (the retries then get
-// the recorded outcome), and with reconciliation every minute, so the
-// retries resume them by asking the gateway again.
+// It runs twice per engine, each time with one settler of the payments a
+// dead run left: reconciliation every second, the POS holding its retry back
+// until reconciliation has recorded the payment (the retry then gets the
+// recorded outcome, asking the gateway nothing); and reconciliation every
+// hour, so the retry resumes the payment by asking the gateway again. (Left
+// to race, either may win: reconciliation asks once the gateway's timeout of
+// 2 s has passed, the retry resumes once the dead run's lease of 3 s has.)
+// Each crashed payment's settler is checked.
 func TestKillBetweenCardAuthorizeAndAnswer(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		for _, settler := range []string{"reconciliation", "retry"} {
@@ -56,6 +60,8 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 		payments, crashes = 12, 2
 	}
 	prov, cl, term, dev, num := liveCardCluster(t, engine, n, settler)
+	holdRetries(t, cl, settler, `SELECT COUNT(*) FROM terminal_payments WHERE idempotency_key = ? AND status = 'authorizing'`,
+		func(key string) string { return key })
 
 	every := max(payments/(crashes+1), 1)
 	var restarting sync.WaitGroup
@@ -105,12 +111,7 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 	if prov.crashes != crashes {
 		t.Errorf("%d crashes, want %d", prov.crashes, crashes)
 	}
-	if settler == "retry" && len(k.replayed) == 0 {
-		t.Error("no retry resumed a crashed payment by asking the gateway again under its key")
-	}
-	if settler == "reconciliation" && len(k.asked) == 0 {
-		t.Error("reconciliation asked the gateway about no payment")
-	}
+	prov.checkSettlers(t, "cards", settler)
 	if strings.Contains(cl.f.Logs(), "4242424242424242") {
 		t.Error("the card number is in a payd log")
 	}
@@ -129,8 +130,8 @@ func cardCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 
 // liveCardCluster starts n payd processes on engine, live on the provider
 // simulator's wallet_a rail with the crash tests' P2PE key, reconciling every
-// second (settler "reconciliation") or every minute (settler "retry", so
-// that retries settle what a dead process left), and registers one live
+// second (settler "reconciliation") or every hour (settler "retry", so
+// that only retries settle what a dead process left), and registers one live
 // countertop terminal: the set-up the card crash tests share.
 func liveCardCluster(t *testing.T, engine storetest.Engine, n int, settler string) (*provider, *cluster, string, *simulator.Device, string) {
 	keys := filepath.Join(t.TempDir(), "p2pe.json")
@@ -141,7 +142,7 @@ func liveCardCluster(t *testing.T, engine storetest.Engine, n int, settler strin
 	f := &keyedload.Fleet{}
 	callbacks, _ := front(t, f)
 	cl := startClusterOn(t, engine, n, f, "PAYD_IDEMPOTENCY_LEASE=3s", "PAYD_PUBLIC_URL="+callbacks,
-		"PAYD_P2PE_KEYS="+keys, "PAYD_RECONCILE_INTERVAL="+map[string]string{"reconciliation": "1s", "retry": "1m"}[settler])
+		"PAYD_P2PE_KEYS="+keys, "PAYD_RECONCILE_INTERVAL="+map[string]string{"reconciliation": "1s", "retry": "1h"}[settler])
 	goLive(t, cl, prov, "wallet_a")
 	term, dev := liveTerminal(t, cl)
 	num, _ := money.Numeric("DJF")
@@ -177,6 +178,60 @@ func liveTerminal(t *testing.T, cl *cluster) (string, *simulator.Device) {
 	return term.ID, dev
 }
 
+// holdRetries makes the cluster's client, with settler "reconciliation",
+// hold back the retry of a request whose process was killed until
+// reconciliation has recorded what the dead run left open: until open, a
+// COUNT query of one argument, the object of the request's key (object
+// maps the key), counts nothing. Reconciliation is then the only settler
+// (the dead run is gone, the retry waits), whoever would win a race. With
+// settler "retry" the client retries at once.
+func holdRetries(t *testing.T, cl *cluster, settler, open string, object func(key string) string) {
+	if settler != "reconciliation" {
+		return
+	}
+	db := cl.db(t)
+	cl.c.BeforeResend = func(key string) {
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			var n int
+			if err := db.QueryRow(t.Context(), open, object(key)).Scan(&n); err != nil {
+				t.Errorf("retry of %s: %v", key, err)
+				return
+			}
+			if n == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("reconciliation left what the request %s started open for 60 s", key)
+				return
+			}
+		}
+	}
+}
+
+// checkSettlers checks who settled each request of kind (cards or
+// captures) that payd died waiting for, by its gateway key
+// <tpay_id>:authorize or <tpay_id>:capture: with settler "reconciliation",
+// reconciliation asked the gateway about the payment's reference and the
+// retry sent nothing again; with "retry", the retry sent the request again
+// under its key (the gateway replayed its answer). The caller holds p.mu.
+func (p *provider) checkSettlers(t *testing.T, kind, settler string) {
+	t.Helper()
+	if len(p.crashed) == 0 {
+		t.Error("no request crashed")
+	}
+	k := p.kinds[kind]
+	for _, key := range p.crashed {
+		ref, _, _ := strings.Cut(key, ":")
+		switch asked, replayed := p.kinds["cards"].asked[ref], k.replayed[key]; {
+		case settler == "reconciliation" && (asked == 0 || replayed != 0):
+			t.Errorf("%s: reconciliation asked the gateway about %s %d times and the retry sent it again %d times, want at least once and never",
+				key, ref, asked, replayed)
+		case settler == "retry" && replayed == 0:
+			t.Errorf("%s: no retry resumed it by sending it again under its key", key)
+		}
+	}
+}
+
 // TestKillBetweenCardCaptureAndAnswer: live card-present payments taken
 // with capture_method manual (held at the simulator's card gateway), then
 // captured in part, each capture retried with its key until answered,
@@ -187,7 +242,8 @@ func liveTerminal(t *testing.T, cl *cluster) (string, *simulator.Device) {
 // by reconciliation, which asked the gateway by reference: one capture at
 // the gateway per payment, none refused, each intent succeeded once with
 // one credit of the captured amount, and a balanced book. Twice per engine,
-// as TestKillBetweenCardAuthorizeAndAnswer.
+// each time with one settler of the crashed captures, as
+// TestKillBetweenCardAuthorizeAndAnswer.
 func TestKillBetweenCardCaptureAndAnswer(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		for _, settler := range []string{"reconciliation", "retry"} {
@@ -233,6 +289,13 @@ func captureCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 		intents[key], ids[i] = in.ID, in.ID
 	}
 
+	capturing := map[string]string{} // capture key → intent id
+	for i, id := range ids {
+		capturing[fmt.Sprintf("capture-%d", i)] = id
+	}
+	holdRetries(t, cl, settler, `SELECT COUNT(*) FROM payment_intent_settlements WHERE payment_intent_id = ?`,
+		func(key string) string { return capturing[key] })
+
 	every := max(payments/(crashes+1), 1)
 	var restarting sync.WaitGroup
 	prov.mu.Lock()
@@ -270,12 +333,7 @@ func captureCrashRun(t *testing.T, engine storetest.Engine, settler string) {
 	if prov.crashes != crashes {
 		t.Errorf("%d crashes, want %d", prov.crashes, crashes)
 	}
-	if settler == "retry" && len(k.replayed) == 0 {
-		t.Error("no retry resumed a crashed capture by sending it again under its key")
-	}
-	if settler == "reconciliation" && len(prov.kinds["cards"].asked) == 0 {
-		t.Error("reconciliation asked the gateway about no authorisation")
-	}
+	prov.checkSettlers(t, "captures", settler)
 	db := cl.db(t)
 	keyedload.CheckAnswers(t, db, cl.c)
 	keyedload.CheckEffects(t, db, keyedload.Workload{Intents: payments}, &keyedload.Result{Intents: intents, Payouts: map[string]string{}})

@@ -60,6 +60,11 @@ type Client struct {
 	// FiveBackoff is the pause before a request answered 5xx is sent again
 	// (10 ms).
 	FiveBackoff time.Duration
+	// BeforeResend, when set, is called with a request's key before the
+	// request is sent again after a send that got no answer (its process
+	// was killed): a test holds the retry back with it, for example until
+	// something else has settled what the dead process left.
+	BeforeResend func(key string)
 
 	mu       sync.Mutex
 	requests map[string]sent
@@ -137,6 +142,9 @@ func (c *Client) Post(key, path string, body any) (Answer, bool) {
 		case err != nil:
 			c.Dropped.Add(1) // the process died (or was never up): another one
 			time.Sleep(5 * time.Millisecond)
+			if c.BeforeResend != nil {
+				c.BeforeResend(key)
+			}
 			continue
 		case a.Status >= 500:
 			c.Fives.Add(1)
