@@ -10,6 +10,7 @@ import (
 	"github.com/payd/payd/internal/api"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil"
 )
 
 // TestPanicPastRecoveryPointFreesItsKey: a handler that panics after its
@@ -90,12 +91,7 @@ func TestStatementOutsideItsUnitAnswers500(t *testing.T) {
 					reqID == "" || !strings.Contains(w.Body.String(), reqID) {
 					t.Fatalf("answered %d %s (Request-Id %q); want 500 api_error naming the request, without the cause", w.Code, w.Body, reqID)
 				}
-				logged := false
-				for _, line := range strings.Split(logs.String(), "\n") {
-					logged = logged || strings.Contains(line, "level=ERROR") && strings.Contains(line, "request_id="+reqID) &&
-						strings.Contains(line, store.ErrOutsideUnit.Error())
-				}
-				if !logged {
+				if !testutil.LogHasLine(logs.String(), "level=ERROR", "request_id="+reqID, store.ErrOutsideUnit.Error()) {
 					t.Fatalf("no error line with request_id=%s names ErrOutsideUnit; log:\n%s", reqID, logs)
 				}
 				if n := storetest.Count(t, db, "SELECT COUNT(*) FROM instance_facts WHERE name IN ('"+fact+"', 'outside write')"); n != 0 {

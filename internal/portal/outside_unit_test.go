@@ -16,6 +16,7 @@ import (
 	"github.com/payd/payd/internal/secretbox"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil"
 )
 
 // syncBuffer is a log sink safe for the server's goroutines.
@@ -96,12 +97,7 @@ func TestOnceOutsideItsUnitAnswers500(t *testing.T) {
 			strings.Contains(w.Body.String(), "unit of work") {
 			t.Fatalf("answered %d %s (Request-Id %q); want 500 naming the request, without the cause", w.Code, w.Body, reqID)
 		}
-		logged := false
-		for _, line := range strings.Split(logs.String(), "\n") {
-			logged = logged || strings.Contains(line, "level=ERROR") && strings.Contains(line, "request_id="+reqID) &&
-				strings.Contains(line, store.ErrOutsideUnit.Error())
-		}
-		if !logged {
+		if !testutil.LogHasLine(logs.String(), "level=ERROR", "request_id="+reqID, store.ErrOutsideUnit.Error()) {
 			t.Fatalf("no error line with request_id=%s names ErrOutsideUnit; log:\n%s", reqID, logs)
 		}
 		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM instance_facts WHERE name = 'portal outside'"); n != 0 {

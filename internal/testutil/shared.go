@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -84,4 +85,20 @@ func Tool(tb testing.TB, debianPackage string, names ...string) string {
 	}
 	tb.Skipf("%s not installed (apt-get install -y %s): test skipped", names[0], debianPackage)
 	return ""
+}
+
+// LogHasLine reports whether one line of logs holds every part (a level, a
+// request id, an error's text): a test's check that something was logged
+// together, not in separate lines.
+func LogHasLine(logs string, parts ...string) bool {
+	for _, line := range strings.Split(logs, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
