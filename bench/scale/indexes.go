@@ -27,14 +27,7 @@ type index struct {
 // constraint (SQLite's autoindexes, PostgreSQL's constraint indexes),
 // sorted by name. With no tables, those of every table.
 func secondaryIndexes(ctx context.Context, db *store.DB, tables ...string) ([]index, error) {
-	q := "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
-	if db.Engine().Name() == "postgres" {
-		q = `SELECT i.relname, t.relname, pg_get_indexdef(i.oid) FROM pg_index x
-			JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
-			JOIN pg_namespace ns ON ns.oid = t.relnamespace
-			WHERE ns.nspname = current_schema() AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)`
-	}
-	rows, err := db.Query(ctx, q)
+	rows, err := db.Query(ctx, db.Engine().IndexesQuery())
 	if err != nil {
 		return nil, err
 	}
@@ -85,10 +78,8 @@ func dropIndexes(ctx context.Context, db *store.DB, ixs []index) error {
 // sorts are in memory already (payd opens it with temp_store=MEMORY).
 func createIndexes(ctx context.Context, db *store.DB, ixs []index) error {
 	return db.InTx(ctx, func(tx *store.Tx) error {
-		if tx.Dialect() == store.Postgres {
-			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '256MB'"); err != nil {
-				return err
-			}
+		if err := tx.Engine().BulkIndexBuild(ctx, tx); err != nil {
+			return err
 		}
 		for _, ix := range ixs {
 			if _, err := tx.Exec(ctx, ix.def); err != nil {
@@ -104,12 +95,11 @@ func createIndexes(ctx context.Context, db *store.DB, ixs []index) error {
 // has none to drop: its foreign keys are part of the table's definition,
 // and checking one is a lookup in the parent's primary key, in process.
 func foreignKeys(ctx context.Context, db *store.DB, tables ...string) ([]index, error) {
-	if db.Engine().Name() != "postgres" {
+	q := db.Engine().ForeignKeysQuery()
+	if q == "" {
 		return nil, nil
 	}
-	rows, err := db.Query(ctx, `SELECT c.conname, t.relname, pg_get_constraintdef(c.oid) FROM pg_constraint c
-		JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace ns ON ns.oid = t.relnamespace
-		WHERE c.contype = 'f' AND ns.nspname = current_schema()`)
+	rows, err := db.Query(ctx, q)
 	if err != nil {
 		return nil, err
 	}

@@ -115,14 +115,7 @@ func TestSeedKeepsSchema(t *testing.T) {
 // constraints (pg_get_constraintdef), each with its table.
 func schemaOf(ctx context.Context, t *testing.T, db *store.DB) []string {
 	t.Helper()
-	q := "SELECT type || ' ' || name || ' ON ' || tbl_name || ': ' || COALESCE(sql, '') FROM sqlite_master"
-	if db.Engine().Name() == "postgres" {
-		q = `SELECT 'index ' || indexname || ' ON ' || tablename || ': ' || indexdef FROM pg_indexes WHERE schemaname = current_schema()
-			UNION ALL
-			SELECT 'constraint ' || c.conname || ' ON ' || r.relname || ': ' || pg_get_constraintdef(c.oid) FROM pg_constraint c
-			JOIN pg_class r ON r.oid = c.conrelid JOIN pg_namespace ns ON ns.oid = r.relnamespace WHERE ns.nspname = current_schema()`
-	}
-	rows, err := db.Query(ctx, q)
+	rows, err := db.Query(ctx, db.Engine().SchemaQuery())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,31 +350,14 @@ func insertTable(q string) (string, bool) {
 	return strings.Fields(after)[0], true
 }
 
-// seedingSession sets what a bulk load wants for the rest of tx, and
-// returns what sets it back before tx commits. On PostgreSQL the commit
-// does not wait for the WAL's flush (SET LOCAL synchronous_commit = off:
-// a crash could lose the last seeded chunk, which a bench reseeds anyway);
-// the transaction's end undoes it. On SQLite, whose connection outlives the
-// transaction, the page cache grows to 256 MiB (from 2 MiB) so that the
-// primary keys' B-trees stay in memory while rows go in, and restore puts
-// it back. (SQLite's WAL mode commits without an fsync at payd's
-// synchronous=NORMAL, and a seed commits once per chunk, so neither the
-// journal nor synchronous is worth changing; the journal mode could not be
-// changed with payd's other connections open anyway.)
+// seedingSession sets what a bulk load wants for the rest of tx
+// (store.Engine.BulkLoad: on PostgreSQL a commit that does not wait for the
+// WAL's flush, which could lose the last seeded chunk in a crash that a
+// bench reseeds anyway; on SQLite a larger page cache) and returns what
+// sets it back before tx commits. (SQLite's WAL mode commits without an
+// fsync at payd's synchronous=NORMAL, and a seed commits once per chunk,
+// so neither the journal nor synchronous is worth changing; the journal
+// mode could not be changed with payd's other connections open anyway.)
 func seedingSession(ctx context.Context, tx *store.Tx) (restore func() error, err error) {
-	if tx.Dialect() == store.Postgres {
-		_, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off")
-		return func() error { return nil }, err
-	}
-	var was int64
-	if err := tx.QueryRow(ctx, "PRAGMA cache_size").Scan(&was); err != nil {
-		return nil, err
-	}
-	if _, err := tx.Exec(ctx, "PRAGMA cache_size = -262144"); err != nil {
-		return nil, err
-	}
-	return func() error {
-		_, err := tx.Exec(ctx, fmt.Sprintf("PRAGMA cache_size = %d", was))
-		return err
-	}, nil
+	return tx.Engine().BulkLoad(ctx, tx)
 }

@@ -66,6 +66,41 @@ type Engine interface {
 	// holds (PostgreSQL: the current schema's tables with their indexes and
 	// TOAST; SQLite: the pages in use), for measurements such as bench/scale.
 	SizeQuery() string
+
+	// IndexesQuery is a query answering (name, table, definition) for each
+	// index of the current schema that DROP INDEX can drop (made by CREATE
+	// INDEX, not behind a primary key or UNIQUE constraint), the definition
+	// being the statement that makes it again as the engine keeps it
+	// (SQLite: sqlite_master.sql; PostgreSQL: pg_get_indexdef). For bulk
+	// loads that build indexes after the rows, as a restore does.
+	IndexesQuery() string
+
+	// ForeignKeysQuery is a query answering (name, table, definition) for
+	// each foreign key of the current schema that ALTER TABLE can drop and
+	// add again (PostgreSQL: pg_get_constraintdef), or "" where foreign
+	// keys are part of a table's definition and cost a lookup in process
+	// (SQLite): nothing to drop.
+	ForeignKeysQuery() string
+
+	// SchemaQuery is a query answering one text per index and constraint of
+	// the current schema, each with its table and definition (on SQLite
+	// every sqlite_master row): two databases with the same answer (sorted)
+	// have the same keys and indexes.
+	SchemaQuery() string
+
+	// BulkLoad sets what a bulk load of rows wants for the rest of tx and
+	// returns what sets it back before tx commits: on PostgreSQL a commit
+	// that does not wait for the WAL's flush (SET LOCAL, undone by the
+	// transaction's end); on SQLite, whose connection outlives the
+	// transaction, a 256 MiB page cache (primary keys' B-trees stay in
+	// memory while rows go in), put back by restore.
+	BulkLoad(ctx context.Context, tx *Tx) (restore func() error, err error)
+
+	// BulkIndexBuild sets what building indexes over many rows wants for
+	// the rest of tx: on PostgreSQL a sort in memory rather than in
+	// temporary files (maintenance_work_mem 256 MB, SET LOCAL); SQLite's
+	// sorts are in memory already (payd opens it with temp_store=MEMORY).
+	BulkIndexBuild(ctx context.Context, tx *Tx) error
 }
 
 // Engine returns the engine db runs on.
@@ -261,6 +296,66 @@ func (tx *Tx) CheapRandomReads(ctx context.Context) (bool, error) {
 	}
 	_, err := tx.Exec(ctx, "SET LOCAL random_page_cost = 1.1")
 	return err == nil, err
+}
+
+// IndexesQuery implements Engine.
+func (d Dialect) IndexesQuery() string {
+	if d == Postgres {
+		return `SELECT i.relname, t.relname, pg_get_indexdef(i.oid) FROM pg_index x
+			JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+			JOIN pg_namespace ns ON ns.oid = t.relnamespace
+			WHERE ns.nspname = current_schema() AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)`
+	}
+	return "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+}
+
+// ForeignKeysQuery implements Engine.
+func (d Dialect) ForeignKeysQuery() string {
+	if d == Postgres {
+		return `SELECT c.conname, t.relname, pg_get_constraintdef(c.oid) FROM pg_constraint c
+			JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace ns ON ns.oid = t.relnamespace
+			WHERE c.contype = 'f' AND ns.nspname = current_schema()`
+	}
+	return ""
+}
+
+// SchemaQuery implements Engine.
+func (d Dialect) SchemaQuery() string {
+	if d == Postgres {
+		return `SELECT 'index ' || indexname || ' ON ' || tablename || ': ' || indexdef FROM pg_indexes WHERE schemaname = current_schema()
+			UNION ALL
+			SELECT 'constraint ' || c.conname || ' ON ' || r.relname || ': ' || pg_get_constraintdef(c.oid) FROM pg_constraint c
+			JOIN pg_class r ON r.oid = c.conrelid JOIN pg_namespace ns ON ns.oid = r.relnamespace WHERE ns.nspname = current_schema()`
+	}
+	return "SELECT type || ' ' || name || ' ON ' || tbl_name || ': ' || COALESCE(sql, '') FROM sqlite_master"
+}
+
+// BulkLoad implements Engine.
+func (d Dialect) BulkLoad(ctx context.Context, tx *Tx) (restore func() error, err error) {
+	if d == Postgres {
+		_, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = off")
+		return func() error { return nil }, err
+	}
+	var was int64
+	if err := tx.QueryRow(ctx, "PRAGMA cache_size").Scan(&was); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, "PRAGMA cache_size = -262144"); err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, err := tx.Exec(ctx, fmt.Sprintf("PRAGMA cache_size = %d", was))
+		return err
+	}, nil
+}
+
+// BulkIndexBuild implements Engine.
+func (d Dialect) BulkIndexBuild(ctx context.Context, tx *Tx) error {
+	if d == Postgres {
+		_, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '256MB'")
+		return err
+	}
+	return nil
 }
 
 // SizeQuery implements Engine.
