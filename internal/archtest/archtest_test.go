@@ -326,9 +326,7 @@ func checkContextValues(files []pkgFile) []string {
 // through the context, see store.Work): the store's list may hold only
 // these, and an entry the store no longer lists must go from here too. The
 // list only shrinks; a package converted to the explicit Work leaves both.
-var contextJoinersAllowed = map[string]bool{
-	"internal/merchants": true,
-}
+var contextJoinersAllowed = map[string]bool{}
 
 // checkContextJoiners reports a package the store lets join a unit through
 // the context (contextJoiners in internal/store/unit.go) that the ratchet

@@ -36,8 +36,14 @@ var (
 type Querier interface {
 	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
 	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
+	RowQuerier
 	Dialect() Dialect
+}
+
+// A RowQuerier reads one row: what a lookup passed down through a package
+// that names no store type needs (a provider rail's, providers.Reader).
+type RowQuerier interface {
+	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // DB is an open database of either engine.

@@ -529,9 +529,7 @@ var ErrOutsideUnit = errors.New("store: a statement outside its request's unit o
 // statement did before Work. Any other package's statement fails with
 // ErrOutsideUnit instead. The list only shrinks (archtest keeps a copy that
 // may not grow); once it is empty the plain DB joins nothing.
-var contextJoiners = map[string]bool{
-	"internal/merchants": true,
-}
+var contextJoiners = map[string]bool{}
 
 // ctxUnit is the unit a statement on db with ctx joins because its caller
 // still finds the request's unit through the context (contextJoiners), or
