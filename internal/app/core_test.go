@@ -166,7 +166,7 @@ func TestModeAndMerchantIsolation(t *testing.T) {
 		if len(bal.Balances) != 1 || bal.Balances[0].Available != 5000 {
 			t.Fatalf("own balance %+v", bal)
 		}
-		cfg, err := e.Main.Merchants.ProviderConnection(ctx, e.Merchant.MerchantID, "bank_a")
+		cfg, err := e.Main.Merchants.ProviderConnection(ctx, e.Main.DB, e.Merchant.MerchantID, "bank_a")
 		if err != nil || cfg.APIKey != "prov-secret-123" {
 			t.Fatalf("provider config round trip: %+v %v", cfg, err)
 		}

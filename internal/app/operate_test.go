@@ -59,7 +59,7 @@ func TestSecretsKeyFileBesideSQLite(t *testing.T) {
 	if err := again.Open(ctx); err != nil {
 		t.Fatalf("second process: %v", err)
 	}
-	if got, err := again.Merchants.ProviderConnection(ctx, c.MerchantID, "bank_a"); err != nil || got.APIKey != "api-key-value" {
+	if got, err := again.Merchants.ProviderConnection(ctx, again.DB, c.MerchantID, "bank_a"); err != nil || got.APIKey != "api-key-value" {
 		t.Fatalf("second process cannot open the sealed credentials: %+v %v", got, err)
 	}
 	again.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/payd/payd/internal/providers/live"
 	"github.com/payd/payd/internal/providers/protocol"
 	"github.com/payd/payd/internal/reconciliation"
+	"github.com/payd/payd/internal/store"
 )
 
 // providersWiring is one Main's live provider side.
@@ -41,9 +42,15 @@ func (m *Main) LiveProviders() *live.Connections {
 	return m.providersW.conns
 }
 
-// liveConnection reads a merchant's sealed provider connection.
-func (m *Main) liveConnection(ctx context.Context, merchantID, provider string) (live.Connection, error) {
-	cfg, err := m.Merchants.ProviderConnection(ctx, merchantID, provider)
+// liveConnection reads a merchant's sealed provider connection through rd
+// (the store.Work of the request asking for a rail), or on its own when rd
+// is nil.
+func (m *Main) liveConnection(ctx context.Context, rd providers.Reader, merchantID, provider string) (live.Connection, error) {
+	var q store.RowQuerier = m.DB
+	if rd != nil {
+		q = rd
+	}
+	cfg, err := m.Merchants.ProviderConnection(ctx, q, merchantID, provider)
 	if err != nil {
 		return live.Connection{}, err
 	}

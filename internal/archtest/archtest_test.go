@@ -321,64 +321,6 @@ func checkContextValues(files []pkgFile) []string {
 	return bad
 }
 
-// contextJoinersAllowed is the ratchet over the store's contextJoiners (the
-// packages whose request operations still reach the request's unit of work
-// through the context, see store.Work): the store's list may hold only
-// these, and an entry the store no longer lists must go from here too. The
-// list only shrinks; a package converted to the explicit Work leaves both.
-var contextJoinersAllowed = map[string]bool{
-	"internal/merchants": true,
-}
-
-// checkContextJoiners reports a package the store lets join a unit through
-// the context (contextJoiners in internal/store/unit.go) that the ratchet
-// does not allow, and an allowed one the store no longer lists.
-func checkContextJoiners(files []pkgFile) []string {
-	var bad []string
-	found := false
-	listed := map[string]bool{}
-	for _, f := range files {
-		if f.dir != "internal/store" || f.test {
-			continue
-		}
-		ast.Inspect(f.file, func(n ast.Node) bool {
-			vs, ok := n.(*ast.ValueSpec)
-			if !ok || len(vs.Names) != 1 || vs.Names[0].Name != "contextJoiners" || len(vs.Values) != 1 {
-				return true
-			}
-			found = true
-			lit, ok := vs.Values[0].(*ast.CompositeLit)
-			if !ok {
-				bad = append(bad, "internal/store: contextJoiners is not a map literal")
-				return false
-			}
-			for _, e := range lit.Elts {
-				if kv, ok := e.(*ast.KeyValueExpr); ok {
-					if k, ok := kv.Key.(*ast.BasicLit); ok && k.Kind == token.STRING {
-						name, _ := strconv.Unquote(k.Value)
-						listed[name] = true
-					}
-				}
-			}
-			return false
-		})
-	}
-	if !found {
-		return []string{"internal/store: no contextJoiners found (remove contextJoinersAllowed with it once it is empty)"}
-	}
-	for name := range listed {
-		if !contextJoinersAllowed[name] {
-			bad = append(bad, fmt.Sprintf("internal/store: contextJoiners lists %s, which may not join a unit through the context: take the request's store.Work (DB.Within(claim))", name))
-		}
-	}
-	for name := range contextJoinersAllowed {
-		if !listed[name] {
-			bad = append(bad, fmt.Sprintf("%s no longer joins a unit through the context: remove it from contextJoinersAllowed", name))
-		}
-	}
-	return bad
-}
-
 // checkEngineBranches reports, in every file (tests too) outside the store
 // package itself, a comparison or a switch on which engine runs: the
 // engine's flags and named operations (store.Engine) say what differs.
@@ -503,7 +445,6 @@ func TestStructure(t *testing.T) {
 		{"idempotency", checkIdempotency},
 		{"engine branches", checkEngineBranches},
 		{"context values", checkContextValues},
-		{"units through the context", checkContextJoiners},
 		{"init in app", checkAppInit},
 		{"allow-lists", checkAllowLists},
 	} {
@@ -573,8 +514,6 @@ func f() {
 	_, _ = db.NewUnit(ctx, store.UnitHooks{})
 	_ = ctx.Value(loggerKey{})
 }`), 3},
-		{"contextJoiners beyond the ratchet", checkContextJoiners, parse("internal/store", "unit.go", `package store
-var contextJoiners = map[string]bool{"internal/payments": true}`), 1 + len(contextJoinersAllowed)},
 		{"init in app", checkAppInit, parse("internal/app", "wire_new.go", `package app
 func init() {}`), 1},
 	} {

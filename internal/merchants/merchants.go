@@ -296,10 +296,12 @@ func (s *Service) ConnectProvider(ctx context.Context, merchantID, provider stri
 	})
 }
 
-// ProviderConnection returns a live provider's configuration, unsealed.
-func (s *Service) ProviderConnection(ctx context.Context, merchantID, provider string) (ProviderConfig, error) {
+// ProviderConnection returns a live provider's configuration, unsealed,
+// read through rd: the store.Work of the request that asks for the
+// provider's rail (its unit of work may be open), or the database.
+func (s *Service) ProviderConnection(ctx context.Context, rd store.RowQuerier, merchantID, provider string) (ProviderConfig, error) {
 	var sealed string
-	err := s.db.QueryRow(ctx, "SELECT config FROM provider_connections WHERE merchant_id = ? AND provider = ?", merchantID, provider).Scan(&sealed)
+	err := rd.QueryRow(ctx, "SELECT config FROM provider_connections WHERE merchant_id = ? AND provider = ?", merchantID, provider).Scan(&sealed)
 	if store.IsNotFound(err) {
 		return ProviderConfig{}, errs.NotFound("provider connection", provider)
 	}

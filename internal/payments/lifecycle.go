@@ -49,7 +49,7 @@ func (s *Service) Cancel(ctx context.Context, cl store.Claim, p auth.Principal, 
 		if !cancellable(r.Status) {
 			return Intent{}, notCancellable(r)
 		}
-		st, err := s.holdSettler(ctx, r)
+		st, err := s.holdSettler(ctx, work, r)
 		if err != nil {
 			return Intent{}, err
 		}
@@ -135,7 +135,7 @@ func (s *Service) Capture(ctx context.Context, cl store.Claim, p auth.Principal,
 			}
 			captured = *amount
 		}
-		st, err := s.holdSettler(ctx, r)
+		st, err := s.holdSettler(ctx, work, r)
 		if err != nil {
 			return Intent{}, err
 		}
@@ -298,7 +298,7 @@ func (s *Service) expireDue(ctx context.Context, status Status, column string, c
 // not answer, the release stays in flight and reconciliation finishes it,
 // and the run goes on with the next intent (canceled false).
 func (s *Service) expireOne(ctx context.Context, r *record, reason *string) (canceled bool, err error) {
-	st, err := s.holdSettler(ctx, r)
+	st, err := s.holdSettler(ctx, s.db, r)
 	if err == nil && st != nil {
 		var out Intent
 		out, err = s.startSettlement(ctx, store.NoClaim, st, r, settlement{op: opVoid, reason: reason})

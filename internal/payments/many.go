@@ -61,7 +61,7 @@ func (s *Service) CreateMany(ctx context.Context, in []NewIntent) ([]Created, er
 	var batch []local
 	ctx = context.WithoutCancel(ctx)
 	for i, n := range in {
-		r, adapter, err := s.prepare(ctx, n.Principal, n.Params)
+		r, adapter, err := s.prepare(ctx, s.db, n.Principal, n.Params)
 		if err != nil {
 			out[i].Err = err
 			continue

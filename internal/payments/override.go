@@ -37,7 +37,7 @@ func (s *Service) OverrideScenario(ctx context.Context, cl store.Claim, p auth.P
 			}
 			return Override{}, err
 		}
-		adapter, err := s.adapterFor(ctx, r)
+		adapter, err := s.adapterFor(ctx, work, r)
 		if err != nil {
 			return Override{}, err
 		}

@@ -54,7 +54,7 @@ func (s *Service) ReconcileIntent(ctx context.Context, id string) (Status, error
 	if !r.Livemode || (r.Status != Processing && r.Status != RequiresAction) {
 		return r.Status, nil
 	}
-	adapter, err := s.adapterFor(ctx, r)
+	adapter, err := s.adapterFor(ctx, s.db, r)
 	if err != nil {
 		return r.Status, err
 	}

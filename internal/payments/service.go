@@ -110,12 +110,12 @@ const maxRaces = 5
 
 // prepare validates a new intent and picks its adapter and sandbox
 // scenario: everything Create does before the provider is involved.
-func (s *Service) prepare(ctx context.Context, p auth.Principal, in CreateParams) (*record, providers.PaymentAdapter, error) {
+func (s *Service) prepare(ctx context.Context, rd providers.Reader, p auth.Principal, in CreateParams) (*record, providers.PaymentAdapter, error) {
 	n, err := validate(in)
 	if err != nil {
 		return nil, nil, err
 	}
-	adapter, err := s.reg.PaymentAdapter(ctx, p.MerchantID, p.Livemode, n.provider)
+	adapter, err := s.reg.PaymentAdapter(ctx, rd, p.MerchantID, p.Livemode, n.provider)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,7 +157,7 @@ func (s *Service) prepare(ctx context.Context, p auth.Principal, in CreateParams
 // (store.NoClaim without one): a remote provider's call commits a recovery
 // point on it first.
 func (s *Service) Create(ctx context.Context, cl store.Claim, p auth.Principal, in CreateParams) (Intent, error) {
-	r, adapter, err := s.prepare(ctx, p, in)
+	r, adapter, err := s.prepare(ctx, s.db.Within(cl), p, in)
 	if err != nil {
 		return Intent{}, err
 	}
@@ -467,9 +467,10 @@ func (s *Service) Get(ctx context.Context, p auth.Principal, id string) (Intent,
 	return r.view(), nil
 }
 
-// adapterFor returns the adapter of an existing intent.
-func (s *Service) adapterFor(ctx context.Context, r *record) (providers.PaymentAdapter, error) {
-	return s.reg.PaymentAdapter(ctx, r.MerchantID, r.Livemode, r.Provider)
+// adapterFor returns the adapter of an existing intent (a live one's
+// connection read through rd, the caller's store.Work).
+func (s *Service) adapterFor(ctx context.Context, rd providers.Reader, r *record) (providers.PaymentAdapter, error) {
+	return s.reg.PaymentAdapter(ctx, rd, r.MerchantID, r.Livemode, r.Provider)
 }
 
 // errNothingToDo stops a step whose intent no longer waits for it; the
@@ -490,7 +491,7 @@ func (s *Service) step(ctx context.Context, cl store.Claim, read func() (*record
 		if err != nil {
 			return nil, providers.Result{}, err
 		}
-		adapter, err := s.adapterFor(ctx, r)
+		adapter, err := s.adapterFor(ctx, work, r)
 		if err != nil {
 			return r, providers.Result{}, err
 		}

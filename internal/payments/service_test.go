@@ -114,7 +114,7 @@ func TestRemoteAdapter(t *testing.T) {
 		ctx := context.Background()
 		e := newEnv(t, db)
 		f := &fakeRemote{delay: 20 * time.Millisecond}
-		e.reg.RegisterLivePayments("bank_a", func(context.Context, string) (providers.PaymentAdapter, error) { return f, nil })
+		e.reg.RegisterLivePayments("bank_a", func(context.Context, providers.Reader, string) (providers.PaymentAdapter, error) { return f, nil })
 		in := CreateParams{AmountMinor: ptr[int64](500), Currency: "DJF", Provider: "bank_a", CustomerMSISDN: ptr("+25377123456"), Scenario: "success"}
 
 		f.initiate = func(p providers.Payment) (providers.Result, error) {

@@ -71,11 +71,11 @@ func errSettling(r *record, op string) error {
 // holdSettler returns the adapter that captures and releases r's held
 // authorisation at its provider, or nil when payd records its capture or
 // release by itself (the sandbox).
-func (s *Service) holdSettler(ctx context.Context, r *record) (providers.AuthorizationSettler, error) {
+func (s *Service) holdSettler(ctx context.Context, rd providers.Reader, r *record) (providers.AuthorizationSettler, error) {
 	if !r.Livemode || r.Status != RequiresCapture {
 		return nil, nil
 	}
-	a, err := s.adapterFor(ctx, r)
+	a, err := s.adapterFor(ctx, rd, r)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (s *Service) resumeSettlement(ctx context.Context, cl store.Claim, merchant
 	if err != nil {
 		return Intent{}, err
 	}
-	st, err := s.holdSettler(ctx, r)
+	st, err := s.holdSettler(ctx, work, r)
 	if err != nil || st == nil {
 		return r.view(), err
 	}
@@ -363,7 +363,7 @@ func (s *Service) ReconcileSettlement(ctx context.Context, id string) (Status, e
 }
 
 func (s *Service) reconcileSettlement(ctx context.Context, r *record) (Status, error) {
-	st, err := s.holdSettler(ctx, r)
+	st, err := s.holdSettler(ctx, s.db, r)
 	if err != nil || st == nil {
 		return r.Status, err
 	}

@@ -31,7 +31,7 @@ func (s *Service) CreateBatch(ctx context.Context, cl store.Claim, pr auth.Princ
 	if err := s.screeningAvailable(pr.Livemode); err != nil {
 		return nil, err
 	}
-	if err := s.checkRails(ctx, pr, req.inputs); err != nil {
+	if err := s.checkRails(ctx, work, pr, req.inputs); err != nil {
 		return nil, err
 	}
 	if req.Variant == VariantItems {
@@ -40,15 +40,16 @@ func (s *Service) CreateBatch(ctx context.Context, cl store.Claim, pr auth.Princ
 	return s.createRowsBatch(ctx, work, pr, req)
 }
 
-// checkRails refuses a batch naming a provider with no rail in this mode.
-func (s *Service) checkRails(ctx context.Context, pr auth.Principal, ins []*payoutInput) error {
+// checkRails refuses a batch naming a provider with no rail in this mode
+// (a live rail's connection read in work).
+func (s *Service) checkRails(ctx context.Context, work store.Work, pr auth.Principal, ins []*payoutInput) error {
 	seen := map[string]bool{}
 	for _, in := range ins {
 		if seen[in.Provider] {
 			continue
 		}
 		seen[in.Provider] = true
-		if _, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, in.Provider); err != nil {
+		if _, err := s.rails.For(ctx, work, pr.MerchantID, pr.Livemode, in.Provider); err != nil {
 			return railUnavailable(in.Provider, err)
 		}
 	}
@@ -295,7 +296,7 @@ func (s *Service) ApproveBatch(ctx context.Context, cl store.Claim, pr auth.Prin
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkRails(ctx, pr, ins); err != nil {
+	if err := s.checkRails(ctx, work, pr, ins); err != nil {
 		return nil, err
 	}
 	scr := s.screenAll(ins) // outside the transaction: rows do not change once stored

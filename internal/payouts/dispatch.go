@@ -290,7 +290,7 @@ func (s *Service) process(ctx context.Context, work store.Work, c *claim) {
 // outlived its lease, or a status check after no answer) is first looked up,
 // and sent again under the same key only when the rail never saw it.
 func (s *Service) call(ctx context.Context, p *Payout) result {
-	a, err := s.rails.For(ctx, p.MerchantID, p.Livemode, p.Provider)
+	a, err := s.rails.For(ctx, s.db, p.MerchantID, p.Livemode, p.Provider)
 	if err != nil {
 		return result{p: p, outcome: providers.PayoutUnknown, retryIn: s.backoff(p)}
 	}

@@ -137,7 +137,7 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 	if err := s.screeningAvailable(pr.Livemode); err != nil {
 		return nil, err
 	}
-	rail, err := s.rails.For(ctx, pr.MerchantID, pr.Livemode, pin.Provider)
+	rail, err := s.rails.For(ctx, work, pr.MerchantID, pr.Livemode, pin.Provider)
 	if err != nil {
 		return nil, railUnavailable(pin.Provider, err)
 	}
@@ -417,7 +417,7 @@ func (s *Service) decide(ctx context.Context, cl store.Claim, pr auth.Principal,
 	}
 	var rail providers.PayoutAdapter
 	if before.BatchID == nil {
-		rail, _ = s.rails.For(ctx, before.MerchantID, before.Livemode, before.Provider)
+		rail, _ = s.rails.For(ctx, work, before.MerchantID, before.Livemode, before.Provider)
 	}
 	var p *Payout
 	var claimID string
@@ -597,7 +597,7 @@ func railUnavailable(provider string, err error) error {
 // lease is how long a claim on p lasts: the rail's longest call plus the
 // configured margin.
 func (s *Service) lease(p *Payout) time.Duration {
-	a, err := s.rails.For(context.Background(), p.MerchantID, p.Livemode, p.Provider)
+	a, err := s.rails.For(context.Background(), s.db, p.MerchantID, p.Livemode, p.Provider)
 	if err != nil {
 		return s.cfg.Lease
 	}

@@ -95,13 +95,14 @@ var ErrPayoutRailUnavailable = errors.New("providers: no payout rail for this pr
 type PayoutRails struct {
 	// Sandbox serves every provider in test mode.
 	Sandbox PayoutAdapter
-	// Live returns the live adapter of a merchant's provider; nil until live
-	// adapters are wired.
-	Live func(ctx context.Context, merchantID, provider string) (PayoutAdapter, error)
+	// Live returns the live adapter of a merchant's provider, reading its
+	// connection through rd; nil until live adapters are wired.
+	Live func(ctx context.Context, rd Reader, merchantID, provider string) (PayoutAdapter, error)
 }
 
 // For returns the adapter that sends a merchant's payouts on provider.
-func (r *PayoutRails) For(ctx context.Context, merchantID string, livemode bool, provider string) (PayoutAdapter, error) {
+// A live rail's connection is read through rd: the caller's store.Work.
+func (r *PayoutRails) For(ctx context.Context, rd Reader, merchantID string, livemode bool, provider string) (PayoutAdapter, error) {
 	if !livemode {
 		if r.Sandbox == nil {
 			return nil, ErrPayoutRailUnavailable
@@ -111,7 +112,7 @@ func (r *PayoutRails) For(ctx context.Context, merchantID string, livemode bool,
 	if r.Live == nil {
 		return nil, ErrPayoutRailUnavailable
 	}
-	a, err := r.Live(ctx, merchantID, provider)
+	a, err := r.Live(ctx, rd, merchantID, provider)
 	if err != nil {
 		return nil, errors.Join(ErrPayoutRailUnavailable, err)
 	}

@@ -6,6 +6,21 @@
 // sandbox or live package.
 package providers
 
+import (
+	"context"
+	"database/sql"
+)
+
+// A Reader reads one row where its caller's statements run. A capability
+// hands a live rail's lookup its request's store.Work (DB.Within(claim)), so
+// that a merchant's provider connection read while the request's unit of
+// work is open is read inside it; a worker hands one of its own
+// (store.NoClaim). This package names no store type: a store.Work and a
+// *store.DB are Readers.
+type Reader interface {
+	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // Provider codes.
 const (
 	BankA   = "bank_a"

@@ -98,13 +98,14 @@ var ErrRefundRailUnavailable = errors.New("providers: no refund rail for this pr
 type RefundRails struct {
 	// Sandbox serves every provider in test mode.
 	Sandbox RefundAdapter
-	// Live returns the live adapter of a merchant's provider; nil until live
-	// adapters are wired.
-	Live func(ctx context.Context, merchantID, provider string) (RefundAdapter, error)
+	// Live returns the live adapter of a merchant's provider, reading its
+	// connection through rd; nil until live adapters are wired.
+	Live func(ctx context.Context, rd Reader, merchantID, provider string) (RefundAdapter, error)
 }
 
 // For returns the adapter that sends a merchant's refunds on provider.
-func (r *RefundRails) For(ctx context.Context, merchantID string, livemode bool, provider string) (RefundAdapter, error) {
+// A live rail's connection is read through rd: the caller's store.Work.
+func (r *RefundRails) For(ctx context.Context, rd Reader, merchantID string, livemode bool, provider string) (RefundAdapter, error) {
 	if !livemode {
 		if r.Sandbox == nil {
 			return nil, ErrRefundRailUnavailable
@@ -114,7 +115,7 @@ func (r *RefundRails) For(ctx context.Context, merchantID string, livemode bool,
 	if r.Live == nil {
 		return nil, ErrRefundRailUnavailable
 	}
-	a, err := r.Live(ctx, merchantID, provider)
+	a, err := r.Live(ctx, rd, merchantID, provider)
 	if err != nil {
 		return nil, errors.Join(ErrRefundRailUnavailable, err)
 	}

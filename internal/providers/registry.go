@@ -8,8 +8,8 @@ import (
 )
 
 // LivePaymentFactory builds a live payment adapter for one merchant (from its
-// provider connection).
-type LivePaymentFactory func(ctx context.Context, merchantID string) (PaymentAdapter, error)
+// provider connection, read through rd: the caller's store.Work).
+type LivePaymentFactory func(ctx context.Context, rd Reader, merchantID string) (PaymentAdapter, error)
 
 // Registry picks the payment adapter for a call by the key's mode: the
 // sandbox for test-mode keys, the registered live adapter for live ones.
@@ -39,8 +39,9 @@ func (r *Registry) RegisterLivePayments(provider string, f LivePaymentFactory) {
 
 // PaymentAdapter returns the adapter for a payment with provider in the
 // given mode. In live mode a provider without a live adapter answers 503
-// provider_unavailable, and so does test mode without a sandbox.
-func (r *Registry) PaymentAdapter(ctx context.Context, merchantID string, livemode bool, provider string) (PaymentAdapter, error) {
+// provider_unavailable, and so does test mode without a sandbox. A live
+// adapter's connection is read through rd: the caller's store.Work.
+func (r *Registry) PaymentAdapter(ctx context.Context, rd Reader, merchantID string, livemode bool, provider string) (PaymentAdapter, error) {
 	r.mu.RLock()
 	sb, f := r.sandbox, r.live[provider]
 	r.mu.RUnlock()
@@ -53,7 +54,7 @@ func (r *Registry) PaymentAdapter(ctx context.Context, merchantID string, livemo
 	if f == nil {
 		return nil, unavailable(provider)
 	}
-	return f(ctx, merchantID)
+	return f(ctx, rd, merchantID)
 }
 
 func unavailable(provider string) *errs.Error {

@@ -206,7 +206,7 @@ func (s *Service) ask(ctx context.Context, r *Refund, resend bool) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.adapter(ctx, r.MerchantID, r.Livemode, r.Provider)
+	a, err := s.adapter(ctx, s.db, r.MerchantID, r.Livemode, r.Provider)
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func (s *Service) Create(ctx context.Context, cl store.Claim, pr auth.Principal,
 	if err != nil {
 		return nil, intentError(err)
 	}
-	adapter, err := s.adapter(ctx, pr.MerchantID, pr.Livemode, target.Provider)
+	adapter, err := s.adapter(ctx, work, pr.MerchantID, pr.Livemode, target.Provider)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (s *Service) Approve(ctx context.Context, cl store.Claim, pr auth.Principal
 	if err != nil {
 		return nil, err
 	}
-	adapter, err := s.adapter(ctx, r.MerchantID, r.Livemode, r.Provider)
+	adapter, err := s.adapter(ctx, work, r.MerchantID, r.Livemode, r.Provider)
 	if err != nil {
 		return nil, err
 	}
@@ -307,9 +307,10 @@ func (s *Service) List(ctx context.Context, pr auth.Principal, f ListParams, pag
 }
 
 // adapter returns the refund adapter of a provider in a mode (503
-// provider_unavailable when none serves it).
-func (s *Service) adapter(ctx context.Context, merchantID string, livemode bool, provider string) (providers.RefundAdapter, error) {
-	a, err := s.rails.For(ctx, merchantID, livemode, provider)
+// provider_unavailable when none serves it); a live rail's connection is
+// read through rd (the request's store.Work).
+func (s *Service) adapter(ctx context.Context, rd providers.Reader, merchantID string, livemode bool, provider string) (providers.RefundAdapter, error) {
+	a, err := s.rails.For(ctx, rd, merchantID, livemode, provider)
 	if err != nil {
 		return nil, &errs.Error{Kind: errs.KindUnavailable, Code: "provider_unavailable",
 			Message: "refunds on " + provider + " are not available in this mode", Err: err}

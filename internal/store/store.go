@@ -36,8 +36,14 @@ var (
 type Querier interface {
 	Exec(ctx context.Context, query string, args ...any) (sql.Result, error)
 	Query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
+	RowQuerier
 	Dialect() Dialect
+}
+
+// A RowQuerier reads one row: what a lookup passed down through a package
+// that names no store type needs (a provider rail's, providers.Reader).
+type RowQuerier interface {
+	QueryRow(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // DB is an open database of either engine.
@@ -368,13 +374,10 @@ func (db *DB) SetClock(clock func() time.Time) { db.clock.Store(&clock) }
 
 // Exec runs a statement outside a transaction. A request's statement runs
 // in its unit of work through Work.Exec; with a context whose request has a
-// unit open, Exec fails with ErrOutsideUnit (or, called from a package that
-// still finds its unit through the context, contextJoiners, joins it).
+// unit open, Exec fails with ErrOutsideUnit.
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if u, err := db.ctxUnit(ctx, true); err != nil {
+	if err := db.outsideUnit(ctx, true); err != nil {
 		return nil, err
-	} else if u != nil {
-		return u.Work().Exec(ctx, q, args...)
 	}
 	if db.writeLock != nil {
 		if err := db.lockWriteClean(ctx); err != nil {
@@ -392,13 +395,10 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 
 // Query runs a query outside a transaction. A request reads its own writes
 // through Work.Query; with a context whose request's unit has a transaction
-// open (which this read would not see), Query fails with ErrOutsideUnit (or
-// joins it, as Exec).
+// open (which this read would not see), Query fails with ErrOutsideUnit.
 func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if u, err := db.ctxUnit(ctx, false); err != nil {
+	if err := db.outsideUnit(ctx, false); err != nil {
 		return nil, err
-	} else if u != nil {
-		return u.Work().Query(ctx, q, args...)
 	}
 	q = db.dialect.Rebind(q)
 	for attempt := 1; ; attempt++ {
@@ -418,13 +418,10 @@ const maxConnTries = 5
 
 // QueryRow runs a single-row query outside a transaction. With a context
 // whose request's unit has a transaction open it panics with ErrOutsideUnit
-// (where Query fails, and joins it where Query does): the caller must read
-// through the request's Work.
+// (where Query fails): the caller must read through the request's Work.
 func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	if u, err := db.ctxUnit(ctx, false); err != nil {
+	if err := db.outsideUnit(ctx, false); err != nil {
 		panic(err)
-	} else if u != nil {
-		return u.Work().QueryRow(ctx, q, args...)
 	}
 	q = db.dialect.Rebind(q)
 	for attempt := 1; ; attempt++ {
@@ -699,14 +696,11 @@ func (tx *Tx) AfterCommit(fn func()) { tx.after = append(tx.after, fn) }
 // A request's writes join its unit of work (see Unit) through Work.InTx
 // instead: fn runs under a savepoint of the unit's one transaction and
 // nothing commits until the unit's owner commits it. InTx itself never
-// joins a unit (but for the packages still listed in contextJoiners): with
-// a context whose request has one open it fails with ErrOutsideUnit rather
-// than commit apart from the request.
+// joins a unit: with a context whose request has one open it fails with
+// ErrOutsideUnit rather than commit apart from the request.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	if u, err := db.ctxUnit(ctx, true); err != nil {
+	if err := db.outsideUnit(ctx, true); err != nil {
 		return err
-	} else if u != nil {
-		return u.Work().InTx(ctx, fn)
 	}
 	var err error
 	for attempt := 0; attempt < 8; attempt++ {

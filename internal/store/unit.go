@@ -4,9 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -523,69 +521,21 @@ func (w Work) openTx() *Tx {
 // it through the request's Work (DB.Within with the request's claim).
 var ErrOutsideUnit = errors.New("store: a statement outside its request's unit of work: run it through the request's store.Work (DB.Within(claim))")
 
-// contextJoiners lists the packages whose request operations still reach
-// the request's unit of work through the context: a statement they run
-// through the plain DB with such a context joins the unit, as every
-// statement did before Work. Any other package's statement fails with
-// ErrOutsideUnit instead. The list only shrinks (archtest keeps a copy that
-// may not grow); once it is empty the plain DB joins nothing.
-var contextJoiners = map[string]bool{
-	"internal/merchants": true,
-}
-
-// ctxUnit is the unit a statement on db with ctx joins because its caller
-// still finds the request's unit through the context (contextJoiners), or
-// ErrOutsideUnit when ctx's request has a unit open on db that the
-// statement would miss: any write (write is true) while the unit is not
-// ended, a read while its transaction is open (which the read would not
-// see). Without such a unit it returns neither: the statement runs alone.
-func (db *DB) ctxUnit(ctx context.Context, write bool) (*Unit, error) {
+// outsideUnit returns ErrOutsideUnit when a statement on db with ctx would
+// run apart from the unit of work ctx's request has open on db: any write
+// (write is true) while the unit is not ended, a read while its
+// transaction is open (which the read would not see). The plain DB joins
+// no unit; without such a unit the statement runs alone.
+func (db *DB) outsideUnit(ctx context.Context, write bool) error {
 	u, _ := ctx.Value(unitKey{}).(*Unit)
 	if u == nil || u.db != db {
-		return nil, nil
+		return nil
 	}
 	u.mu.Lock()
 	open := !u.closed && (write || u.tx != nil)
 	u.mu.Unlock()
-	if !open {
-		return nil, nil
+	if open {
+		return ErrOutsideUnit
 	}
-	if contextJoiners[callerPackage()] {
-		return u, nil
-	}
-	return nil, ErrOutsideUnit
-}
-
-// callerPackage is the package (its path in the module, such as
-// "internal/merchants") of the first caller outside the store package.
-func callerPackage() string {
-	var pcs [16]uintptr
-	n := runtime.Callers(3, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		// A package's external tests count as the package.
-		pkg := strings.TrimSuffix(funcPackage(f.Function), "_test")
-		if pkg != storePackage {
-			return strings.TrimPrefix(pkg, modulePath+"/")
-		}
-		if !more {
-			return ""
-		}
-	}
-}
-
-const (
-	modulePath   = "github.com/payd/payd"
-	storePackage = modulePath + "/internal/store"
-)
-
-// funcPackage is the import path of a function's package, from its full
-// name ("github.com/payd/payd/internal/merchants.(*Service).Get.func1").
-func funcPackage(fn string) string {
-	slash := strings.LastIndexByte(fn, '/')
-	if dot := strings.IndexByte(fn[slash+1:], '.'); dot >= 0 {
-		return fn[:slash+1+dot]
-	}
-	return fn
+	return nil
 }

@@ -29,7 +29,7 @@ type CardGateway struct{ movement }
 // provider_unavailable when wallet_a is not connected for live mode or its
 // breaker is open (nothing is called).
 func (c *Connections) CardGateway(ctx context.Context, merchantID string) (*CardGateway, error) {
-	m, err := c.movement(ctx, merchantID, CardGatewayProvider)
+	m, err := c.movement(ctx, nil, merchantID, CardGatewayProvider)
 	if err != nil {
 		return nil, err
 	}

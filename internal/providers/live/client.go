@@ -47,11 +47,16 @@ type client struct {
 
 // client returns the caller of a merchant's provider.
 func (c *Connections) client(ctx context.Context, merchantID, provider string) (*client, error) {
-	conn, err := c.connection(ctx, merchantID, provider)
+	conn, err := c.connection(ctx, nil, merchantID, provider)
 	if err != nil {
 		return nil, err
 	}
-	return &client{c: c, merchantID: merchantID, provider: provider, conn: conn, rail: c.rail(provider), br: c.breaker(merchantID, provider)}, nil
+	return c.clientOf(conn, merchantID, provider), nil
+}
+
+// clientOf returns the caller of a merchant's provider over conn.
+func (c *Connections) clientOf(conn Connection, merchantID, provider string) *client {
+	return &client{c: c, merchantID: merchantID, provider: provider, conn: conn, rail: c.rail(provider), br: c.breaker(merchantID, provider)}
 }
 
 // request is one protocol call.

@@ -66,7 +66,7 @@ func newConnections(t *testing.T, base string, timeout time.Duration, clk *clock
 		logs = &bytes.Buffer{}
 	}
 	cfg := Config{
-		Lookup: func(ctx context.Context, merchantID, provider string) (Connection, error) {
+		Lookup: func(ctx context.Context, _ providers.Reader, merchantID, provider string) (Connection, error) {
 			if merchantID == "mer_none" {
 				return Connection{}, errs.NotFound("provider connection", provider)
 			}

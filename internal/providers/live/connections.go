@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/payd/payd/internal/errs"
+	"github.com/payd/payd/internal/providers"
 )
 
 // Connection is one merchant's connection to one provider, as configured by
@@ -42,8 +43,10 @@ func (c Connection) GoString() string { return c.String() }
 const DefaultTimeout = 10 * time.Second
 
 // Lookup returns a merchant's connection to a provider (from the sealed
-// provider_connections row); a merchant without one is a not-found error.
-type Lookup func(ctx context.Context, merchantID, provider string) (Connection, error)
+// provider_connections row), read through rd: the store.Work of the request
+// that asks for a rail, or nil outside any request (the lookup then reads
+// on its own). A merchant without one is a not-found error.
+type Lookup func(ctx context.Context, rd providers.Reader, merchantID, provider string) (Connection, error)
 
 // Config configures the live adapters.
 type Config struct {
@@ -119,8 +122,9 @@ func NewConnections(cfg Config) *Connections {
 		breakers: map[connKey]*breaker{}, registered: map[string]time.Time{}, rails: map[string]*rail{}}
 }
 
-// connection returns a merchant's connection, read at most CacheFor ago.
-func (c *Connections) connection(ctx context.Context, merchantID, provider string) (Connection, error) {
+// connection returns a merchant's connection, read (through rd, see Lookup)
+// at most CacheFor ago.
+func (c *Connections) connection(ctx context.Context, rd providers.Reader, merchantID, provider string) (Connection, error) {
 	k := connKey{merchantID, provider}
 	now := c.cfg.Now()
 	c.mu.Lock()
@@ -129,7 +133,7 @@ func (c *Connections) connection(ctx context.Context, merchantID, provider strin
 	if ok && now.Sub(cc.at) < c.cfg.CacheFor {
 		return cc.conn, nil
 	}
-	conn, err := c.cfg.Lookup(ctx, merchantID, provider)
+	conn, err := c.cfg.Lookup(ctx, rd, merchantID, provider)
 	if err != nil {
 		if e := errs.As(err); e != nil && e.Kind == errs.KindNotFound {
 			return Connection{}, &errs.Error{Kind: errs.KindUnavailable, Code: "provider_unavailable",
@@ -150,7 +154,7 @@ func (c *Connections) connection(ctx context.Context, merchantID, provider strin
 // CallbackSecret returns the secret a merchant's callbacks from a provider
 // are signed with.
 func (c *Connections) CallbackSecret(ctx context.Context, merchantID, provider string) (string, error) {
-	conn, err := c.connection(ctx, merchantID, provider)
+	conn, err := c.connection(ctx, nil, merchantID, provider)
 	if err != nil {
 		return "", err
 	}
@@ -160,7 +164,7 @@ func (c *Connections) CallbackSecret(ctx context.Context, merchantID, provider s
 // Timeout returns a merchant's call timeout for a provider (reconciliation
 // waits that long before asking about an unanswered call).
 func (c *Connections) Timeout(ctx context.Context, merchantID, provider string) time.Duration {
-	conn, err := c.connection(ctx, merchantID, provider)
+	conn, err := c.connection(ctx, nil, merchantID, provider)
 	if err != nil {
 		return DefaultTimeout
 	}
@@ -219,13 +223,21 @@ func unavailable(provider, why string) *errs.Error {
 // the provider refuses calls, and an error when it is not connected; the
 // registry's factories call it so a refused create writes nothing.
 func (c *Connections) Ready(ctx context.Context, merchantID, provider string) error {
-	if _, err := c.connection(ctx, merchantID, provider); err != nil {
-		return err
+	_, err := c.ready(ctx, nil, merchantID, provider)
+	return err
+}
+
+// ready is Ready reading the connection through rd (see Lookup); it
+// returns the connection.
+func (c *Connections) ready(ctx context.Context, rd providers.Reader, merchantID, provider string) (Connection, error) {
+	conn, err := c.connection(ctx, rd, merchantID, provider)
+	if err != nil {
+		return Connection{}, err
 	}
 	if !c.breaker(merchantID, provider).ready(c.cfg.Now()) {
-		return unavailable(provider, "its circuit breaker is open after repeated failures")
+		return Connection{}, unavailable(provider, "its circuit breaker is open after repeated failures")
 	}
-	return nil
+	return conn, nil
 }
 
 // secretFingerprint names a callback secret without revealing it.

@@ -18,29 +18,27 @@ type movement struct {
 	c          *Connections
 	merchantID string
 	provider   string
-	timeout    time.Duration
+	// conn is the connection read when the rail was asked for: its calls
+	// read it no more (the caller's request may have its unit of work open
+	// then).
+	conn    Connection
+	timeout time.Duration
 }
 
-// movement returns the merchant's rail at provider: 503 provider_unavailable
-// when it is not connected or its breaker is open.
-func (c *Connections) movement(ctx context.Context, merchantID, provider string) (movement, error) {
-	if err := c.Ready(ctx, merchantID, provider); err != nil {
-		return movement{}, err
-	}
-	conn, err := c.connection(ctx, merchantID, provider)
+// movement returns the merchant's rail at provider, reading its connection
+// through rd (see Lookup): 503 provider_unavailable when it is not
+// connected or its breaker is open.
+func (c *Connections) movement(ctx context.Context, rd providers.Reader, merchantID, provider string) (movement, error) {
+	conn, err := c.ready(ctx, rd, merchantID, provider)
 	if err != nil {
 		return movement{}, err
 	}
-	return movement{c: c, merchantID: merchantID, provider: provider, timeout: conn.Timeout}, nil
+	return movement{c: c, merchantID: merchantID, provider: provider, conn: conn, timeout: conn.Timeout}, nil
 }
 
 // call sends one request to the provider.
 func (m movement) call(ctx context.Context, req request) (response, error) {
-	cl, err := m.c.client(ctx, m.merchantID, m.provider)
-	if err != nil {
-		return response{}, err
-	}
-	return cl.do(ctx, req)
+	return m.c.clientOf(m.conn, m.merchantID, m.provider).do(ctx, req)
 }
 
 // outcomes are the results an answer about a payout or a refund maps to.

@@ -25,8 +25,8 @@ type paymentAdapter struct {
 // provider_unavailable when the merchant has not connected the provider or
 // its breaker is open.
 func (c *Connections) PaymentFactory(provider string) providers.LivePaymentFactory {
-	return func(ctx context.Context, merchantID string) (providers.PaymentAdapter, error) {
-		if err := c.Ready(ctx, merchantID, provider); err != nil {
+	return func(ctx context.Context, rd providers.Reader, merchantID string) (providers.PaymentAdapter, error) {
+		if _, err := c.ready(ctx, rd, merchantID, provider); err != nil {
 			return nil, err
 		}
 		return &paymentAdapter{c: c, provider: provider}, nil

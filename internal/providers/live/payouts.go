@@ -15,10 +15,11 @@ import (
 type payoutAdapter struct{ movement }
 
 // PayoutAdapter returns the live payout rail of a merchant's provider
-// (providers.PayoutRails.Live): 503 provider_unavailable when it is not
-// connected or its breaker is open.
-func (c *Connections) PayoutAdapter(ctx context.Context, merchantID, provider string) (providers.PayoutAdapter, error) {
-	m, err := c.movement(ctx, merchantID, provider)
+// (providers.PayoutRails.Live), reading its connection through rd (see
+// Lookup): 503 provider_unavailable when it is not connected or its breaker
+// is open.
+func (c *Connections) PayoutAdapter(ctx context.Context, rd providers.Reader, merchantID, provider string) (providers.PayoutAdapter, error) {
+	m, err := c.movement(ctx, rd, merchantID, provider)
 	if err != nil {
 		return nil, err
 	}

@@ -14,10 +14,11 @@ import (
 type refundAdapter struct{ movement }
 
 // RefundAdapter returns the live refund rail of a merchant's provider
-// (providers.RefundRails.Live): 503 provider_unavailable when it is not
-// connected or its breaker is open.
-func (c *Connections) RefundAdapter(ctx context.Context, merchantID, provider string) (providers.RefundAdapter, error) {
-	m, err := c.movement(ctx, merchantID, provider)
+// (providers.RefundRails.Live), reading its connection through rd (see
+// Lookup): 503 provider_unavailable when it is not connected or its breaker
+// is open.
+func (c *Connections) RefundAdapter(ctx context.Context, rd providers.Reader, merchantID, provider string) (providers.RefundAdapter, error) {
+	m, err := c.movement(ctx, rd, merchantID, provider)
 	if err != nil {
 		return nil, err
 	}
