@@ -27,7 +27,13 @@ type index struct {
 // constraint (SQLite's autoindexes, PostgreSQL's constraint indexes),
 // sorted by name. With no tables, those of every table.
 func secondaryIndexes(ctx context.Context, db *store.DB, tables ...string) ([]index, error) {
-	rows, err := db.Query(ctx, db.Engine().IndexesQuery())
+	return definitions(ctx, db, db.Engine().IndexesQuery(), tables)
+}
+
+// definitions runs q, a query answering (name, table, definition), and
+// returns its rows of tables (all with none), sorted by name.
+func definitions(ctx context.Context, db *store.DB, q string, tables []string) ([]index, error) {
+	rows, err := db.Query(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -99,23 +105,7 @@ func foreignKeys(ctx context.Context, db *store.DB, tables ...string) ([]index, 
 	if q == "" {
 		return nil, nil
 	}
-	rows, err := db.Query(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []index
-	for rows.Next() {
-		var fk index
-		if err := rows.Scan(&fk.name, &fk.table, &fk.def); err != nil {
-			return nil, err
-		}
-		if len(tables) == 0 || contains(tables, fk.table) {
-			out = append(out, fk)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out, rows.Err()
+	return definitions(ctx, db, q, tables)
 }
 
 // dropForeignKeys drops fks, as pg_restore adds foreign keys after the
