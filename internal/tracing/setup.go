@@ -1,10 +1,11 @@
+//go:build !payd_notracing
+
 package tracing
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -14,20 +15,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
-
-// Enabled reports whether the environment asks for traces: an OTLP endpoint
-// is set (OTEL_EXPORTER_OTLP_ENDPOINT, or the traces-only
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and neither OTEL_SDK_DISABLED=true
-// nor OTEL_TRACES_EXPORTER=none turns the SDK off.
-func Enabled(getenv func(string) string) bool {
-	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
-		return false
-	}
-	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
-		return false
-	}
-	return !strings.EqualFold(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")), "none")
-}
 
 // Setup turns tracing on: spans are batched and sent over OTLP/HTTP
 // (protobuf) to the endpoint the standard variables name. The OpenTelemetry

@@ -34,7 +34,10 @@ import (
 // instrumentation is the name payd's tracer reports as its scope.
 const instrumentation = "github.com/payd/payd"
 
-// active is the tracer in use; nil while tracing is off.
+// active is the tracer in use; nil while tracing is off. Hooks read it only
+// through load (active.go), which a build with the payd_notracing tag
+// replaces by a constant nil (notracing.go), so that every hook compiles to
+// its "off" branch.
 var active atomic.Pointer[tracerState]
 
 type tracerState struct {
@@ -43,7 +46,7 @@ type tracerState struct {
 }
 
 // On reports whether spans are being made.
-func On() bool { return active.Load() != nil }
+func On() bool { return load() != nil }
 
 // Use makes spans with tp from now on (nil turns tracing off) and returns a
 // function that puts back what was in use before. Setup calls it; tests use
@@ -137,7 +140,7 @@ func StartClient(ctx context.Context, name string) (context.Context, Span) {
 }
 
 func start(ctx context.Context, name string, kind trace.SpanKind) (context.Context, Span) {
-	st := active.Load()
+	st := load()
 	if st == nil {
 		return ctx, Span{}
 	}
@@ -148,7 +151,7 @@ func start(ctx context.Context, name string, kind trace.SpanKind) (context.Conte
 // Inject writes ctx's span context into h as a W3C traceparent (and
 // tracestate) header. While tracing is off it writes nothing.
 func Inject(ctx context.Context, h http.Header) {
-	st := active.Load()
+	st := load()
 	if st == nil {
 		return
 	}
@@ -159,7 +162,7 @@ func Inject(ctx context.Context, h http.Header) {
 // caller's trace when the request carries a valid traceparent. Its name is
 // the method until EndServer names it by route.
 func StartServer(ctx context.Context, r *http.Request) (context.Context, Span) {
-	st := active.Load()
+	st := load()
 	if st == nil {
 		return ctx, Span{}
 	}
@@ -262,7 +265,7 @@ func (w *dbWork) end(parent trace.Span) {
 	w.done = true
 	n, rt, op, system, first, last, failed := w.statements, w.roundTrips, w.op, w.system, w.first, w.last, w.failed
 	w.mu.Unlock()
-	st := active.Load()
+	st := load()
 	if n == 0 || st == nil {
 		return
 	}
@@ -294,7 +297,7 @@ func (w *dbWork) end(parent trace.Span) {
 // trip carries (a pipelined batch). EndDB ends it. Under a request's span
 // the statement is counted into the request's one database span instead.
 func StartDB(ctx context.Context, system, sql string, statements int) context.Context {
-	st := active.Load()
+	st := load()
 	if st == nil {
 		return ctx
 	}
@@ -324,7 +327,7 @@ func StartDB(ctx context.Context, system, sql string, statements int) context.Co
 // err is not nil (with the error's class only: a driver's message can quote
 // a value).
 func EndDB(ctx context.Context, err error) {
-	if active.Load() == nil {
+	if load() == nil {
 		return
 	}
 	if w, ok := ctx.Value(dbWorkKey{}).(*dbWork); ok {
@@ -367,7 +370,7 @@ var operations = []string{"SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "BEGIN
 // tracing is off, outside a trace, or when the span is not sampled (a link
 // to a span nobody keeps leads nowhere).
 func Traceparent(ctx context.Context) string {
-	if active.Load() == nil {
+	if load() == nil {
 		return ""
 	}
 	sc := trace.SpanContextFromContext(ctx)
@@ -382,7 +385,7 @@ func Traceparent(ctx context.Context) string {
 // trace of its own, with a link to that request's span. A malformed or
 // empty traceparent makes no link.
 func StartClientLinked(ctx context.Context, name, traceparent string) (context.Context, Span) {
-	st := active.Load()
+	st := load()
 	if st == nil {
 		return ctx, Span{}
 	}

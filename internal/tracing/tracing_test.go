@@ -1,3 +1,5 @@
+//go:build !payd_notracing
+
 package tracing_test
 
 import (
