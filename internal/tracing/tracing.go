@@ -18,6 +18,7 @@ package tracing
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -74,22 +75,32 @@ func (s Span) Recording() bool { return s.s != nil && s.s.IsRecording() }
 // (ids payd issued, enum values) belong here.
 func (s Span) SetString(key, value string) {
 	if s.s != nil {
-		s.s.SetAttributes(attribute.String(key, value))
+		s.set(attribute.String(key, value))
 	}
 }
 
 // SetInt sets an integer attribute.
 func (s Span) SetInt(key string, value int) {
 	if s.s != nil {
-		s.s.SetAttributes(attribute.Int(key, value))
+		s.set(attribute.Int(key, value))
 	}
 }
 
 // SetBool sets a boolean attribute.
 func (s Span) SetBool(key string, value bool) {
 	if s.s != nil {
-		s.s.SetAttributes(attribute.Bool(key, value))
+		s.set(attribute.Bool(key, value))
 	}
+}
+
+// set sets one attribute; a server span's are kept until EndServer sets
+// them all in one call (each call to the SDK's SetAttributes takes the
+// span's lock, may grow its slice and allocates its argument).
+func (s Span) set(kv attribute.KeyValue) {
+	if s.w != nil && s.w.attr(kv) {
+		return
+	}
+	s.s.SetAttributes(kv)
 }
 
 // SetName renames the span (the server span learns its route only once the
@@ -139,12 +150,24 @@ func StartClient(ctx context.Context, name string) (context.Context, Span) {
 	return start(ctx, name, trace.SpanKindClient)
 }
 
+// The start options payd's spans share, made once: a SpanStartOption built
+// per span is an allocation, and so is the slice of a variadic call.
+var (
+	internalKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	clientKind   = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+	serverKind   = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+)
+
 func start(ctx context.Context, name string, kind trace.SpanKind) (context.Context, Span) {
 	st := load()
 	if st == nil {
 		return ctx, Span{}
 	}
-	ctx, sp := st.tracer.Start(ctx, name, trace.WithSpanKind(kind))
+	opts := internalKind
+	if kind == trace.SpanKindClient {
+		opts = clientKind
+	}
+	ctx, sp := st.tracer.Start(ctx, name, opts...)
 	return ctx, Span{s: sp}
 }
 
@@ -166,13 +189,19 @@ func StartServer(ctx context.Context, r *http.Request) (context.Context, Span) {
 	if st == nil {
 		return ctx, Span{}
 	}
-	ctx = st.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
-	ctx, sp := st.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attribute.String("http.request.method", r.Method)))
+	// net/http gives header names canonical: without a Traceparent there
+	// is nothing to extract (and no lookup's key to canonicalize).
+	if _, ok := r.Header["Traceparent"]; ok {
+		ctx = st.prop.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
+	ctx, sp := st.tracer.Start(ctx, r.Method, serverKind...)
 	if !sp.IsRecording() {
+		sp.SetAttributes(attribute.String("http.request.method", r.Method))
 		return ctx, Span{s: sp}
 	}
-	w := &dbWork{}
+	w := &dbWork{parent: ctx}
+	w.attrs[0] = attribute.String("http.request.method", r.Method)
+	w.nattrs = 1
 	return context.WithValue(ctx, dbWorkKey{}, w), Span{s: sp, w: w}
 }
 
@@ -187,13 +216,18 @@ func (s Span) EndServer(method, pattern string, status int) {
 	if i := strings.IndexByte(route, ' '); i >= 0 {
 		route = route[i+1:] // "POST /v1/payment_intents" → "/v1/payment_intents"
 	}
-	if route == "" {
+	switch {
+	case route == "":
 		s.s.SetName(method)
-	} else {
+	case len(pattern) == len(method)+1+len(route) && pattern[:len(method)] == method:
+		s.s.SetName(pattern) // the pattern is the name: no string to build
+	default:
 		s.s.SetName(method + " " + route)
-		s.s.SetAttributes(attribute.String("http.route", route))
 	}
-	s.s.SetAttributes(attribute.Int("http.response.status_code", status))
+	if route != "" {
+		s.set(attribute.String("http.route", route))
+	}
+	s.set(attribute.Int("http.response.status_code", status))
 	if status >= 500 {
 		s.s.SetStatus(codes.Error, http.StatusText(status))
 	}
@@ -215,8 +249,17 @@ type dbWorkKey struct{}
 // spans from the start of the request's first statement to the end of its
 // last, as a child of the server span, with the statement and round-trip
 // counts as attributes. EndServer makes it.
+//
+// It also holds the server span's attributes until EndServer sets them in
+// one call, and the context of the server span (the database span's
+// parent).
 type dbWork struct {
+	parent context.Context
+
 	mu         sync.Mutex
+	attrs      [8]attribute.KeyValue // the server span's, set by EndServer
+	nattrs     int
+	dbAttrs    [4]attribute.KeyValue
 	done       bool
 	system     string
 	op         string // every statement's operation while they share one, else ""
@@ -227,16 +270,29 @@ type dbWork struct {
 	failed     bool
 }
 
+// attr keeps one of the server span's attributes for EndServer; false when
+// there is no room left or the span has ended (the caller then sets it on
+// the span at once).
+func (w *dbWork) attr(kv attribute.KeyValue) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done || w.nattrs == len(w.attrs) {
+		return false
+	}
+	w.attrs[w.nattrs] = kv
+	w.nattrs++
+	return true
+}
+
 // add counts one round trip of statements beginning now.
 func (w *dbWork) add(system, op string, statements int) {
-	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {
 		return
 	}
 	if w.roundTrips == 0 {
-		w.system, w.op, w.first = system, op, now
+		w.system, w.op, w.first = system, op, time.Now() // only the first one's start is kept
 	} else if w.op != op {
 		w.op = ""
 	}
@@ -258,11 +314,13 @@ func (w *dbWork) finish(err error) {
 	}
 }
 
-// end makes the database span below parent, if the request made any
-// statement; statements after it are not counted.
-func (w *dbWork) end(parent trace.Span) {
+// end sets the server span's attributes on server and makes the database
+// span below it, if the request made any statement; statements after it
+// are not counted.
+func (w *dbWork) end(server trace.Span) {
 	w.mu.Lock()
 	w.done = true
+	server.SetAttributes(w.attrs[:w.nattrs]...)
 	n, rt, op, system, first, last, failed := w.statements, w.roundTrips, w.op, w.system, w.first, w.last, w.failed
 	w.mu.Unlock()
 	st := load()
@@ -276,14 +334,13 @@ func (w *dbWork) end(parent trace.Span) {
 	if name == "" {
 		name = system
 	}
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, attribute.String("db.system.name", system), attribute.Int("payd.db.statements", n),
+	attrs := append(w.dbAttrs[:0], attribute.String("db.system.name", system), attribute.Int("payd.db.statements", n),
 		attribute.Int("payd.db.round_trips", rt))
 	if op != "" {
 		attrs = append(attrs, attribute.String("db.operation.name", op))
 	}
-	_, sp := st.tracer.Start(trace.ContextWithSpan(context.Background(), parent), name,
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(first), trace.WithAttributes(attrs...))
+	_, sp := st.tracer.Start(w.parent, name, clientKind[0], trace.WithTimestamp(first))
+	sp.SetAttributes(attrs...)
 	if failed {
 		sp.SetStatus(codes.Error, "statement failed")
 	}
@@ -315,10 +372,12 @@ func StartDB(ctx context.Context, system, sql string, statements int) context.Co
 	if statements > 1 {
 		name = "BATCH"
 	}
-	_, sp := st.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("db.system.name", system), attribute.String("db.operation.name", op)))
+	_, sp := st.tracer.Start(ctx, name, clientKind...)
 	if statements > 1 {
-		sp.SetAttributes(attribute.Int("db.operation.batch.size", statements))
+		sp.SetAttributes(attribute.String("db.system.name", system), attribute.String("db.operation.name", op),
+			attribute.Int("db.operation.batch.size", statements))
+	} else {
+		sp.SetAttributes(attribute.String("db.system.name", system), attribute.String("db.operation.name", op))
 	}
 	return context.WithValue(ctx, dbSpanKey{}, sp)
 }
@@ -377,7 +436,17 @@ func Traceparent(ctx context.Context) string {
 	if !sc.IsValid() || !sc.IsSampled() {
 		return ""
 	}
-	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+	// "00-" trace id "-" span id "-" flags, written in place: one
+	// allocation (the string) rather than one per part.
+	var b [55]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	b[0], b[1], b[2] = '0', '0', '-'
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:55], []byte{byte(sc.TraceFlags())})
+	return string(b[:])
 }
 
 // StartClientLinked is StartClient for work caused by an earlier request

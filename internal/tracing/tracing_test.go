@@ -331,3 +331,18 @@ func TestSetupExportsOverOTLPHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceparentIsWhatInjectWrites: the traceparent stored with an event
+// is the header Inject would send for the same span.
+func TestTraceparentIsWhatInjectWrites(t *testing.T) {
+	inMemory(t)
+	r := httptest.NewRequest("POST", "/v1/payment_intents", nil)
+	r.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	ctx, sp := tracing.StartServer(context.Background(), r)
+	defer sp.EndServer("POST", "POST /v1/payment_intents", 201)
+	h := http.Header{}
+	tracing.Inject(ctx, h)
+	if got, want := tracing.Traceparent(ctx), h.Get("Traceparent"); got != want || !strings.HasPrefix(got, "00-4bf92f3577b34da6a3ce929d0e0e4736-") {
+		t.Fatalf("Traceparent %q, Inject wrote %q", got, want)
+	}
+}
