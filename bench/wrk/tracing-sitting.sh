@@ -5,8 +5,9 @@
 #      setups, in an order rotated every round so that a drift of the machine reaches each alike:
 #        notracing  a build with -tags payd_notracing (no tracing compiled in),
 #        off        the normal build, no OTLP endpoint set,
-#        on         the normal build, every request sampled (always_on), exported to bench/otlpsink (discards).
-#   bench/wrk/tracing-sitting.sh ROUNDS C T [NORMAL_BINARY NOTRACING_BINARY]
+#        on         the normal build, every request sampled (always_on), exported to bench/otlpsink (discards),
+#        on_before  (only when BEFORE_BINARY is given) that binary, tracing on as for "on": an earlier build.
+#   bench/wrk/tracing-sitting.sh ROUNDS C T [NORMAL_BINARY NOTRACING_BINARY [BEFORE_BINARY]]
 # Without binaries it builds both from this tree (CGO_ENABLED=0 -trimpath). Prints one line per figure,
 # "round=R what=... build=... value=... unit=...", the ratios of each round, then the ratios' mean and median over
 # the rounds ("round=all"), and the load average at the start and the end: lines for a record in bench/results.
@@ -17,7 +18,7 @@ anchors=${PAYD_ANCHORS:-$root/../shared/perf/anchors.sh}
 tmp=$(mktemp -d)
 sinkpid=
 trap '[ -n "$sinkpid" ] && kill $sinkpid 2>/dev/null; rm -rf "$tmp"' EXIT
-normal=${4:-}; notracing=${5:-}
+normal=${4:-}; notracing=${5:-}; before=${6:-}
 if [ -z "$normal" ]; then
   normal=$tmp/payd; notracing=$tmp/payd-notracing
   (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$normal" ./cmd/payd &&
@@ -27,18 +28,21 @@ fi
 "$tmp/otlpsink" -addr 127.0.0.1:14318 >"$tmp/sink.out" 2>&1 & sinkpid=$!
 line() { echo "round=$1 what=$2 build=$3 value=$4 unit=$5"; }
 echo "load_average_start=$(cut -d' ' -f1-3 /proc/loadavg) utc=$(date -u +%FT%TZ)"
-setups=(notracing off on)
+setups=(notracing off on); ratios=(off/notracing on/notracing on/off)
+[ -n "$before" ] && { setups+=(on_before); ratios+=(on_before/notracing on/on_before); }
+n=${#setups[@]}
 declare -A cpu
 for r in $(seq 1 "$rounds"); do
   out=$("$anchors" "$C" "$T")
   line "$r" pgbench - "$(echo "$out" | awk -F'tps=' '/pgbench/{print $2}')" tps
   line "$r" floor - "$(echo "$out" | awk -F'rps=' '/floor/{print $2}')" req/s
-  for i in 0 1 2; do
-    s=${setups[$(( (i + r - 1) % 3 ))]}
+  for i in $(seq 0 $((n - 1))); do
+    s=${setups[$(( (i + r - 1) % n ))]}
     env=(); bin=$normal
     case $s in
       notracing) bin=$notracing ;;
-      on) env=(OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:14318 OTEL_TRACES_SAMPLER=always_on) ;;
+      on_before) bin=$before ;;
+      on|on_before) env=(OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:14318 OTEL_TRACES_SAMPLER=always_on) ;;
     esac
     out=$(env "${env[@]}" PAYD_BIN=$bin "$here/tracing.sh" sqlite "$C" "$T")
     cpu[$r,$s]=$(echo "$out" | awk '/CPU per create/{print $5}')
@@ -46,7 +50,7 @@ for r in $(seq 1 "$rounds"); do
     line "$r" sqlite_creates "$s" "$(echo "$out" | awk '/^Requests\/sec/{print $2}')" req/s
     line "$r" sqlite_creates_wrong "$s" "$(echo "$out" | awk -F': ' '/answers other than 201/{split($2, a, " "); print a[1]}')" answers
   done
-  for p in off/notracing on/notracing on/off; do
+  for p in "${ratios[@]}"; do
     a=${p%/*}; b=${p#*/}
     line "$r" "cpu_ratio_${a}_over_$b" - "$(awk -v a="${cpu[$r,$a]}" -v b="${cpu[$r,$b]}" 'BEGIN{printf "%.3f", a / b}')" ratio
   done
@@ -57,7 +61,7 @@ for s in "${setups[@]}"; do
   read -r mean med <<<"$(for r in $(seq 1 "$rounds"); do echo "${cpu[$r,$s]}"; done | stats)"
   line all cpu_per_create_mean "$s" "$mean" us; line all cpu_per_create_median "$s" "$med" us
 done
-for p in off/notracing on/notracing on/off; do
+for p in "${ratios[@]}"; do
   a=${p%/*}; b=${p#*/}
   read -r mean med <<<"$(for r in $(seq 1 "$rounds"); do awk -v a="${cpu[$r,$a]}" -v b="${cpu[$r,$b]}" 'BEGIN{printf "%.4f\n", a / b}'; done | stats)"
   line all "cpu_ratio_${a}_over_${b}_mean" - "$mean" ratio; line all "cpu_ratio_${a}_over_${b}_median" - "$med" ratio
