@@ -2,7 +2,9 @@
 # Tracing's cost on keyed creates, in one sitting beside the anchors: ROUNDS rounds, each running
 #   1. the anchors (../shared/perf/anchors.sh C T: pgbench payment+outbox, the bare net/http floor),
 #   2. payd's CPU per SQLite keyed create (bench/wrk/tracing.sh sqlite C T: process CPU ÷ creates) for three
-#      setups, in an order rotated every round so that a drift of the machine reaches each alike:
+#      setups, in an order that changes every round (a balanced Latin square: over n rounds, or 2n for an odd
+#      count of setups, each setup runs in each place once and right after each other setup once), so that
+#      neither a drift of the machine nor what ran just before favours one:
 #        notracing  a build with -tags payd_notracing (no tracing compiled in),
 #        off        the normal build, no OTLP endpoint set,
 #        on         the normal build, every request sampled (always_on), exported to bench/otlpsink (discards),
@@ -31,13 +33,21 @@ echo "load_average_start=$(cut -d' ' -f1-3 /proc/loadavg) utc=$(date -u +%FT%TZ)
 setups=(notracing off on); ratios=(off/notracing on/notracing on/off)
 [ -n "$before" ] && { setups+=(on_before); ratios+=(on_before/notracing on/on_before); }
 n=${#setups[@]}
+# The rows of a balanced Latin square of n (Williams): 0 1 n-1 2 n-2 ... plus i in row i; for an odd n the same
+# rows reversed follow.
+first=(0); for k in $(seq 1 $((n - 1))); do first+=($(( k % 2 ? (k + 1) / 2 : n - k / 2 ))); done
+order() { # order ROUND: the setups' indexes in that round
+  local i=$(( ($1 - 1) % (n % 2 ? 2 * n : n) )) row=() k
+  for k in "${first[@]}"; do row+=($(( (k + i) % n ))); done
+  if [ "$i" -ge "$n" ]; then for ((k = n - 1; k >= 0; k--)); do echo -n "${row[$k]} "; done; else echo "${row[@]}"; fi
+}
 declare -A cpu
 for r in $(seq 1 "$rounds"); do
   out=$("$anchors" "$C" "$T")
   line "$r" pgbench - "$(echo "$out" | awk -F'tps=' '/pgbench/{print $2}')" tps
   line "$r" floor - "$(echo "$out" | awk -F'rps=' '/floor/{print $2}')" req/s
-  for i in $(seq 0 $((n - 1))); do
-    s=${setups[$(( (i + r - 1) % n ))]}
+  for i in $(order "$r"); do
+    s=${setups[$i]}
     env=(); bin=$normal
     case $s in
       notracing) bin=$notracing ;;
