@@ -49,11 +49,9 @@ for r in $(seq 1 "$rounds"); do
   for i in $(order "$r"); do
     s=${setups[$i]}
     env=(); bin=$normal
-    case $s in
-      notracing) bin=$notracing ;;
-      on_before) bin=$before ;;
-      on|on_before) env=(OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:14318 OTEL_TRACES_SAMPLER=always_on) ;;
-    esac
+    [ "$s" = notracing ] && bin=$notracing
+    [ "$s" = on_before ] && bin=$before
+    case $s in on|on_before) env=(OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:14318 OTEL_TRACES_SAMPLER=always_on) ;; esac
     out=$(env "${env[@]}" PAYD_BIN=$bin "$here/tracing.sh" sqlite "$C" "$T")
     cpu[$r,$s]=$(echo "$out" | awk '/CPU per create/{print $5}')
     line "$r" cpu_per_create "$s" "${cpu[$r,$s]}" us
