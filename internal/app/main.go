@@ -148,7 +148,9 @@ func (m *Main) Run(ctx context.Context) error {
 		// Closers run last to first: this one after the server and the
 		// workers stopped, so their last spans are sent.
 		m.closers = append([]func(){func() { shutdown(context.Background()) }}, m.closers...)
-		m.Logger.Info("tracing on: spans go to the OTLP/HTTP endpoint of the OTEL_EXPORTER_OTLP_* variables")
+		if tracing.On() {
+			m.Logger.Info("tracing on: spans go to the OTLP/HTTP endpoint of the OTEL_EXPORTER_OTLP_* variables")
+		}
 	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
