@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +22,13 @@ type tab struct {
 	n   int // screenshots taken, to number them
 }
 
-// browser starts a headless Chromium for one test (a fresh profile, none of
-// the browser's own network services) and returns its tab. It skips when
-// Chromium is not installed, unless CI=true, where a missing browser fails.
+// browser returns a tab of its own for one test: a new browser context (its
+// own cookies, storage and cache, as a fresh profile has) in the headless
+// Chromium the package's tests share. It skips when Chromium is not
+// installed, unless CI=true, where a missing browser fails.
+//
+// One Chromium serves every test (startChromium): starting one per test
+// cost a second or more of CPU each, twenty times a run.
 func browser(t *testing.T) *tab {
 	t.Helper()
 	path := os.Getenv("PAYD_CHROMIUM")
@@ -41,6 +46,36 @@ func browser(t *testing.T) *tab {
 		}
 		t.Skip("browser test skipped: chromium not found (apt-get install -y chromium, or set PAYD_CHROMIUM to its path)")
 	}
+	chromium.once.Do(func() { chromium.err = startChromium(path) })
+	if chromium.err != nil {
+		t.Fatalf("start chromium: %v", chromium.err)
+	}
+	ctx, cancelTab := chromedp.NewContext(chromium.ctx, chromedp.WithNewBrowserContext())
+	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTime(); cancelTab() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab in chromium: %v", err)
+	}
+	return &tab{t: t, ctx: ctx}
+}
+
+// chromium is the headless browser the package's tests share, started by
+// the first test that needs it and stopped by TestMain.
+var chromium struct {
+	once sync.Once
+	err  error
+	dir  string          // its profile
+	ctx  context.Context // its first tab, kept open until the end
+	stop func()
+}
+
+// startChromium starts the shared browser with a fresh profile and none of
+// the browser's own network services.
+func startChromium(path string) error {
+	dir, err := os.MkdirTemp("", "payd-chromium-")
+	if err != nil {
+		return err
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,
@@ -52,17 +87,21 @@ func browser(t *testing.T) *tab {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(dir),
 		chromedp.WindowSize(1280, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	chromium.dir, chromium.ctx = dir, ctx
+	chromium.stop = func() { cancelBrowser(); cancelAlloc(); os.RemoveAll(dir) }
+	return chromedp.Do(ctx)
+}
+
+// stopChromium stops the shared browser, if a test started it.
+func stopChromium() {
+	if chromium.stop != nil {
+		chromium.stop()
 	}
-	return &tab{t: t, ctx: ctx}
 }
 
 // do runs steps, failing the test on the first error.

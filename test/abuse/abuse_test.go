@@ -304,10 +304,10 @@ func flood(t *testing.T, e *apptest.Env, r *rand.Rand) {
 
 // requestPatience bounds one hostile request: a request still unanswered
 // after it has hung the server. The race detector (see race_test.go) makes
-// the hostile bodies' work far slower: decoding the 20,000 unknown keys of
-// "many keys" (277 KB) strictly took 47 ms without it and 1.3 s with it on
-// a loaded 2-core machine, and the flood sends it to every POST route from
-// 16 workers at once.
+// the hostile bodies' work far slower, and the flood sends each to every
+// POST route from 16 workers at once. (The 20,000 unknown keys of "many
+// keys", 277 KB, once cost 1.3 s each under it on a loaded 2-core machine;
+// the strict decoder now stops at the first unknown key.)
 var requestPatience = 15 * time.Second
 
 // send makes one request and returns its status and error code. A stream
