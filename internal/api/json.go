@@ -154,6 +154,12 @@ func decodeStrict(body []byte, dst any) error {
 		}
 		// Malformed before the unknown member: the full decoding says where.
 	}
+	return decodeWhole(body, dst)
+}
+
+// decodeWhole is the strict decoding by encoding/json alone, over the whole
+// body: what decodeStrict answers wherever it does not stop early.
+func decodeWhole(body []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()

@@ -2,34 +2,12 @@ package api
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/payd/payd/internal/errs"
 )
-
-// decodeWhole is the strict decoding without the early look at member names:
-// encoding/json alone, over the whole body. The tests hold decodeStrict to
-// its answers wherever the body is well-formed JSON.
-func decodeWhole(body []byte, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
-	}
-	if dec.More() {
-		return errs.Invalid("", "invalid_json", "the body holds more than one JSON value")
-	}
-	var extra json.RawMessage
-	if err := dec.Decode(&extra); err != io.EOF {
-		return errs.Invalid("", "invalid_json", "unexpected data after the JSON object")
-	}
-	return nil
-}
 
 type strictInner struct {
 	Reference string `json:"reference"`
