@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/payd/payd/bench/harness"
+	"github.com/payd/payd/internal/retention"
 )
 
 func main() {
@@ -36,12 +37,17 @@ func main() {
 	maxDisk := flag.Int64("max-disk", 35_000_000_000, "bytes: stop before a size whose projected database would pass this")
 	verify := flag.Int("verify", 100_000, "run ledger.Verify on the database at each size up to this many payment intents (0: never)")
 	check := flag.Bool("check", false, "fail on any failed request and check the seeded rows at each size (as CI runs it)")
+	history := flag.String("history", "retained", "retained: seed what payd's default retention policy keeps (every intent and its ledger; events, deliveries, attempts and idempotency keys only inside their horizons); whole: keep all of every payment's history (the worst case)")
 	jsonOut := flag.String("json", "", "write the results here (bench/results/<date>-scale-<engine>.json is the convention)")
 	flag.Parse()
 	if err := cc.Parse(); err != nil {
 		harness.Fatal(err)
 	}
-	cfg := config{cc: cc, merchants: *merchantsN, maxDisk: *maxDisk, verify: *verify, check: *check, out: os.Stdout}
+	sh, err := shapeOf(*history, retention.DefaultPolicy)
+	if err != nil {
+		harness.Fatal(err)
+	}
+	cfg := config{cc: cc, merchants: *merchantsN, maxDisk: *maxDisk, verify: *verify, check: *check, out: os.Stdout, shape: sh}
 	start := time.Now().UTC()
 	rep, err := run(context.Background(), cfg)
 	if rep != nil {

@@ -23,6 +23,7 @@ func merchantParams(k int) merchants.CreateParams {
 type report struct {
 	engine, header string
 	merchants      int
+	shape          string // the history's shape: retained or whole
 	sizes          []sizeResult
 	seedSeconds    [][2]float64 // size reached, seconds it took
 	stopped        string       // why the run stopped before its last size, if it did
@@ -34,7 +35,13 @@ type sizeResult struct {
 	Payments        int64
 	Bytes           int64
 	BytesPerPayment float64
-	DeepPageAfter   int // rows before the deep page (less than the page's when the list is shorter)
+	// GrowingBytesPerPayment is the bytes per payment of every table but
+	// the retained ones (events, deliveries, attempts, idempotency keys),
+	// whose RetainedBytes are apart: with the retained shape they stop
+	// growing past their windows.
+	GrowingBytesPerPayment float64
+	RetainedBytes          int64
+	DeepPageAfter          int // rows before the deep page (less than the page's when the list is shorter)
 	// ReportDate is the measured settlement report's day, ReportDayPayments
 	// the hot merchant's payments in it.
 	ReportDate        string
@@ -98,10 +105,14 @@ func (r *report) table() ([]string, [][]any) {
 		rows = append(rows, row)
 	}
 	row := []any{"disk bytes per payment", ""}
+	grow := []any{"of which tables that only grow, bytes per payment", ""}
+	ret := []any{"events, deliveries, attempts, keys: bytes in all", ""}
 	for _, sz := range r.sizes {
 		row = append(row, round(sz.BytesPerPayment, 0), fmt.Sprintf("%d payments", sz.Payments))
+		grow = append(grow, round(sz.GrowingBytesPerPayment, 0), "")
+		ret = append(ret, sz.RetainedBytes, "")
 	}
-	rows = append(rows, row)
+	rows = append(rows, row, grow, ret)
 	return cols, rows
 }
 
@@ -156,7 +167,7 @@ func (r *report) writeJSON(path string, start time.Time, args []string) error {
 	}
 	doc := map[string]any{
 		"section":      "Scale",
-		"sitting":      fmt.Sprintf("The scale bench on %s, %d merchants (one hot)", r.engine, r.merchants),
+		"sitting":      fmt.Sprintf("The scale bench on %s, %d merchants (one hot), history %s", r.engine, r.merchants, r.shape),
 		"date":         start.Format(time.DateOnly),
 		"utc_window":   []string{start.Format("15:04"), time.Now().UTC().Format("15:04")},
 		"load_average": loads,

@@ -28,7 +28,8 @@ type config struct {
 	// check makes the run fail on any failed request and checks the
 	// seeded rows at each size (checkSeeded).
 	check bool
-	chunk int // rows per seeding statement; 0: the seeder's own
+	chunk int   // rows per seeding statement; 0: the seeder's own
+	shape shape // what of each payment's history is seeded
 }
 
 // run starts payd, seeds it through cfg's sizes and measures at each.
@@ -60,22 +61,25 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSeeder(ctx, m.DB, sms, cfg.cc.Sizes[len(cfg.cc.Sizes)-1])
+	if cfg.shape.name == "" {
+		return nil, fmt.Errorf("no history shape")
+	}
+	s, err := newSeeder(ctx, m.DB, sms, cfg.cc.Sizes[len(cfg.cc.Sizes)-1], cfg.shape)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.chunk > 0 {
 		s.chunk = cfg.chunk
 	}
-	rep := &report{engine: cfg.cc.DB.Engine, header: cfg.cc.Header(), merchants: cfg.merchants}
+	rep := &report{engine: cfg.cc.DB.Engine, header: cfg.cc.Header() + "; " + cfg.shape.String(), merchants: cfg.merchants, shape: cfg.shape.name}
 	fmt.Fprintln(cfg.out, rep.header)
 	api := harness.API{Base: m.URL(), Key: hotKey}
-	perPayment := 0.0
+	var proj *projection // from the last size of 100,000 payments or more
 	for _, n := range cfg.cc.Sizes {
 		if n > s.done {
-			if perPayment > 0 && float64(n)*perPayment > float64(cfg.maxDisk) {
-				rep.stopped = fmt.Sprintf("stopped before %d: %.1f GB projected (%.0f bytes per payment) is past -max-disk %.1f GB",
-					n, float64(n)*perPayment/1e9, perPayment, float64(cfg.maxDisk)/1e9)
+			if proj != nil && proj.bytes(s.shape, n) > float64(cfg.maxDisk) {
+				rep.stopped = fmt.Sprintf("stopped before %d: %.1f GB projected (%.0f bytes per payment of the tables that only grow, plus the retained tables' %.1f GB) is past -max-disk %.1f GB",
+					n, proj.bytes(s.shape, n)/1e9, proj.perPayment, (proj.bytes(s.shape, n)-proj.perPayment*float64(n))/1e9, float64(cfg.maxDisk)/1e9)
 				fmt.Fprintln(cfg.out, rep.stopped)
 				break
 			}
@@ -117,14 +121,21 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		if err := m.DB.QueryRow(ctx, "SELECT COUNT(*) FROM payment_intents").Scan(&sz.Payments); err != nil {
 			return rep, err
 		}
+		p, retained, err := diskParts(ctx, m.DB, s.shape, sz.Bytes, sz.Payments, n)
+		if err != nil {
+			return rep, err
+		}
+		sz.RetainedBytes = retained
 		if sz.Payments > 0 {
 			sz.BytesPerPayment = float64(sz.Bytes) / float64(sz.Payments)
+			sz.GrowingBytesPerPayment = p.perPayment
 			if sz.Payments >= 100_000 {
-				perPayment = sz.BytesPerPayment
+				proj = &p
 			}
 		}
 		rep.sizes = append(rep.sizes, sz)
-		fmt.Fprintf(cfg.out, "size %d: %d payments, %d bytes, %.0f bytes per payment\n", n, sz.Payments, sz.Bytes, sz.BytesPerPayment)
+		fmt.Fprintf(cfg.out, "size %d: %d payments, %d bytes, %.0f bytes per payment (%.0f of the tables that only grow; events, deliveries, attempts and keys %d bytes)\n",
+			n, sz.Payments, sz.Bytes, sz.BytesPerPayment, sz.GrowingBytesPerPayment, sz.RetainedBytes)
 	}
 	return rep, nil
 }
@@ -281,30 +292,49 @@ func measure(ctx context.Context, m *app.Main, api harness.API, s *seeder, cfg c
 }
 
 // checkSeeded checks that the n seeded rows (all created before today, the
-// bench's own after) are the history of n confirmed payments: two events,
-// two deliveries with an attempt each and two keys per intent, a posting
-// per succeeded one, half of them the hot merchant's.
+// bench's own after) are the history of n confirmed payments in the
+// seeder's shape: every intent with a posting per succeeded one, half of
+// them the hot merchant's, and for each payment inside the events' window
+// (all of them when the history is whole) two events, inside the
+// deliveries' window two deliveries with an attempt each, inside the keys'
+// window two keys; none older than its window.
 func checkSeeded(ctx context.Context, db *store.DB, s *seeder, n int) error {
 	before := store.Micros(s.rowAt(n))
-	for _, c := range []struct {
+	// since is the start of a window of w rows: counted from there and
+	// counted from the beginning, a table must hold the same.
+	since := func(w int) int64 { return store.Micros(s.rowAt(n - kept(w, n))) }
+	sh := s.shape
+	type count struct {
 		q    string
+		args []any
 		want int
+	}
+	cs := []count{
+		{"SELECT COUNT(*) FROM payment_intents WHERE created_at < ?", nil, n},
+		{"SELECT COUNT(*) FROM payment_intents WHERE created_at < ? AND status = 'succeeded'", nil, n - n/10},
+		{"SELECT COUNT(*) FROM payment_intents WHERE created_at < ? AND merchant_id = '" + s.ms[0].id + "'", nil, n / 2},
+		{"SELECT COUNT(*) FROM ledger_transactions WHERE created_at < ? AND kind = 'payment_succeeded'", nil, n - n/10},
+		{"SELECT COUNT(*) FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id WHERE t.created_at < ? AND t.kind = 'payment_succeeded'", nil, 2 * (n - n/10)},
+	}
+	for _, c := range []struct {
+		q string
+		w int
 	}{
-		{"SELECT COUNT(*) FROM payment_intents WHERE created_at < ?", n},
-		{"SELECT COUNT(*) FROM payment_intents WHERE created_at < ? AND status = 'succeeded'", n - n/10},
-		{"SELECT COUNT(*) FROM payment_intents WHERE created_at < ? AND merchant_id = '" + s.ms[0].id + "'", n / 2},
-		{"SELECT COUNT(*) FROM events WHERE created_at < ?", 2 * n},
-		{"SELECT COUNT(*) FROM webhook_deliveries WHERE created_at < ? AND status = 'succeeded'", 2 * n},
-		{"SELECT COUNT(*) FROM webhook_attempts WHERE created_at < ? AND http_status = 200", 2 * n},
-		{"SELECT COUNT(*) FROM idempotency_keys WHERE created_at < ? AND state = 'done'", 2 * n},
-		{"SELECT COUNT(*) FROM ledger_transactions WHERE created_at < ? AND kind = 'payment_succeeded'", n - n/10},
+		{"SELECT COUNT(*) FROM events WHERE created_at < ?", sh.events},
+		{"SELECT COUNT(*) FROM webhook_deliveries WHERE created_at < ? AND status = 'succeeded'", sh.deliveries},
+		{"SELECT COUNT(*) FROM webhook_attempts WHERE created_at < ? AND http_status = 200", sh.deliveries},
+		{"SELECT COUNT(*) FROM idempotency_keys WHERE created_at < ? AND state = 'done'", sh.keys},
 	} {
+		want := 2 * kept(c.w, n)
+		cs = append(cs, count{c.q, nil, want}, count{c.q + " AND created_at >= ?", []any{since(c.w)}, want})
+	}
+	for _, c := range cs {
 		var got int
-		if err := db.QueryRow(ctx, c.q, before).Scan(&got); err != nil {
+		if err := db.QueryRow(ctx, c.q, append([]any{before}, c.args...)...).Scan(&got); err != nil {
 			return err
 		}
 		if got != c.want {
-			return fmt.Errorf("%s: %d, want %d", c.q, got, c.want)
+			return fmt.Errorf("%s %v: %d, want %d", c.q, c.args, got, c.want)
 		}
 	}
 	return nil

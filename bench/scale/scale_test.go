@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/payd/payd/bench/harness"
+	"github.com/payd/payd/internal/ledger"
+	"github.com/payd/payd/internal/retention"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -28,7 +30,11 @@ func TestScaleSmall(t *testing.T) {
 			cc := &harness.CostCurve{DB: &harness.Database{Engine: string(e), URL: dbURL},
 				Max: 8, Sizes: []int{0, testSize}, Levels: []int{4}}
 			var out strings.Builder
-			rep, err := run(context.Background(), config{cc: cc, merchants: 4, maxDisk: 35 << 30, verify: testSize, out: &out, check: true, chunk: testSize / 2})
+			sh, err := shapeOf("retained", retention.DefaultPolicy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := run(context.Background(), config{cc: cc, merchants: 4, maxDisk: 35 << 30, verify: testSize, out: &out, check: true, chunk: testSize / 2, shape: sh})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
@@ -46,8 +52,106 @@ func TestScaleSmall(t *testing.T) {
 				t.Errorf("the deep page starts after row %d, want at least %d", last.DeepPageAfter, want)
 			}
 			cols, rows := rep.table()
-			if len(rows) != len(last.Steps)+1 || len(rows[0]) != len(cols) {
-				t.Errorf("the table has %d rows of %d cells, want %d of %d", len(rows), len(rows[0]), len(last.Steps)+1, len(cols))
+			if len(rows) != len(last.Steps)+3 || len(rows[0]) != len(cols) {
+				t.Errorf("the table has %d rows of %d cells, want %d of %d", len(rows), len(rows[0]), len(last.Steps)+3, len(cols))
+			}
+		})
+	}
+}
+
+// TestRetainedShape seeds the retained shape on both engines under a
+// policy scaled down to the test's size (events kept for 600 rows of
+// history, deliveries and attempts for 400, idempotency keys for 100), to
+// 500 rows and then to 2,000, so that the second seed must first delete
+// what falls out of each window: it counts each table's rows by hand, has
+// checkSeeded agree, has checkSeeded with the whole shape disagree, and
+// verifies the ledger.
+func TestRetainedShape(t *testing.T) {
+	pol := retention.Policy{Events: 600 * step, Deliveries: 400 * step, IdempotencyKeys: 100 * step}
+	sh, err := shapeOf("retained", pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.events != 600 || sh.deliveries != 400 || sh.keys != 100 {
+		t.Fatalf("windows %d, %d, %d rows, want 600, 400, 100", sh.events, sh.deliveries, sh.keys)
+	}
+	for _, e := range storetest.Engines() {
+		t.Run(string(e), func(t *testing.T) {
+			ctx := context.Background()
+			dbURL := storetest.URL(t, e)
+			if e == storetest.SQLite {
+				dbURL = storetest.MigratedURL(t, e)
+			}
+			m, cleanup, err := harness.StartPayd(ctx, string(e), dbURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			sms, _, err := makeMerchants(ctx, m, 3, "http://127.0.0.1:1/payd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := newSeeder(ctx, m.DB, sms, 2000, sh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.chunk = 250
+			for _, step := range []struct {
+				n                                 int
+				events, deliveries, attempts, key int
+			}{
+				{500, 1000, 800, 800, 200},
+				{2000, 1200, 800, 800, 200},
+			} {
+				var out strings.Builder
+				if err := s.seed(ctx, step.n, &out); err != nil {
+					t.Fatalf("%v\n%s", err, out.String())
+				}
+				for _, c := range []struct {
+					table string
+					want  int
+				}{
+					{"payment_intents", step.n}, {"ledger_transactions", step.n - step.n/10},
+					{"events", step.events}, {"webhook_deliveries", step.deliveries}, {"webhook_attempts", step.attempts}, {"idempotency_keys", step.key},
+				} {
+					var got int
+					if err := m.DB.QueryRow(ctx, "SELECT COUNT(*) FROM "+c.table).Scan(&got); err != nil {
+						t.Fatal(err)
+					}
+					if got != c.want {
+						t.Errorf("at %d: %s holds %d rows, want %d", step.n, c.table, got, c.want)
+					}
+				}
+				if err := checkSeeded(ctx, m.DB, s, step.n); err != nil {
+					t.Errorf("at %d: %v", step.n, err)
+				}
+			}
+			whole := *s
+			whole.shape = shape{name: "whole"}
+			if err := checkSeeded(ctx, m.DB, &whole, 2000); err == nil {
+				t.Error("checkSeeded took the retained history for a whole one")
+			}
+			if err := ledger.Verify(ctx, m.DB); err != nil {
+				t.Error(err)
+			}
+			// The projection of a size past the windows grows only by the
+			// tables that only grow.
+			var total, payments int64
+			if err := m.DB.QueryRow(ctx, m.DB.Engine().SizeQuery()).Scan(&total); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.DB.QueryRow(ctx, "SELECT COUNT(*) FROM payment_intents").Scan(&payments); err != nil {
+				t.Fatal(err)
+			}
+			p, retained, err := diskParts(ctx, m.DB, sh, total, payments, 2000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if retained <= 0 || retained >= total || p.perPayment <= 0 {
+				t.Fatalf("retained tables %d of %d bytes, %.0f bytes per payment of the others", retained, total, p.perPayment)
+			}
+			if d, want := p.bytes(sh, 4000)-p.bytes(sh, 2000), 2000*p.perPayment; d < want*0.999 || d > want*1.001 {
+				t.Errorf("2,000 more payments past the windows project %.0f more bytes, want %.0f", d, want)
 			}
 		})
 	}
@@ -80,7 +184,7 @@ func TestSeedKeepsSchema(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := newSeeder(ctx, m.DB, sms, 200)
+			s, err := newSeeder(ctx, m.DB, sms, 200, shape{name: "whole"})
 			if err != nil {
 				t.Fatal(err)
 			}

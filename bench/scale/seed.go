@@ -47,6 +47,7 @@ type seeder struct {
 	start time.Time // row 0's creation
 	done  int       // rows seeded
 	chunk int       // rows per statement
+	shape shape     // what of each row's history is kept
 }
 
 // seedMerchant is what a row needs of its merchant.
@@ -67,8 +68,8 @@ func (s *seeder) rowAt(i int) time.Time { return s.start.Add(time.Duration(i) * 
 // newSeeder prepares the seeding of up to max rows: it makes the merchants'
 // ledger accounts (before anything else posts to them) and the helper table
 // that maps a merchant's number to its ids.
-func newSeeder(ctx context.Context, db *store.DB, ms []seedMerchant, max int) (*seeder, error) {
-	s := &seeder{db: db, ms: ms, chunk: 250_000,
+func newSeeder(ctx context.Context, db *store.DB, ms []seedMerchant, max int, sh shape) (*seeder, error) {
+	s := &seeder{db: db, ms: ms, chunk: 250_000, shape: sh,
 		start: db.Now().UTC().Truncate(24 * time.Hour).Add(-time.Hour).Add(-time.Duration(max) * step)}
 	now := store.Micros(db.Now())
 	var accts, rows []string
@@ -103,6 +104,14 @@ func (s *seeder) seed(ctx context.Context, n int, progress io.Writer) error {
 	if progress == nil {
 		progress = io.Discard
 	}
+	// With the retained shape, what falls out of its window as the history
+	// grows goes first, with the indexes still there to find it.
+	t := time.Now()
+	if purged, err := s.purgeRetained(ctx, n); err != nil {
+		return err
+	} else if purged {
+		fmt.Fprintf(progress, "  events, deliveries, attempts and keys past their windows at %d deleted in %s (load %s)\n", n, time.Since(t).Round(time.Millisecond), harness.LoadAvg())
+	}
 	// A seed that at least doubles the tables loads them as pg_restore
 	// does: without their secondary indexes and (PostgreSQL) foreign keys,
 	// which are built and checked after, once over the whole table. A
@@ -134,7 +143,7 @@ func (s *seeder) seed(ctx context.Context, n int, progress io.Writer) error {
 			if err != nil {
 				return err
 			}
-			for _, q := range s.statements(from, to) {
+			for _, q := range s.statements(from, to, n) {
 				ts := time.Now()
 				if _, err := tx.Exec(ctx, q); err != nil {
 					return fmt.Errorf("%.100s: %w", strings.Join(strings.Fields(q), " "), err)
@@ -176,9 +185,10 @@ func (s *seeder) seed(ctx context.Context, n int, progress io.Writer) error {
 		GROUP BY account_id`,
 		// The sandbox purge would fold test-mode history older than 30 days
 		// and the retention job would delete events, deliveries and spent
-		// keys past their horizons: the seeded history stands for a
-		// merchant's year of payments kept whole (the worst case for size
-		// and for the queries), so neither runs during the bench.
+		// keys past their horizons as of the real clock: the seeded history
+		// stands for a merchant's year of live payments, whole or as the
+		// retention policy leaves it at the history's end (the seed trims
+		// it so itself), so neither runs during the bench.
 		fmt.Sprintf(`UPDATE jobs SET run_at = %d WHERE unique_key IN ('periodic:sandbox_purge', 'periodic:retention')`, store.Micros(s.db.Now().Add(30*24*time.Hour))),
 	} {
 		if _, err := s.db.Exec(ctx, q); err != nil {
@@ -197,9 +207,11 @@ func (s *seeder) seed(ctx context.Context, n int, progress io.Writer) error {
 	return s.db.VacuumAnalyze(ctx, "ledger_entries")
 }
 
-// statements are the statements of rows from..to-1: the chunk's staging
-// table, then the INSERTs, children after parents, then the staging
-// table's drop. They run in one transaction.
+// statements are the statements of rows from..to-1 of a history of n
+// rows: the chunk's staging table, then the INSERTs, children after
+// parents, then the staging table's drop. They run in one transaction.
+// With the retained shape a retained table gets only the rows inside its
+// window of the n (none, and no statement, when the chunk is older).
 //
 // The staging table holds what several tables share of a row, computed
 // once: its merchant's ids, its times, and the two id suffixes (the
@@ -207,7 +219,7 @@ func (s *seeder) seed(ctx context.Context, n int, progress io.Writer) error {
 // row is one of. Without it the ids, times and payloads were computed
 // again in each table's statement (a row's intent id six times), which on
 // SQLite was most of the seeding's time.
-func (s *seeder) statements(from, to int) []string {
+func (s *seeder) statements(from, to, n int) []string {
 	eng := s.db.Engine()
 	pg := eng.Name() == "postgres"
 	startUS := store.Micros(s.start)
@@ -280,6 +292,26 @@ func (s *seeder) statements(from, to int) []string {
 	}
 	created, final := obj(false), obj(true)
 	confirmErr := `'{"error":{"type":"invalid_request_error","code":"otp_invalid","message":"otp invalid","param":"otp","request_id":"req_' || s2 || '"}}'`
+	// The rows of the chunk inside a retained table's window of w rows
+	// (the newest of the n): a FROM with its WHERE, or "" with the tables'
+	// statements left out when none is.
+	skip := map[string]bool{}
+	within := func(w int, tables ...string) string {
+		lo := n - kept(w, n) // the window's first row
+		switch {
+		case lo <= from:
+			return from_
+		case lo >= to:
+			for _, t := range tables {
+				skip[t] = true
+			}
+			return ""
+		}
+		return from_ + fmt.Sprintf(" WHERE i >= %d", lo)
+	}
+	fromE := within(s.shape.events, "events")
+	fromD := within(s.shape.deliveries, "webhook_deliveries", "webhook_attempts")
+	fromK := within(s.shape.keys, "idempotency_keys")
 	hash := eng.LeftPad("i", 64)
 	q = append(q,
 		`INSERT INTO payment_intents (id, merchant_id, livemode, status, amount_minor, amount_captured_minor, currency, provider, flow,
@@ -290,21 +322,21 @@ func (s *seeder) statements(from, to int) []string {
 			CASE WHEN `+ok+` THEN at2 END, CASE WHEN `+ok+` THEN NULL ELSE at2 END`+from_+` ORDER BY i`,
 		`INSERT INTO events (id, merchant_id, livemode, type, object_type, object_id, data, created_at, dispatched_at)
 		SELECT id, merchant_id, FALSE, type, 'payment_intent', object_id, data, created_at, created_at + 1000 FROM (
-			SELECT i, 0 AS n, 'evt_' || s1 AS id, merchant_id, 'payment_intent.created' AS type, `+piID+` AS object_id, `+created+` AS data, at AS created_at`+from_+`
+			SELECT i, 0 AS n, 'evt_' || s1 AS id, merchant_id, 'payment_intent.created' AS type, `+piID+` AS object_id, `+created+` AS data, at AS created_at`+fromE+`
 			UNION ALL
-			SELECT i, 1, 'evt_' || s2, merchant_id, CASE WHEN `+ok+` THEN 'payment_intent.succeeded' ELSE 'payment_intent.canceled' END, `+piID+`, `+final+`, at2`+from_+`
+			SELECT i, 1, 'evt_' || s2, merchant_id, CASE WHEN `+ok+` THEN 'payment_intent.succeeded' ELSE 'payment_intent.canceled' END, `+piID+`, `+final+`, at2`+fromE+`
 		) e ORDER BY i, n`,
 		`INSERT INTO webhook_deliveries (id, merchant_id, livemode, event_id, endpoint_id, status, attempt_count, created_at, updated_at)
 		SELECT id, merchant_id, FALSE, event_id, endpoint_id, 'succeeded', 1, t + 1000, t + 4000 FROM (
-			SELECT i, 0 AS n, 'whdel_' || s1 AS id, merchant_id, 'evt_' || s1 AS event_id, endpoint_id, at AS t`+from_+`
+			SELECT i, 0 AS n, 'whdel_' || s1 AS id, merchant_id, 'evt_' || s1 AS event_id, endpoint_id, at AS t`+fromD+`
 			UNION ALL
-			SELECT i, 1, 'whdel_' || s2, merchant_id, 'evt_' || s2, endpoint_id, at2`+from_+`
+			SELECT i, 1, 'whdel_' || s2, merchant_id, 'evt_' || s2, endpoint_id, at2`+fromD+`
 		) d ORDER BY i, n`,
 		`INSERT INTO webhook_attempts (delivery_id, livemode, attempt, at, http_status, latency_ms, response_body, created_at)
 		SELECT delivery_id, FALSE, 1, t + 1500, 200, 2, '', t + 4000 FROM (
-			SELECT i, 0 AS n, 'whdel_' || s1 AS delivery_id, at AS t`+from_+`
+			SELECT i, 0 AS n, 'whdel_' || s1 AS delivery_id, at AS t`+fromD+`
 			UNION ALL
-			SELECT i, 1, 'whdel_' || s2, at2`+from_+`
+			SELECT i, 1, 'whdel_' || s2, at2`+fromD+`
 		) a ORDER BY i, n`,
 		// In the primary key's order: a key's position in that B-tree is
 		// as good as random by time (merchant, then key text), and
@@ -314,10 +346,10 @@ func (s *seeder) statements(from, to int) []string {
 		`INSERT INTO idempotency_keys (merchant_id, livemode, principal_id, idem_key, method, path, request_hash, state,
 			status_code, content_type, body, locked_until, created_at)
 		SELECT merchant_id, FALSE, principal_id, 'seed-' || i || '-create', 'POST', '/v1/payment_intents', `+hash+`, 'done',
-			201, 'application/json', `+blob(created)+`, at, at`+from_+`
+			201, 'application/json', `+blob(created)+`, at, at`+fromK+`
 		UNION ALL
 		SELECT merchant_id, FALSE, principal_id, 'seed-' || i || '-confirm', 'POST', '/v1/payment_intents/' || `+piID+` || '/confirm', `+hash+`, 'done',
-			CASE WHEN `+ok+` THEN 200 ELSE 400 END, 'application/json', `+blob("CASE WHEN "+ok+" THEN "+final+" ELSE "+confirmErr+" END")+`, at2, at2`+from_+`
+			CASE WHEN `+ok+` THEN 200 ELSE 400 END, 'application/json', `+blob("CASE WHEN "+ok+" THEN "+final+" ELSE "+confirmErr+" END")+`, at2, at2`+fromK+`
 		ORDER BY 1, 3, 4`,
 		`INSERT INTO ledger_transactions (id, merchant_id, livemode, kind, reference, created_at)
 		SELECT 'ltx_' || s2, merchant_id, FALSE, 'payment_succeeded', `+piID+`, at2`+from_+` WHERE `+ok+` ORDER BY i`,
@@ -330,7 +362,13 @@ func (s *seeder) statements(from, to int) []string {
 	if drop != "" {
 		q = append(q, drop)
 	}
-	return q
+	out := q[:0]
+	for _, st := range q {
+		if t, ok := insertTable(st); !ok || !skip[t] {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // databaseBytes is the database's size on disk: on PostgreSQL the tables
