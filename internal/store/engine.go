@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -285,6 +286,40 @@ func (t *lateTx) TakeWriter(ctx context.Context) error { return t.take(ctx) }
 func (db *DB) VacuumAnalyze(ctx context.Context, tables ...string) error {
 	return db.eachTableOnPostgres(ctx, "VACUUM ANALYZE ", tables)
 }
+
+// FlushLog writes what the write-ahead log holds into the database's own
+// files and empties it, as the last step of a bulk load, so that the writes
+// after it do not pay for the load: on PostgreSQL a CHECKPOINT (the dirty
+// pages of the load flushed now, not by the checkpointer beside the next
+// requests); on SQLite a TRUNCATE checkpoint, which copies every frame of
+// the log into the database file and truncates the log to nothing (a log
+// of gigabytes left by index builds would otherwise be copied by payd's
+// checkpointer under load, and its index read by every reader). It cannot
+// run inside a transaction and waits for readers older than the log's end.
+func (db *DB) FlushLog(ctx context.Context) error {
+	if db.dialect == Postgres {
+		_, err := db.sql.ExecContext(ctx, "CHECKPOINT")
+		return err
+	}
+	// The writer first, as the checkpointer takes it: a transaction parked
+	// on it for the next commit group would hold SQLite's write lock.
+	if err := db.lockWriteClean(ctx); err != nil {
+		return err
+	}
+	defer db.unlockWrite()
+	var busy, log, copied int
+	if err := db.sql.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &copied); err != nil {
+		return err
+	}
+	if busy != 0 {
+		return fmt.Errorf("%w (%d of %d frames copied)", ErrLogBusy, copied, log)
+	}
+	return nil
+}
+
+// ErrLogBusy is FlushLog's answer when a reader kept SQLite's log from
+// being emptied past the busy timeout: what it could copy is copied.
+var ErrLogBusy = errors.New("store: the log could not be emptied: a reader held it")
 
 // CheapRandomReads tells the planner, for the rest of tx, that a random
 // page read costs little more than a sequential one, as on an SSD

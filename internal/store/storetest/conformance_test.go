@@ -233,6 +233,9 @@ func TestEngineConformance(t *testing.T) {
 			if err := db.VacuumAnalyze(ctx, "conformance"); err != nil {
 				t.Fatal(err)
 			}
+			if err := db.FlushLog(ctx); err != nil {
+				t.Fatalf("FlushLog: %v", err)
+			}
 		})
 
 		t.Run("Tables", func(t *testing.T) {
