@@ -19,7 +19,7 @@ port=$((20000 + RANDOM % 20000))
 PAYD_SECRETS_KEY=${PAYD_SECRETS_KEY:-$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')} \
 PAYD_ADDR=127.0.0.1:$port PAYD_DATABASE_URL=$url PAYD_RATE_LIMIT=0 PAYD_LOG_LEVEL=warn \
   "$dir/payd" serve >"$dir/out" 2>&1 & pid=$!
-for _ in $(seq 1 100); do grep -q "secret key" "$dir/out" && curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
+for _ in $(seq 1 100); do grep -qs "secret key" "$dir/out" && curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
 key=$(awk '/^ *secret key/{print $3; exit}' "$dir/out")
 [ -n "$key" ] || { cat "$dir/out"; exit 1; }
 
