@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/payd/payd/internal/retention"
@@ -93,12 +92,7 @@ var retainedGroups = []retainedGroup{
 // the pages of the table's and its indexes' B-trees (dbstat).
 func tableBytes(ctx context.Context, db *store.DB, table string) (int64, error) {
 	var n int64
-	q := `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
-		JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = current_schema() AND c.relkind = 'r' AND c.relname = ?`
-	if db.Engine().Name() != "postgres" {
-		q = `SELECT COALESCE(SUM(d.pgsize), 0) FROM sqlite_master m JOIN dbstat d ON d.name = m.name AND d.aggregate = TRUE
-			WHERE m.tbl_name = ? AND m.type IN ('table', 'index')`
-	}
+	q := db.Engine().TableSizeQuery()
 	err := db.QueryRow(ctx, q, table).Scan(&n)
 	return n, err
 }
@@ -175,10 +169,8 @@ func (s *seeder) purgeRetained(ctx context.Context, n int) (bool, error) {
 			trimmed = append(trimmed, t)
 		}
 	}
-	if len(trimmed) > 0 && s.db.Engine().Name() == "postgres" {
-		if _, err := s.db.Exec(ctx, "VACUUM FULL "+strings.Join(trimmed, ", ")); err != nil {
-			return false, err
-		}
+	if err := s.db.VacuumFull(ctx, trimmed...); err != nil {
+		return false, err
 	}
 	return len(trimmed) > 0, nil
 }

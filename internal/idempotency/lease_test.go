@@ -20,7 +20,7 @@ import (
 func TestLateReleaseLeavesATakenOverKeyAlone(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		const lease = 300 * time.Millisecond
+		const lease = time.Second
 		req := Request{Scope: Scope{MerchantID: "mch_lease", PrincipalID: "key_lease"}, Key: "k1", Method: "POST",
 			Path: "/v1/test", Hash: RequestHash("POST", "/v1/test", nil), Lease: lease}
 

@@ -68,6 +68,12 @@ type Engine interface {
 	// TOAST; SQLite: the pages in use), for measurements such as bench/scale.
 	SizeQuery() string
 
+	// TableSizeQuery is a query answering one bigint: the bytes one table
+	// holds with its indexes (PostgreSQL: pg_total_relation_size, TOAST
+	// included, in the current schema; SQLite: the pages of its and its
+	// indexes' B-trees, from dbstat), the table's name its one parameter.
+	TableSizeQuery() string
+
 	// IndexesQuery is a query answering (name, table, definition) for each
 	// index of the current schema that DROP INDEX can drop (made by CREATE
 	// INDEX, not behind a primary key or UNIQUE constraint), the definition
@@ -321,6 +327,15 @@ func (db *DB) FlushLog(ctx context.Context) error {
 // being emptied past the busy timeout: what it could copy is copied.
 var ErrLogBusy = errors.New("store: the log could not be emptied: a reader held it")
 
+// VacuumFull rewrites the tables (PostgreSQL: VACUUM FULL), so that their
+// files hold only their live rows after a bulk delete, for measuring their
+// size; it locks each table while it runs. SQLite reuses the pages a delete
+// frees inside the file, which its size (SizeQuery, TableSizeQuery) already
+// leaves out: there it does nothing.
+func (db *DB) VacuumFull(ctx context.Context, tables ...string) error {
+	return db.eachTableOnPostgres(ctx, "VACUUM FULL ", tables)
+}
+
 // CheapRandomReads tells the planner, for the rest of tx, that a random
 // page read costs little more than a sequential one, as on an SSD
 // (PostgreSQL: SET LOCAL random_page_cost = 1.1), and reports true; SQLite's
@@ -391,6 +406,16 @@ func (d Dialect) BulkIndexBuild(ctx context.Context, tx *Tx) error {
 		return err
 	}
 	return nil
+}
+
+// TableSizeQuery implements Engine.
+func (d Dialect) TableSizeQuery() string {
+	if d == Postgres {
+		return `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
+			JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = current_schema() AND c.relkind = 'r' AND c.relname = ?`
+	}
+	return `SELECT COALESCE(SUM(d.pgsize), 0) FROM sqlite_master m JOIN dbstat d ON d.name = m.name AND d.aggregate = TRUE
+		WHERE m.tbl_name = ? AND m.type IN ('table', 'index')`
 }
 
 // SizeQuery implements Engine.

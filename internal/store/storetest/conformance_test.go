@@ -233,6 +233,13 @@ func TestEngineConformance(t *testing.T) {
 			if err := db.VacuumAnalyze(ctx, "conformance"); err != nil {
 				t.Fatal(err)
 			}
+			if err := db.VacuumFull(ctx, "conformance"); err != nil {
+				t.Fatalf("VacuumFull: %v", err)
+			}
+			var size int64
+			if err := db.QueryRow(ctx, db.Engine().TableSizeQuery(), "payment_intents").Scan(&size); err != nil || size <= 0 {
+				t.Fatalf("TableSizeQuery(payment_intents): %d, %v; want its bytes", size, err)
+			}
 			if err := db.FlushLog(ctx); err != nil {
 				t.Fatalf("FlushLog: %v", err)
 			}
