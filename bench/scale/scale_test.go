@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/payd/payd/bench/harness"
+	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/ledger"
 	"github.com/payd/payd/internal/retention"
 	"github.com/payd/payd/internal/store"
@@ -78,20 +79,7 @@ func TestRetainedShape(t *testing.T) {
 	for _, e := range storetest.Engines() {
 		t.Run(string(e), func(t *testing.T) {
 			ctx := context.Background()
-			dbURL := storetest.URL(t, e)
-			if e == storetest.SQLite {
-				dbURL = storetest.MigratedURL(t, e)
-			}
-			m, cleanup, err := harness.StartPayd(ctx, string(e), dbURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cleanup()
-			sms, _, err := makeMerchants(ctx, m, 3, "http://127.0.0.1:1/payd")
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := newSeeder(ctx, m.DB, sms, 2000, sh)
+			m, s, err := startSeeder(t, e, 2000, sh)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,20 +159,7 @@ func TestSeedKeepsSchema(t *testing.T) {
 	for _, e := range storetest.Engines() {
 		t.Run(string(e), func(t *testing.T) {
 			ctx := context.Background()
-			dbURL := storetest.URL(t, e)
-			if e == storetest.SQLite {
-				dbURL = storetest.MigratedURL(t, e)
-			}
-			m, cleanup, err := harness.StartPayd(ctx, string(e), dbURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cleanup()
-			sms, _, err := makeMerchants(ctx, m, 3, "http://127.0.0.1:1/payd")
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := newSeeder(ctx, m.DB, sms, 200, shape{name: "whole"})
+			m, s, err := startSeeder(t, e, 200, shape{name: "whole"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,4 +239,27 @@ func diffLines(a, b []string) string {
 		}
 	}
 	return strings.Join(d, "\n")
+}
+
+// startSeeder starts payd on a fresh database of engine e (stopped when
+// the test ends) with three merchants and returns a seeder of chunk rows
+// for shape sh over it.
+func startSeeder(t *testing.T, e storetest.Engine, chunk int, sh shape) (*app.Main, *seeder, error) {
+	t.Helper()
+	ctx := context.Background()
+	dbURL := storetest.URL(t, e)
+	if e == storetest.SQLite {
+		dbURL = storetest.MigratedURL(t, e)
+	}
+	m, cleanup, err := harness.StartPayd(ctx, string(e), dbURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Cleanup(cleanup)
+	sms, _, err := makeMerchants(ctx, m, 3, "http://127.0.0.1:1/payd")
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := newSeeder(ctx, m.DB, sms, chunk, sh)
+	return m, s, err
 }
