@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,30 +16,14 @@ import (
 	"github.com/payd/payd/internal/auth"
 	"github.com/payd/payd/internal/providers/sim"
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestProviderSimCommand runs `payd provider-sim` with every flag of
 // docs/providers.md and checks it serves until interrupted.
 func TestProviderSimCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	out, errOut := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, &env{stdout: out, stderr: errOut, getenv: func(string) string { return "" }}, []string{"provider-sim",

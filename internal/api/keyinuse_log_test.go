@@ -1,14 +1,12 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/payd/payd/internal/api"
@@ -16,25 +14,8 @@ import (
 	"github.com/payd/payd/internal/idempotency"
 	"github.com/payd/payd/internal/store"
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil"
 )
-
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestKeyInUseIsNotAnErrorInTheLog: a request whose key another process's
 // run holds (it committed a recovery point and is calling a provider) writes
@@ -45,7 +26,7 @@ func (l *lockedBuffer) String() string {
 func TestKeyInUseIsNotAnErrorInTheLog(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ms, key, _ := apiOnDB(t, db, "Key in use")
-		logs := &lockedBuffer{}
+		logs := &testutil.SyncBuffer{}
 		s := api.NewServer(api.Config{DB: db, Merchants: ms, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 		var runs int
 		hold := func(r *http.Request) {

@@ -59,7 +59,7 @@ func TestPanicPastRecoveryPointFreesItsKey(t *testing.T) {
 func TestStatementOutsideItsUnitAnswers500(t *testing.T) {
 	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
 		ms, key, _ := apiOnDB(t, db, "Outside its unit")
-		logs := &lockedBuffer{}
+		logs := &testutil.SyncBuffer{}
 		s := api.NewServer(api.Config{DB: db, Merchants: ms, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 		outside := map[string]func(r *http.Request) error{
 			"read": func(r *http.Request) error {

@@ -1,33 +1,14 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/payd/payd/internal/app"
 	"github.com/payd/payd/internal/store/storetest"
+	"github.com/payd/payd/internal/testutil"
 )
-
-// syncBuffer is a log destination safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestWarnsWithoutSynchronousStandby: serve warns once at start that
 // answered payments can be lost when its PostgreSQL primary has no
@@ -42,7 +23,7 @@ func TestWarnsWithoutSynchronousStandby(t *testing.T) {
 	run := func(t *testing.T, dbURL string) string {
 		t.Helper()
 		m := mainFor(t, dbURL, key, nil)
-		var log syncBuffer
+		var log testutil.SyncBuffer
 		m.Logger = app.NewLogger(&log, "info")
 		if err := m.Run(context.Background()); err != nil {
 			t.Fatal(err)

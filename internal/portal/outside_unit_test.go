@@ -1,14 +1,12 @@
 package portal
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/payd/payd/internal/api"
@@ -18,24 +16,6 @@ import (
 	"github.com/payd/payd/internal/store/storetest"
 	"github.com/payd/payd/internal/testutil"
 )
-
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestOnceOutsideItsUnitAnswers500: a portal form whose create runs a read
 // through the plain DB while the form's unit of work is open (a missed site:
@@ -54,7 +34,7 @@ func TestOnceOutsideItsUnitAnswers500(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs := &syncBuffer{}
+		logs := &testutil.SyncBuffer{}
 		logger := slog.New(slog.NewTextHandler(logs, nil))
 		p, err := New(Config{DB: db, Merchants: ms, Logger: logger})
 		if err != nil {

@@ -120,24 +120,7 @@ func acceptInvitation(t testing.TB, m *app.Main, c *merchants.Created) {
 }
 
 // SyncBuffer is a goroutine-safe log sink tests can search.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns everything written so far.
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type SyncBuffer = testutil.SyncBuffer
 
 // Response is a completed request.
 type Response struct {
