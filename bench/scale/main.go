@@ -38,6 +38,8 @@ func main() {
 	verify := flag.Int("verify", 100_000, "run ledger.Verify on the database at each size up to this many payment intents (0: never)")
 	check := flag.Bool("check", false, "fail on any failed request and check the seeded rows at each size (as CI runs it)")
 	history := flag.String("history", "retained", "retained: seed what payd's default retention policy keeps (every intent and its ledger; events, deliveries, attempts and idempotency keys only inside their horizons); whole: keep all of every payment's history (the worst case)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of each step named by -profile-step to this path (the size and client count appended)")
+	profileStep := flag.String("profile-step", "settlement", "with -cpuprofile: profile the steps whose name contains this")
 	jsonOut := flag.String("json", "", "write the results here (bench/results/<date>-scale-<engine>.json is the convention)")
 	flag.Parse()
 	if err := cc.Parse(); err != nil {
@@ -47,7 +49,8 @@ func main() {
 	if err != nil {
 		harness.Fatal(err)
 	}
-	cfg := config{cc: cc, merchants: *merchantsN, maxDisk: *maxDisk, verify: *verify, check: *check, out: os.Stdout, shape: sh}
+	cfg := config{cc: cc, merchants: *merchantsN, maxDisk: *maxDisk, verify: *verify, check: *check, out: os.Stdout, shape: sh,
+		cpuProfile: *cpuProfile, profileStep: *profileStep}
 	start := time.Now().UTC()
 	rep, err := run(context.Background(), cfg)
 	if rep != nil {

@@ -7,7 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payd/payd/bench/harness"
@@ -30,6 +33,10 @@ type config struct {
 	check bool
 	chunk int   // rows per seeding statement; 0: the seeder's own
 	shape shape // what of each payment's history is seeded
+	// cpuProfile, when set, takes a CPU profile of the process during each
+	// step whose name contains profileStep, written to cpuProfile with the
+	// size and the client count appended.
+	cpuProfile, profileStep string
 }
 
 // run starts payd, seeds it through cfg's sizes and measures at each.
@@ -191,7 +198,12 @@ func measure(ctx context.Context, m *app.Main, api harness.API, s *seeder, cfg c
 		for _, cl := range cfg.cc.Levels {
 			// A fresh tag per step: a key of an earlier step would replay.
 			tag = "scale-" + harness.RandomHex(4) + "-"
+			stop, err := cfg.profile(name, sz.Size, cl)
+			if err != nil {
+				fmt.Fprintln(cfg.out, err)
+			}
 			res := loadgen.RunWith(loadgen.Options{Clients: cl, Duration: cfg.cc.Duration, MaxOps: maxOps}, op)
+			stop()
 			fmt.Fprintf(cfg.out, "  %-44s %s\n", name, res)
 			res.WriteFailures(cfg.out)
 			sz.Steps = append(sz.Steps, stepResult{Name: name, Clients: cl, Requests: res.Requests, Errors: res.Errors,
@@ -338,4 +350,21 @@ func checkSeeded(ctx context.Context, db *store.DB, s *seeder, n int) error {
 		}
 	}
 	return nil
+}
+
+// profile starts a CPU profile of the step when -cpuprofile asks for it and
+// returns what stops it.
+func (cfg config) profile(step string, size, clients int) (func(), error) {
+	if cfg.cpuProfile == "" || !strings.Contains(step, cfg.profileStep) {
+		return func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d.c%d", cfg.cpuProfile, size, clients))
+	if err != nil {
+		return func() {}, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return func() {}, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
