@@ -3,7 +3,10 @@
 #   1. the anchors (../shared/perf/anchors.sh C T: pgbench payment+outbox, the bare net/http floor),
 #   2. for every build given: SQLite keyed creates (creates.sh) and PostgreSQL create+confirm pairs (pairs.sh),
 #   3. on the first build: payd's CPU per SQLite keyed create with tracing off, then on (every request sampled,
-#      exported to bench/otlpsink, which discards).
+#      exported to bench/otlpsink, which discards); with SITTING_TRACING=0 this part is left out,
+#   4. with SITTING_EXTRA=1: stripe-mock's creates (stripemock.sh, when installed), and for every build the
+#      authenticated GET of one intent on SQLite and on PostgreSQL (get.sh) with payd's CPU per request,
+#   5. the anchors again, so that each figure has an anchor reading before and after it.
 # Builds rotate in every round, so a drift of the machine reaches each alike.
 #   bench/wrk/sitting.sh ROUNDS C T NAME=BINARY [NAME=BINARY ...]
 # Prints one line per figure, "round=R what=... build=NAME value=... unit=...", for bench/results.
@@ -33,6 +36,22 @@ for r in $(seq 1 "$rounds"); do
     line "$r" postgres_pair_p99_over_mean "$name" "$(awk -v c="$C" -v r="$pps" -v q="$p99" 'BEGIN{printf "%.2f", q / (c / r * 1000)}')" ratio
     line "$r" postgres_pairs_wrong "$name" "$wrong" answers
   done
+  if [ "${SITTING_EXTRA:-0}" = 1 ]; then
+    out=$("$here/stripemock.sh" "$C" "$T")
+    line "$r" stripemock_creates - "$(echo "$out" | awk '/^Requests\/sec/{print $2}')" req/s
+    for b in "$@"; do
+      name=${b%%=*}; bin=${b#*=}
+      for engine in sqlite postgres; do
+        out=$(PAYD_BIN=$bin "$here/get.sh" "$engine" "$C" "$T")
+        line "$r" "${engine}_get" "$name" "$(echo "$out" | awk '/^Requests\/sec/{print $2}')" req/s
+        line "$r" "${engine}_get_cpu" "$name" "$(echo "$out" | awk '/payd CPU per request/{print $5}')" us
+      done
+    done
+  fi
+  out=$("$anchors" "$C" "$T")
+  line "$r" pgbench_after - "$(echo "$out" | awk -F'tps=' '/pgbench/{print $2}')" tps
+  line "$r" floor_after - "$(echo "$out" | awk -F'rps=' '/floor/{print $2}')" req/s
+  [ "${SITTING_TRACING:-1}" = 1 ] || continue
   first=${1#*=}
   for tr in off on; do
     env=()
