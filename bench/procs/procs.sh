@@ -44,6 +44,7 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
+trap 'echo "procs.sh: line $LINENO exited $? (step: ${n:-} processes, ${c:-} clients)" >&2' ERR
 if [ -n "${PAYD_BIN:-}" ]; then cp "$PAYD_BIN" "$dir/payd"; else (cd "$root" && go build -o "$dir/payd" ./cmd/payd); fi
 (cd "$root" && go build -o "$dir/receiver" ./bench/procs/receiver)
 "$dir/receiver" >"$dir/receiver.addr" 2>"$dir/receiver.log" & recv=$!
