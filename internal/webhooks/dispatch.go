@@ -16,7 +16,31 @@ const dispatchBatch = 200
 // under load the commits that land within one gap are dispatched together,
 // so the cost of dispatching (a few statements per transaction) is shared
 // by many events instead of paid by each.
-const dispatchGap = 5 * time.Millisecond
+//
+// The gap adapts to the batches it yields: while dispatches take fewer than
+// dispatchTarget events the gap doubles, up to dispatchMaxGap, and while they
+// take at least that many it halves again, down to dispatchGap. That matters
+// most with several processes on one database: each process's dispatcher is
+// woken by its own commits, and at a fixed gap N processes ran N times as
+// many dispatch transactions for the same events, each taking a third or a
+// half of the events it would have taken alone. A dispatch that comes after
+// a quiet spell longer than the gap still runs at once, so an event on an idle
+// system is dispatched as soon as it commits, and under load an event waits
+// at most dispatchMaxGap (plus the poll for events of a process that runs no
+// workers).
+const (
+	dispatchGap    = 5 * time.Millisecond
+	dispatchMaxGap = 40 * time.Millisecond
+	dispatchTarget = 16
+)
+
+// nextDispatchGap is the gap after a dispatch that took n events.
+func nextDispatchGap(gap time.Duration, n int) time.Duration {
+	if n >= dispatchTarget {
+		return max(gap/2, dispatchGap)
+	}
+	return min(gap*2, dispatchMaxGap)
+}
 
 // runDispatcher turns committed events into deliveries: woken after every
 // commit that emitted events in this process, and every poll interval for
@@ -25,6 +49,7 @@ func (s *Service) runDispatcher(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	var last time.Time
+	gap := dispatchGap
 	for {
 		select {
 		case <-ctx.Done():
@@ -37,7 +62,7 @@ func (s *Service) runDispatcher(ctx context.Context) {
 				default:
 				}
 			}
-			if wait := dispatchGap - time.Since(last); wait > 0 {
+			if wait := gap - time.Since(last); wait > 0 {
 				t.Reset(wait)
 				select {
 				case <-ctx.Done():
@@ -55,6 +80,7 @@ func (s *Service) runDispatcher(ctx context.Context) {
 				}
 				break
 			}
+			gap = nextDispatchGap(gap, n)
 			if made > 0 {
 				s.wakeDelivery()
 			}
