@@ -18,7 +18,9 @@ import (
 // outcome. A parked unit waits for that outcome before it
 // answers, so an answer always follows the commit of what it reports. A
 // unit parks only for a writer already waiting, and that writer (or, if it
-// gives up, a goroutine it leaves) takes the transaction next.
+// gives up, a goroutine it leaves) takes the transaction next. A unit that
+// finds nobody waiting yields once before it decides (lateTx.commitGrouped),
+// so that requests on their way to the writer can reach it.
 //
 // Anything else that takes the writer (a grouped InTx, a statement outside a
 // transaction, a migration, a snapshot) commits a parked transaction first.
