@@ -27,7 +27,8 @@ import (
 //
 // Anything else that takes the writer (a grouped InTx, a statement outside a
 // transaction, a migration, a snapshot) commits a parked transaction first.
-// One client alone never parks, so latency at one client is unchanged.
+// One client alone parks only for its own yield, which returns at once with
+// nothing else to run: its commit follows straight away.
 //
 // A unit goes on in a parked transaction without a savepoint: a savepoint
 // copies every page the unit changes into a sub-journal, which cost keyed
