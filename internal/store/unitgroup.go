@@ -17,12 +17,18 @@ import (
 // the batch is full), commits it for every unit in it and tells each the
 // outcome. A parked unit waits for that outcome before it
 // answers, so an answer always follows the commit of what it reports. A
-// unit parks only for a writer already waiting, and that writer (or, if it
-// gives up, a goroutine it leaves) takes the transaction next.
+// unit parks for a writer already waiting, and that writer (or, if it gives
+// up, a goroutine it leaves) takes the transaction next. A unit that finds
+// nobody waiting parks too, releases the writer and yields once
+// (lateTx.commitGrouped), so that requests on their way to the writer can
+// reach it and go on in the parked transaction; back, it commits the
+// transaction itself if nobody took it (settleOwn). Whoever takes the
+// writer after a transaction is parked takes the transaction with it.
 //
 // Anything else that takes the writer (a grouped InTx, a statement outside a
 // transaction, a migration, a snapshot) commits a parked transaction first.
-// One client alone never parks, so latency at one client is unchanged.
+// One client alone parks only for its own yield, which returns at once with
+// nothing else to run: its commit follows straight away.
 //
 // A unit goes on in a parked transaction without a savepoint: a savepoint
 // copies every page the unit changes into a sub-journal, which cost keyed
@@ -80,6 +86,23 @@ func (db *DB) lockWrite(ctx context.Context) error {
 		}
 		return ctx.Err()
 	}
+}
+
+// settleOwn commits p, parked by the caller's unit with no writer waiting,
+// if p is still parked and the writer is free. When the writer is taken,
+// its holder took it after p was parked, and with it p (a unit goes on in
+// p, anything else commits it first): nothing is left to do.
+func (db *DB) settleOwn(p *parkedTx) {
+	select {
+	case db.writeLock <- struct{}{}:
+	default:
+		return
+	}
+	if db.parked == p {
+		db.parked = nil
+		db.commitParked(p)
+	}
+	db.unlockWrite()
 }
 
 // settleParked takes the writer and commits whatever is parked on it.
