@@ -21,17 +21,46 @@ import (
 
 // WriteJSON answers v as JSON with status. Every timestamp in v is written
 // with second precision (package timestamp), whatever the object keeps.
+// The answer is encoded into a pooled buffer and written at once.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(timestamp.Seconds(v)); err != nil {
+	e := jsonBuffers.Get().(*jsonBuffer)
+	defer e.put()
+	if err := e.enc.Encode(timestamp.Seconds(v)); err != nil {
 		http.Error(w, `{"error":{"type":"api_error","code":"api_error","message":"an internal error occurred"}}`, http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(e.buf.Bytes())
+}
+
+// jsonContentType is the Content-Type header value of a JSON answer, shared
+// by every answer: a header map holds it and nothing appends to it.
+var jsonContentType = []string{"application/json"}
+
+// jsonBuffer is an encoder with its buffer, reused across answers.
+type jsonBuffer struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonBuffers = sync.Pool{New: func() any {
+	e := &jsonBuffer{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// maxPooledJSON bounds the buffers kept for reuse: a large answer (a long
+// list, a report) does not pin its memory in the pool.
+const maxPooledJSON = 64 << 10
+
+func (e *jsonBuffer) put() {
+	if e.buf.Cap() > maxPooledJSON {
+		return
+	}
+	e.buf.Reset()
+	jsonBuffers.Put(e)
 }
 
 // ReadBody reads the whole (size-limited) body, mapping an oversized one to 413.
