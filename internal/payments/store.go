@@ -103,17 +103,39 @@ const columns = `id, merchant_id, livemode, status, amount_minor, amount_capture
 	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at,
 	cancellation_reason, capture_method, amount_capturable_minor, disputed, invoice_id, clock_created_at`
 
-func scan(row interface{ Scan(...any) error }) (*record, error) {
+// viewColumns are the columns view reads, in scanView's order: what a read
+// that only answers the intent (GET /v1/payment_intents/{id}) selects. Each
+// column a read selects costs its column name and declared type on SQLite,
+// and its conversion on both engines.
+const viewColumns = `id, merchant_id, livemode, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider,
+	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
+	created_at, succeeded_at, canceled_at, cancellation_reason, capture_method, amount_capturable_minor, disputed, clock_created_at`
+
+// scan reads a row of columns.
+func scan(row interface{ Scan(...any) error }) (*record, error) { return scanRecord(row, true) }
+
+// scanView reads a row of viewColumns: a record whose Intent view shows,
+// without what only payd and the adapter use.
+func scanView(row interface{ Scan(...any) error }) (*record, error) { return scanRecord(row, false) }
+
+func scanRecord(row interface{ Scan(...any) error }, full bool) (*record, error) {
 	var r record
 	var msisdn, desc, retURL, next, lastErr, details, tokenHash, invoice sql.NullString
 	var metadata string
 	var created, updated int64
 	var succeeded, canceled, onClock sql.NullInt64
 	var reason sql.NullString
-	err := row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
-		&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
-		&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled,
-		&reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &invoice, &onClock)
+	var err error
+	if full {
+		err = row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
+			&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
+			&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled,
+			&reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &invoice, &onClock)
+	} else {
+		err = row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider,
+			&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
+			&created, &succeeded, &canceled, &reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &onClock)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +145,10 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 	r.ReturnURL = store.NullString(retURL)
 	r.pageTokenHash = tokenHash.String
 	r.CancellationReason = store.NullString(reason)
-	if err := json.Unmarshal([]byte(metadata), &r.Metadata); err != nil {
+	if metadata == "{}" {
+		// What most intents hold: no need for the decoder.
+		r.Metadata = map[string]string{}
+	} else if err := json.Unmarshal([]byte(metadata), &r.Metadata); err != nil {
 		return nil, fmt.Errorf("intent %s metadata: %w", r.ID, err)
 	}
 	if next.Valid {
@@ -143,7 +168,9 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 		r.PaymentMethodDetails = &raw
 	}
 	r.CreatedAt = store.FromMicros(created)
-	r.updatedAt = store.FromMicros(updated)
+	if full {
+		r.updatedAt = store.FromMicros(updated)
+	}
 	r.SucceededAt = store.NullMicros(succeeded)
 	r.CanceledAt = store.NullMicros(canceled)
 	r.clockCreatedAt = store.NullMicros(onClock)
@@ -260,6 +287,16 @@ func (r *record) Owner() (string, bool) { return r.MerchantID, r.Livemode }
 // confirm after a few thousand intents, until autovacuum's first ANALYZE).
 func load(ctx context.Context, q store.Querier, merchantID string, livemode bool, id string) (*record, error) {
 	r, err := scan(q.QueryRow(ctx, "SELECT "+columns+" FROM payment_intents WHERE id = ?", id))
+	if r, err = store.Owned(r, err, merchantID, livemode); store.IsNotFound(err) {
+		return nil, errs.NotFound("payment_intent", id)
+	}
+	return r, err
+}
+
+// loadView is load for a caller that only answers the intent (view): it
+// reads viewColumns, not what only payd and the adapter use.
+func loadView(ctx context.Context, db *store.DB, merchantID string, livemode bool, id string) (*record, error) {
+	r, err := scanView(db.QueryRowByKey(ctx, "SELECT "+viewColumns+" FROM payment_intents WHERE id = ?", id))
 	if r, err = store.Owned(r, err, merchantID, livemode); store.IsNotFound(err) {
 		return nil, errs.NotFound("payment_intent", id)
 	}
