@@ -118,27 +118,37 @@ func scan(row interface{ Scan(...any) error }) (*record, error) { return scanRec
 // without what only payd and the adapter use.
 func scanView(row interface{ Scan(...any) error }) (*record, error) { return scanRecord(row, false) }
 
+// scanTemps holds a row's stored forms on their way to a record: allocated
+// with the record, in one allocation, rather than each on its own.
+type scanTemps struct {
+	msisdn, desc, retURL, next, lastErr, details, tokenHash, invoice, reason sql.NullString
+	metadata                                                                 string
+	created, updated                                                         int64
+	succeeded, canceled, onClock                                             sql.NullInt64
+}
+
 func scanRecord(row interface{ Scan(...any) error }, full bool) (*record, error) {
-	var r record
-	var msisdn, desc, retURL, next, lastErr, details, tokenHash, invoice sql.NullString
-	var metadata string
-	var created, updated int64
-	var succeeded, canceled, onClock sql.NullInt64
-	var reason sql.NullString
+	both := &struct {
+		record
+		scanTemps
+	}{}
+	r, t := &both.record, &both.scanTemps
 	var err error
 	if full {
 		err = row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
-			&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
-			&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled,
-			&reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &invoice, &onClock)
+			&t.msisdn, &t.desc, &t.metadata, &t.retURL, &t.next, &t.lastErr, &t.details,
+			&r.scenario, &r.pageStep, &t.tokenHash, &r.providerRef, &r.version, &t.created, &t.updated, &t.succeeded, &t.canceled,
+			&t.reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &t.invoice, &t.onClock)
 	} else {
 		err = row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider,
-			&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
-			&created, &succeeded, &canceled, &reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &onClock)
+			&t.msisdn, &t.desc, &t.metadata, &t.retURL, &t.next, &t.lastErr, &t.details,
+			&t.created, &t.succeeded, &t.canceled, &t.reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &t.onClock)
 	}
 	if err != nil {
 		return nil, err
 	}
+	msisdn, desc, retURL, next, lastErr, details, tokenHash, invoice, reason := t.msisdn, t.desc, t.retURL, t.next, t.lastErr, t.details, t.tokenHash, t.invoice, t.reason
+	metadata, created, updated, succeeded, canceled, onClock := t.metadata, t.created, t.updated, t.succeeded, t.canceled, t.onClock
 	r.InvoiceID = invoice.String
 	r.CustomerMSISDN = store.NullString(msisdn)
 	r.Description = store.NullString(desc)
@@ -174,7 +184,7 @@ func scanRecord(row interface{ Scan(...any) error }, full bool) (*record, error)
 	r.SucceededAt = store.NullMicros(succeeded)
 	r.CanceledAt = store.NullMicros(canceled)
 	r.clockCreatedAt = store.NullMicros(onClock)
-	return &r, nil
+	return r, nil
 }
 
 // mutable is the stored form of the columns a transition may change.
