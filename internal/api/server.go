@@ -5,7 +5,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net"
@@ -241,7 +240,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		}
 		st.info = httpx.Request{ID: reqID, Log: log}
 		// Inner middleware fills the principal slot so the access log can name the principal.
-		r = r.WithContext(context.WithValue(httpx.WithRequestInfo(ctx, &st.info), principalSlot{}, &st.principal))
+		r = r.WithContext(auth.WithSlot(httpx.WithRequestInfo(ctx, &st.info), &st.principal))
 		h := w.Header()
 		h["Request-Id"] = []string{reqID}
 		h["Api-Version"] = apiVersionHeader
@@ -268,7 +267,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				attrs = []slog.Attr{slog.String("method", r.Method), slog.String("path", path), slog.String("route", route),
 					slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Float64("duration_ms", float64(d.Microseconds())/1000)}
 			}
-			if pr, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok && pr.ID != "" {
+			if pr, ok := st.principal.Principal(); ok && pr.ID != "" {
 				if logged {
 					attrs = append(attrs, slog.String("merchant_id", pr.MerchantID), slog.String("principal_id", pr.ID), slog.Bool("livemode", pr.Livemode))
 				}
@@ -294,12 +293,10 @@ func (s *Server) outer(next http.Handler) http.Handler {
 	})
 }
 
-type principalSlot struct{}
-
 // requestState is what outer allocates once per request.
 type requestState struct {
 	rec       statusRecorder
-	principal auth.Principal
+	principal auth.Slot
 	info      httpx.Request
 	log       httpx.LazyOne
 }
@@ -350,10 +347,13 @@ func (s *Server) inner(rt route, h ClaimedFunc) http.Handler {
 				WriteError(w, r, errs.Permission("permission_denied", "sandbox endpoints answer only test-mode keys"))
 				return
 			}
-			if slot, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok {
-				*slot = p
+			if slot := auth.SlotFrom(r.Context()); slot != nil {
+				// The outer middleware's slot: the handler, the access log
+				// and the request log all read the principal from it.
+				slot.Fill(p)
+			} else {
+				r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 			}
-			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 			if s.limiter != nil {
 				if wait, ok := s.limiter.allow(p.ID); !ok {
 					secs := int(wait/time.Second) + 1
