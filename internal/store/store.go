@@ -433,19 +433,6 @@ func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	}
 }
 
-// QueryRowByKey is QueryRow for a read of one row by a unique key (a few
-// microseconds of work). On SQLite it does not watch ctx for cancellation:
-// watching cost two goroutines per read (database/sql's and the driver's)
-// for a statement too short to be worth interrupting, and a reader under WAL
-// never waits for a writer. On PostgreSQL, whose reads cross a network that
-// may stall, it watches ctx as QueryRow does.
-func (db *DB) QueryRowByKey(ctx context.Context, q string, args ...any) *sql.Row {
-	if db.dialect == SQLite {
-		ctx = context.WithoutCancel(ctx) // keeps ctx's values: the unit check below still sees them
-	}
-	return db.QueryRow(ctx, q, args...)
-}
-
 // Ping checks the connection.
 func (db *DB) Ping(ctx context.Context) error { return db.sql.PingContext(ctx) }
 
