@@ -194,3 +194,68 @@ func appendTimePtr(b []byte, t *time.Time) ([]byte, error) {
 	return appendTime(b, *t)
 }
 
+
+// decodeNextAction reads a stored next_action into a. What payd stores is
+// json.Marshal's form of a NextAction ({"type":"…"} with "otp_length" and
+// "redirect_url" when set); that form with plain values (no escapes) is read
+// here directly, and anything else by encoding/json, which the result
+// matches either way.
+func decodeNextAction(s string, a *NextAction) error {
+	if parseNextAction(s, a) {
+		return nil
+	}
+	*a = NextAction{}
+	return json.Unmarshal([]byte(s), a)
+}
+
+func parseNextAction(s string, a *NextAction) bool {
+	rest, ok := cutPrefix(s, `{"type":"`)
+	if !ok {
+		return false
+	}
+	if a.Type, rest, ok = plainString(rest); !ok {
+		return false
+	}
+	if r, ok := cutPrefix(rest, `,"otp_length":`); ok {
+		i := 0
+		for i < len(r) && i < 9 && r[i] >= '0' && r[i] <= '9' {
+			i++
+		}
+		if i == 0 || (r[0] == '0' && i > 1) {
+			return false
+		}
+		n, err := strconv.Atoi(r[:i])
+		if err != nil || n == 0 {
+			return false
+		}
+		a.OTPLength, rest = n, r[i:]
+	}
+	if r, ok := cutPrefix(rest, `,"redirect_url":"`); ok {
+		if a.RedirectURL, rest, ok = plainString(r); !ok || a.RedirectURL == "" {
+			return false
+		}
+	}
+	return rest == "}"
+}
+
+func cutPrefix(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
+		return s, false
+	}
+	return s[len(prefix):], true
+}
+
+// plainString reads a JSON string's body up to its closing quote when it
+// holds only printable ASCII without escapes, returning what follows the
+// quote.
+func plainString(s string) (v, rest string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return s[:i], s[i+1:], true
+		case c < 0x20 || c > 0x7e || c == '\\':
+			return "", s, false
+		}
+	}
+	return "", s, false
+}

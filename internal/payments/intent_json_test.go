@@ -111,3 +111,26 @@ func tptrNonNil(r *rand.Rand, f func(*rand.Rand) *time.Time) *time.Time {
 		}
 	}
 }
+
+// decodeNextAction reads what encoding/json reads, whatever the stored text.
+func TestDecodeNextActionMatchesEncodingJSON(t *testing.T) {
+	var inputs []string
+	for _, a := range []NextAction{{Type: "collect_otp", OTPLength: 6}, {Type: "redirect", RedirectURL: "https://pay.example/p/1?x=1&y=<2>"},
+		{Type: "push_approval"}, {Type: "redirect_to_url", OTPLength: 4, RedirectURL: "http://x"}, {Type: `q"uote`}, {Type: "é"}, {}} {
+		b, _ := json.Marshal(a)
+		inputs = append(inputs, string(b))
+	}
+	inputs = append(inputs, `{"type":"collect_otp","otp_length":06}`, `{"type":"a","otp_length":0}`, `{"type":"a","redirect_url":""}`,
+		`{"type":"a","otp_length":99999999999999999999}`, `{"Type":"upper"}`, `{ "type":"spaced" }`, `{"type":"a","extra":1}`,
+		`{"type":"a"} `, `{"type":"a\u0041"}`, `{"type":"a","otp_length":-1}`, `null`, `{`, `{"type":"a","otp_length":1.5}`,
+		`{"type":"a","otp_length":123456789}`, `{"type":"a","otp_length":1234567890}`)
+	for _, s := range inputs {
+		var want NextAction
+		wantErr := json.Unmarshal([]byte(s), &want)
+		var got NextAction
+		gotErr := decodeNextAction(s, &got)
+		if (wantErr == nil) != (gotErr == nil) || (wantErr == nil && got != want) {
+			t.Errorf("%s: got %+v, %v; encoding/json %+v, %v", s, got, gotErr, want, wantErr)
+		}
+	}
+}

@@ -163,7 +163,7 @@ func scanRecord(row interface{ Scan(...any) error }, full bool) (*record, error)
 	}
 	if next.Valid {
 		r.NextAction = &NextAction{}
-		if err := json.Unmarshal([]byte(next.String), r.NextAction); err != nil {
+		if err := decodeNextAction(next.String, r.NextAction); err != nil {
 			return nil, fmt.Errorf("intent %s next_action: %w", r.ID, err)
 		}
 	}
