@@ -194,7 +194,6 @@ func appendTimePtr(b []byte, t *time.Time) ([]byte, error) {
 	return appendTime(b, *t)
 }
 
-
 // decodeNextAction reads a stored next_action into a. What payd stores is
 // json.Marshal's form of a NextAction ({"type":"…"} with "otp_length" and
 // "redirect_url" when set); that form with plain values (no escapes) is read
