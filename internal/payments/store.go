@@ -104,10 +104,11 @@ const columns = `id, merchant_id, livemode, status, amount_minor, amount_capture
 	cancellation_reason, capture_method, amount_capturable_minor, disputed, invoice_id, clock_created_at`
 
 // viewColumns are the columns view reads, in scanView's order: what a read
-// that only answers the intent (GET /v1/payment_intents/{id}) selects. Each
+// that only answers the intent (GET /v1/payment_intents/{id}) selects; its
+// merchant and mode are the read's condition, not columns. Each
 // column a read selects costs its column name and declared type on SQLite,
 // and its conversion on both engines.
-const viewColumns = `id, merchant_id, livemode, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider,
+const viewColumns = `id, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider,
 	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
 	created_at, succeeded_at, canceled_at, cancellation_reason, capture_method, amount_capturable_minor, disputed, clock_created_at`
 
@@ -115,7 +116,8 @@ const viewColumns = `id, merchant_id, livemode, status, amount_minor, amount_cap
 func scan(row interface{ Scan(...any) error }) (*record, error) { return scanRecord(row, true) }
 
 // scanView reads a row of viewColumns: a record whose Intent view shows,
-// without what only payd and the adapter use.
+// without what only payd and the adapter use, nor its merchant and mode
+// (the caller's).
 func scanView(row interface{ Scan(...any) error }) (*record, error) { return scanRecord(row, false) }
 
 // scanTemps holds a row's stored forms on their way to a record: allocated
@@ -140,7 +142,7 @@ func scanRecord(row interface{ Scan(...any) error }, full bool) (*record, error)
 			&r.scenario, &r.pageStep, &t.tokenHash, &r.providerRef, &r.version, &t.created, &t.updated, &t.succeeded, &t.canceled,
 			&t.reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &t.invoice, &t.onClock)
 	} else {
-		err = row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider,
+		err = row.Scan(&r.ID, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider,
 			&t.msisdn, &t.desc, &t.metadata, &t.retURL, &t.next, &t.lastErr, &t.details,
 			&t.created, &t.succeeded, &t.canceled, &t.reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &t.onClock)
 	}
@@ -304,13 +306,20 @@ func load(ctx context.Context, q store.Querier, merchantID string, livemode bool
 }
 
 // loadView is load for a caller that only answers the intent (view): it
-// reads viewColumns, not what only payd and the adapter use.
+// reads viewColumns of the principal's merchant's and mode's intent (the
+// condition keeps the isolation in the query itself), not what only payd
+// and the adapter use.
 func loadView(ctx context.Context, db *store.DB, merchantID string, livemode bool, id string) (*record, error) {
-	r, err := scanView(db.QueryRowByKey(ctx, "SELECT "+viewColumns+" FROM payment_intents WHERE id = ?", id))
-	if r, err = store.Owned(r, err, merchantID, livemode); store.IsNotFound(err) {
+	r, err := scanView(db.QueryRowByKey(ctx, "SELECT "+viewColumns+" FROM payment_intents WHERE id = ? AND merchant_id = ? AND livemode = ?",
+		id, merchantID, livemode))
+	if store.IsNotFound(err) {
 		return nil, errs.NotFound("payment_intent", id)
 	}
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	r.MerchantID, r.Livemode = merchantID, livemode
+	return r, nil
 }
 
 // loadByID returns any intent by id: for the hosted pages (whose token is
