@@ -7,6 +7,10 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/payd/payd/internal/providers/sandbox"
+	"github.com/payd/payd/internal/store"
+	"github.com/payd/payd/internal/store/storetest"
 )
 
 // encodingJSON is how the API encoded an intent before AppendJSON: a
@@ -133,4 +137,51 @@ func TestDecodeNextActionMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("%s: got %+v, %v; encoding/json %+v, %v", s, got, gotErr, want, wantErr)
 		}
 	}
+}
+
+// Get reads fewer columns than load (loadView), and must answer the very
+// Intent load's view does, unexported-to-JSON fields (MerchantID,
+// InvoiceID) included: the hosted invoice page matches an intent to its
+// invoice by InvoiceID.
+func TestGetAnswersWhatLoadViews(t *testing.T) {
+	storetest.ForEach(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.reg.UseSandboxPayments(sandbox.New(sandbox.Config{PublicURL: "http://127.0.0.1"}))
+		ctx := t.Context()
+		pi, err := e.svc.Create(ctx, store.NoClaim, e.test, CreateParams{Amount: ptr[int64](1500), Currency: "DJF", Provider: "bank_a",
+			CustomerMSISDN: ptr("+25377123456"), Description: ptr("d"), Metadata: map[string]string{"k": "v"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every column the view shows set, with non-default values.
+		if _, err := db.Exec(ctx, `UPDATE payment_intents SET invoice_id = 'in_1', clock_created_at = 1700000000000000, succeeded_at = 1700000001500000,
+			canceled_at = 1700000002000000, cancellation_reason = 'duplicate', last_error = '{"code":"c","message":"m","provider":"bank_a"}',
+			payment_method_details = '{"type":"wallet"}', return_url = 'https://r', amount_capturable_minor = 3, capture_method = 'manual',
+			disputed = ?, amount_refunded_minor = 2 WHERE id = ?`, true, pi.ID); err != nil {
+			t.Fatal(err)
+		}
+		r, err := load(ctx, db, e.test.MerchantID, false, pi.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.svc.Get(ctx, e.test, pi.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := r.view(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Get:\n%+v\nload's view:\n%+v", got, want)
+		}
+		if got.InvoiceID != "in_1" || got.MerchantID != e.test.MerchantID {
+			t.Fatalf("invoice %q merchant %q", got.InvoiceID, got.MerchantID)
+		}
+		// Another mode, another merchant: not found.
+		if _, err := e.svc.Get(ctx, e.live, pi.ID); err == nil {
+			t.Fatal("a test intent read in live mode")
+		}
+		other := e.test
+		other.MerchantID = "acct_other"
+		if _, err := e.svc.Get(ctx, other, pi.ID); err == nil {
+			t.Fatal("an intent read by another merchant")
+		}
+	})
 }

@@ -103,14 +103,15 @@ const columns = `id, merchant_id, livemode, status, amount_minor, amount_capture
 	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at,
 	cancellation_reason, capture_method, amount_capturable_minor, disputed, invoice_id, clock_created_at`
 
-// viewColumns are the columns view reads, in scanView's order: what a read
-// that only answers the intent (GET /v1/payment_intents/{id}) selects; its
-// merchant and mode are the read's condition, not columns. Each
+// viewColumns are the columns of an Intent, in scanView's order: what a
+// read that only answers the intent (GET /v1/payment_intents/{id}, the
+// hosted invoice page's look at its intent) selects; its merchant and mode
+// are the read's condition, not columns. Each
 // column a read selects costs its column name and declared type on SQLite,
 // and its conversion on both engines.
 const viewColumns = `id, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider,
 	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
-	created_at, succeeded_at, canceled_at, cancellation_reason, capture_method, amount_capturable_minor, disputed, clock_created_at`
+	created_at, succeeded_at, canceled_at, cancellation_reason, capture_method, amount_capturable_minor, disputed, invoice_id, clock_created_at`
 
 // scan reads a row of columns.
 func scan(row interface{ Scan(...any) error }) (*record, error) { return scanRecord(row, true) }
@@ -144,7 +145,7 @@ func scanRecord(row interface{ Scan(...any) error }, full bool) (*record, error)
 	} else {
 		err = row.Scan(&r.ID, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider,
 			&t.msisdn, &t.desc, &t.metadata, &t.retURL, &t.next, &t.lastErr, &t.details,
-			&t.created, &t.succeeded, &t.canceled, &t.reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &t.onClock)
+			&t.created, &t.succeeded, &t.canceled, &t.reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &t.invoice, &t.onClock)
 	}
 	if err != nil {
 		return nil, err
