@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +11,21 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// series holds each route's and status's resolved counter and
+	// histogram, so a request does not hash its labels again: at most the
+	// routes times the statuses they answer, as the vectors hold.
+	mu     sync.RWMutex
+	series map[seriesKey]*routeSeries
+}
+
+type seriesKey struct {
+	route  string
+	status int
+}
+
+type routeSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 func newHTTPMetrics(reg *prometheus.Registry) *httpMetrics {
@@ -20,11 +36,22 @@ func newHTTPMetrics(reg *prometheus.Registry) *httpMetrics {
 			Name: "payd_http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, []string{"route"}),
 	}
+	m.series = map[seriesKey]*routeSeries{}
 	reg.MustRegister(m.requests, m.duration)
 	return m
 }
 
 func (m *httpMetrics) observe(route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	k := seriesKey{route, status}
+	m.mu.RLock()
+	s := m.series[k]
+	m.mu.RUnlock()
+	if s == nil {
+		s = &routeSeries{requests: m.requests.WithLabelValues(route, strconv.Itoa(status)), duration: m.duration.WithLabelValues(route)}
+		m.mu.Lock()
+		m.series[k] = s
+		m.mu.Unlock()
+	}
+	s.requests.Inc()
+	s.duration.Observe(d.Seconds())
 }

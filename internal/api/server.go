@@ -5,7 +5,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net"
@@ -226,18 +225,25 @@ func (s *Server) outer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		reqID := ids.New("req_")
+		// What the request needs for its whole life, in one allocation: the
+		// recorder of its answer, the slot the inner middleware fills with
+		// its principal, its id and logger as its context carries them.
+		st := &requestState{rec: statusRecorder{ResponseWriter: w, status: 200}}
+		rec := &st.rec
 		// Formatted only if something logs it: at log level warn most requests log nothing.
-		log := httpx.LazyWith(s.cfg.Logger, slog.String("request_id", reqID))
+		log := st.log.Init(s.cfg.Logger, slog.String("request_id", reqID))
 		// The request's span (tracing off: none, and ctx unchanged).
 		ctx, span := tracing.StartServer(r.Context(), r)
 		if span.Recording() {
 			span.SetString("payd.request_id", reqID)
 			log = log.With("trace_id", span.TraceID())
 		}
-		r = r.WithContext(httpx.WithRequest(ctx, reqID, log))
-		w.Header().Set("Request-Id", reqID)
-		w.Header().Set("API-Version", APIVersion)
-		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		st.info = httpx.Request{ID: reqID, Log: log}
+		// Inner middleware fills the principal slot so the access log can name the principal.
+		r = r.WithContext(auth.WithSlot(httpx.WithRequestInfo(ctx, &st.info), &st.principal))
+		h := w.Header()
+		h["Request-Id"] = []string{reqID}
+		h["Api-Version"] = apiVersionHeader
 		defer func() {
 			if p := recover(); p != nil {
 				log.Error("panic serving request", "panic", p)
@@ -261,7 +267,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				attrs = []slog.Attr{slog.String("method", r.Method), slog.String("path", path), slog.String("route", route),
 					slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes), slog.Float64("duration_ms", float64(d.Microseconds())/1000)}
 			}
-			if pr, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok && pr.ID != "" {
+			if pr, ok := st.principal.Principal(); ok && pr.ID != "" {
 				if logged {
 					attrs = append(attrs, slog.String("merchant_id", pr.MerchantID), slog.String("principal_id", pr.ID), slog.Bool("livemode", pr.Livemode))
 				}
@@ -279,8 +285,6 @@ func (s *Server) outer(next http.Handler) http.Handler {
 			}
 			span.EndServer(r.Method, r.Pattern, rec.status)
 		}()
-		// Inner middleware fills this slot so the access log can name the principal.
-		r = r.WithContext(context.WithValue(r.Context(), principalSlot{}, &auth.Principal{}))
 		if err := checkEncoding(r); err != nil {
 			WriteError(rec, r, err) // every surface: the API, the portal, hosted pages
 			return
@@ -289,7 +293,17 @@ func (s *Server) outer(next http.Handler) http.Handler {
 	})
 }
 
-type principalSlot struct{}
+// requestState is what outer allocates once per request.
+type requestState struct {
+	rec       statusRecorder
+	principal auth.Slot
+	info      httpx.Request
+	log       httpx.LazyOne
+}
+
+// apiVersionHeader is every answer's API-Version header value, shared: the
+// header map holds it and nothing appends to it.
+var apiVersionHeader = []string{APIVersion}
 
 // inner applies the per-route middleware: auth, mode, rate limit, body limit
 // and idempotency, then runs the handler and answers its error.
@@ -333,10 +347,13 @@ func (s *Server) inner(rt route, h ClaimedFunc) http.Handler {
 				WriteError(w, r, errs.Permission("permission_denied", "sandbox endpoints answer only test-mode keys"))
 				return
 			}
-			if slot, ok := r.Context().Value(principalSlot{}).(*auth.Principal); ok {
-				*slot = p
+			if slot := auth.SlotFrom(r.Context()); slot != nil {
+				// The outer middleware's slot: the handler, the access log
+				// and the request log all read the principal from it.
+				slot.Fill(p)
+			} else {
+				r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 			}
-			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 			if s.limiter != nil {
 				if wait, ok := s.limiter.allow(p.ID); !ok {
 					secs := int(wait/time.Second) + 1

@@ -43,10 +43,43 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, ctxKey{}, p)
 }
 
+// Slot is a place for a principal in a context made before the principal
+// is known (the API's outer middleware makes it, its key check fills it),
+// which spares a request a second context and request copy. Fill it at most
+// once, before anything reads the context's principal.
+type Slot struct {
+	p   Principal
+	set bool
+}
+
+// WithSlot returns ctx carrying s: From answers s's principal once s is
+// filled, and no principal before.
+func WithSlot(ctx context.Context, s *Slot) context.Context {
+	return context.WithValue(ctx, ctxKey{}, s)
+}
+
+// SlotFrom returns the slot ctx carries (nil when it carries none, or a
+// principal put with WithPrincipal after it).
+func SlotFrom(ctx context.Context) *Slot {
+	s, _ := ctx.Value(ctxKey{}).(*Slot)
+	return s
+}
+
+// Fill puts p in the slot.
+func (s *Slot) Fill(p Principal) { s.p, s.set = p, true }
+
+// Principal returns the slot's principal and whether it was filled.
+func (s *Slot) Principal() (Principal, bool) { return s.p, s.set }
+
 // From returns the principal in ctx.
 func From(ctx context.Context) (Principal, bool) {
-	p, ok := ctx.Value(ctxKey{}).(Principal)
-	return p, ok
+	switch v := ctx.Value(ctxKey{}).(type) {
+	case Principal:
+		return v, true
+	case *Slot:
+		return v.p, v.set
+	}
+	return Principal{}, false
 }
 
 // Must returns the principal in ctx or panics: handlers behind the auth

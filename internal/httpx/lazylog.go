@@ -39,3 +39,21 @@ func (d *deferredAttrs) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (d *deferredAttrs) WithGroup(name string) slog.Handler {
 	return d.h.WithAttrs(d.attrs).WithGroup(name)
 }
+
+// LazyOne is the storage of a logger LazyWith would return for one
+// attribute, for a caller that allocates it with the rest of its
+// per-request state (one allocation instead of four).
+type LazyOne struct {
+	d    deferredAttrs
+	attr [1]slog.Attr
+	l    slog.Logger
+}
+
+// Init makes z the logger LazyWith(l, a) returns, and returns it. z must not
+// be copied or initialised again while the logger is in use.
+func (z *LazyOne) Init(l *slog.Logger, a slog.Attr) *slog.Logger {
+	z.attr[0] = a
+	z.d = deferredAttrs{h: l.Handler(), attrs: z.attr[:]}
+	z.l = *slog.New(&z.d)
+	return &z.l
+}

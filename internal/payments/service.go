@@ -460,7 +460,7 @@ func answer(r *record, res providers.Result) (Intent, error) {
 
 // Get returns one intent of the principal's merchant and mode.
 func (s *Service) Get(ctx context.Context, p auth.Principal, id string) (Intent, error) {
-	r, err := load(ctx, s.db, p.MerchantID, p.Livemode, id)
+	r, err := loadView(ctx, s.db, p.MerchantID, p.Livemode, id)
 	if err != nil {
 		return Intent{}, err
 	}

@@ -103,32 +103,70 @@ const columns = `id, merchant_id, livemode, status, amount_minor, amount_capture
 	scenario, page_step, page_token_hash, provider_ref, version, created_at, updated_at, succeeded_at, canceled_at,
 	cancellation_reason, capture_method, amount_capturable_minor, disputed, invoice_id, clock_created_at`
 
-func scan(row interface{ Scan(...any) error }) (*record, error) {
-	var r record
-	var msisdn, desc, retURL, next, lastErr, details, tokenHash, invoice sql.NullString
-	var metadata string
-	var created, updated int64
-	var succeeded, canceled, onClock sql.NullInt64
-	var reason sql.NullString
-	err := row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
-		&msisdn, &desc, &metadata, &retURL, &next, &lastErr, &details,
-		&r.scenario, &r.pageStep, &tokenHash, &r.providerRef, &r.version, &created, &updated, &succeeded, &canceled,
-		&reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &invoice, &onClock)
+// viewColumns are the columns of an Intent, in scanView's order: what a
+// read that only answers the intent (GET /v1/payment_intents/{id}, the
+// hosted invoice page's look at its intent) selects; its merchant and mode
+// are the read's condition, not columns. Each
+// column a read selects costs its column name and declared type on SQLite,
+// and its conversion on both engines.
+const viewColumns = `id, status, amount_minor, amount_captured_minor, amount_refunded_minor, currency, provider,
+	customer_msisdn, description, metadata, return_url, next_action, last_error, payment_method_details,
+	created_at, succeeded_at, canceled_at, cancellation_reason, capture_method, amount_capturable_minor, disputed, invoice_id, clock_created_at`
+
+// scan reads a row of columns.
+func scan(row interface{ Scan(...any) error }) (*record, error) { return scanRecord(row, true) }
+
+// scanView reads a row of viewColumns: a record whose Intent view shows,
+// without what only payd and the adapter use, nor its merchant and mode
+// (the caller's).
+func scanView(row interface{ Scan(...any) error }) (*record, error) { return scanRecord(row, false) }
+
+// scanTemps holds a row's stored forms on their way to a record: allocated
+// with the record, in one allocation, rather than each on its own.
+type scanTemps struct {
+	msisdn, desc, retURL, next, lastErr, details, tokenHash, invoice, reason sql.NullString
+	metadata                                                                 string
+	created, updated                                                         int64
+	succeeded, canceled, onClock                                             sql.NullInt64
+}
+
+func scanRecord(row interface{ Scan(...any) error }, full bool) (*record, error) {
+	both := &struct {
+		record
+		scanTemps
+	}{}
+	r, t := &both.record, &both.scanTemps
+	var err error
+	if full {
+		err = row.Scan(&r.ID, &r.MerchantID, &r.Livemode, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider, &r.flow,
+			&t.msisdn, &t.desc, &t.metadata, &t.retURL, &t.next, &t.lastErr, &t.details,
+			&r.scenario, &r.pageStep, &t.tokenHash, &r.providerRef, &r.version, &t.created, &t.updated, &t.succeeded, &t.canceled,
+			&t.reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &t.invoice, &t.onClock)
+	} else {
+		err = row.Scan(&r.ID, &r.Status, &r.AmountMinor, &r.AmountCapturedMinor, &r.AmountRefundedMinor, &r.Currency, &r.Provider,
+			&t.msisdn, &t.desc, &t.metadata, &t.retURL, &t.next, &t.lastErr, &t.details,
+			&t.created, &t.succeeded, &t.canceled, &t.reason, &r.CaptureMethod, &r.AmountCapturableMinor, &r.Disputed, &t.invoice, &t.onClock)
+	}
 	if err != nil {
 		return nil, err
 	}
+	msisdn, desc, retURL, next, lastErr, details, tokenHash, invoice, reason := t.msisdn, t.desc, t.retURL, t.next, t.lastErr, t.details, t.tokenHash, t.invoice, t.reason
+	metadata, created, updated, succeeded, canceled, onClock := t.metadata, t.created, t.updated, t.succeeded, t.canceled, t.onClock
 	r.InvoiceID = invoice.String
 	r.CustomerMSISDN = store.NullString(msisdn)
 	r.Description = store.NullString(desc)
 	r.ReturnURL = store.NullString(retURL)
 	r.pageTokenHash = tokenHash.String
 	r.CancellationReason = store.NullString(reason)
-	if err := json.Unmarshal([]byte(metadata), &r.Metadata); err != nil {
+	if metadata == "{}" {
+		// What most intents hold: no need for the decoder.
+		r.Metadata = map[string]string{}
+	} else if err := json.Unmarshal([]byte(metadata), &r.Metadata); err != nil {
 		return nil, fmt.Errorf("intent %s metadata: %w", r.ID, err)
 	}
 	if next.Valid {
 		r.NextAction = &NextAction{}
-		if err := json.Unmarshal([]byte(next.String), r.NextAction); err != nil {
+		if err := decodeNextAction(next.String, r.NextAction); err != nil {
 			return nil, fmt.Errorf("intent %s next_action: %w", r.ID, err)
 		}
 	}
@@ -143,11 +181,13 @@ func scan(row interface{ Scan(...any) error }) (*record, error) {
 		r.PaymentMethodDetails = &raw
 	}
 	r.CreatedAt = store.FromMicros(created)
-	r.updatedAt = store.FromMicros(updated)
+	if full {
+		r.updatedAt = store.FromMicros(updated)
+	}
 	r.SucceededAt = store.NullMicros(succeeded)
 	r.CanceledAt = store.NullMicros(canceled)
 	r.clockCreatedAt = store.NullMicros(onClock)
-	return &r, nil
+	return r, nil
 }
 
 // mutable is the stored form of the columns a transition may change.
@@ -273,6 +313,23 @@ func load(ctx context.Context, q store.Querier, merchantID string, livemode bool
 		return nil, errs.NotFound("payment_intent", id)
 	}
 	return r, err
+}
+
+// loadView is load for a caller that only answers the intent (view): it
+// reads viewColumns of the principal's merchant's and mode's intent (the
+// condition keeps the isolation in the query itself), not what only payd
+// and the adapter use.
+func loadView(ctx context.Context, db *store.DB, merchantID string, livemode bool, id string) (*record, error) {
+	r, err := scanView(db.QueryRowByKey(ctx, "SELECT "+viewColumns+" FROM payment_intents WHERE id = ? AND merchant_id = ? AND livemode = ?",
+		id, merchantID, livemode))
+	if store.IsNotFound(err) {
+		return nil, errs.NotFound("payment_intent", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.MerchantID, r.Livemode = merchantID, livemode
+	return r, nil
 }
 
 // loadByID returns any intent by id: for the hosted pages (whose token is

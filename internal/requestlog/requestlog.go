@@ -194,6 +194,9 @@ func (l *Log) Flush(ctx context.Context) error {
 		live     bool
 	}
 	scopes := map[scope]bool{}
+	// Consecutive entries mostly share these: each is boxed once per run of
+	// equal values rather than once per entry.
+	var merchant, principal, method, paths boxed
 	err := l.db.InTx(ctx, func(tx *store.Tx) error {
 		for start := 0; start < len(batch); start += rowsPerInsert {
 			chunk := batch[start:min(start+rowsPerInsert, len(batch))]
@@ -205,8 +208,8 @@ func (l *Log) Flush(ctx context.Context) error {
 				if len(path) > maxPath {
 					path = path[:maxPath]
 				}
-				args = append(args, ids.New("rlog_"), e.MerchantID, e.Livemode, e.PrincipalID, e.Method, path, e.Status,
-					e.RequestID, e.Latency.Microseconds(), store.Micros(e.At))
+				args = append(args, ids.New("rlog_"), merchant.of(e.MerchantID), e.Livemode, principal.of(e.PrincipalID), method.of(e.Method),
+					paths.of(path), e.Status, e.RequestID, e.Latency.Microseconds(), store.Micros(e.At))
 				scopes[scope{e.MerchantID, e.Livemode}] = true
 			}
 			if _, err := tx.Exec(ctx, q, args...); err != nil {
@@ -231,6 +234,19 @@ func (l *Log) Flush(ctx context.Context) error {
 	}
 	l.written.Add(float64(len(batch)))
 	return nil
+}
+
+// boxed keeps the last string it boxed as an argument.
+type boxed struct {
+	last string
+	box  any
+}
+
+func (b *boxed) of(s string) any {
+	if b.box == nil || b.last != s {
+		b.last, b.box = s, s
+	}
+	return b.box
 }
 
 // List returns a page of a merchant's requests in one mode, newest first;

@@ -37,7 +37,105 @@ func Seconds(v any) any {
 	if !mayHoldTime(rv.Type()) {
 		return v
 	}
+	if wireAlready(v, rv.Type()) {
+		// Every time it holds is already as the wire shows it (the usual
+		// case: objects are read from the database in UTC and made
+		// whole-second by their own views): no copy is needed.
+		return v
+	}
 	return normalize(rv).Interface()
+}
+
+// wireAlready reports whether v, of type t, holds no time that normalize
+// would change. It reads the value v holds in place: for a pointer type the
+// interface holds the pointer itself; for every type that is not
+// pointer-shaped (a struct or array larger than a pointer, a slice) it holds
+// a pointer to a copy of the value. For the rest it answers false, and
+// Seconds copies as it always did.
+func wireAlready(v any, t reflect.Type) bool {
+	data := (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] // an interface is (type, data)
+	switch t.Kind() {
+	case reflect.Pointer:
+		return data == nil || isWire(t.Elem(), data)
+	case reflect.Struct, reflect.Array:
+		return t.Size() > unsafe.Sizeof(uintptr(0)) && isWire(t, data)
+	case reflect.Slice:
+		return isWire(t, data)
+	}
+	return false
+}
+
+// isWire reports whether every time.Time that normalize would replace in
+// the value of type t at p is already in UTC with whole seconds, so that
+// normalize would change nothing. It reads the value in place, allocating
+// nothing; maps and interfaces it does not look into: it answers false for
+// them whenever they may hold a time, and normalize copies.
+func isWire(t reflect.Type, p unsafe.Pointer) bool {
+	if t == timeType {
+		tm := (*time.Time)(p)
+		return tm.Location() == time.UTC && tm.Nanosecond() == 0
+	}
+	if !mayHoldTime(t) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		q := *(*unsafe.Pointer)(p)
+		return q == nil || isWire(t.Elem(), q)
+	case reflect.Slice:
+		h := (*struct {
+			data     unsafe.Pointer
+			len, cap int
+		})(p)
+		et := t.Elem()
+		for i := range h.len {
+			if !isWire(et, unsafe.Add(h.data, uintptr(i)*et.Size())) {
+				return false
+			}
+		}
+		return true
+	case reflect.Array:
+		et := t.Elem()
+		for i := range t.Len() {
+			if !isWire(et, unsafe.Add(p, uintptr(i)*et.Size())) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		for _, f := range fieldsOf(t) {
+			if !isWire(f.typ, unsafe.Add(p, f.offset)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // a map or an interface that may hold a time
+}
+
+// timeField is a struct field normalize looks into: exported or embedded,
+// and of a type that may hold a time.
+type timeField struct {
+	typ    reflect.Type
+	offset uintptr
+}
+
+// fields caches fieldsOf per struct type.
+var fields sync.Map // reflect.Type -> []timeField
+
+func fieldsOf(t reflect.Type) []timeField {
+	if v, ok := fields.Load(t); ok {
+		return v.([]timeField)
+	}
+	var fs []timeField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if (f.IsExported() || f.Anonymous) && mayHoldTime(f.Type) {
+			fs = append(fs, timeField{f.Type, f.Offset})
+		}
+	}
+	fields.Store(t, fs)
+	return fs
 }
 
 // holds caches mayHoldTime per type.
