@@ -17,7 +17,7 @@
 # intent expired twice (two payment_intent.canceled events) and any subscription invoiced twice for one period (all
 # must be 0). PAYD_BIN=path runs that binary.
 # HOOKS=off disables the endpoint for the load (the pairs' events go to no endpoint; it is enabled again after), so
-# a step measures the pairs without their deliveries. PROFILE_DIR=dir with a binary built with -tags benchprof
+# a step measures the pairs without their deliveries. PROFILE_DIR=dir with a binary built with -tags payd_pprof
 # writes each process's CPU profile of the load window there (cpu-N-C-I.prof).
 # Prints one line per step:
 #   procs clients pairs/s p99_ms pairs: processes, clients, pairs/s (sum over the processes), the worst process's

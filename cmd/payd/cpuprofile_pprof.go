@@ -1,8 +1,8 @@
-//go:build benchprof
+//go:build payd_pprof
 
 package main
 
-// A bench-only CPU profile (go build -tags benchprof): with PAYD_CPUPROFILE
+// A bench-only CPU profile (go build -tags payd_pprof, as for pprof_bench.go): with PAYD_CPUPROFILE
 // set, SIGUSR1 starts a CPU profile written to that path and SIGUSR2 stops
 // it, so a bench can profile exactly its load window. Release builds have
 // none of this.
