@@ -1,5 +1,7 @@
 package store
 
+import "context"
+
 // QueuedWriters is how many write transactions wait for SQLite's writer
 // (always 0 on PostgreSQL).
 func QueuedWriters(db *DB) int {
@@ -37,3 +39,14 @@ func DropWriterConn(db *DB) {
 // IsTransient reports whether err is a failure a request runs again for
 // (an aborted group, a deadlock, a busy database).
 func IsTransient(err error) bool { return isTransient(err) }
+
+// ApplyMigration applies m as Migrate applies each migration it has not
+// recorded (on PostgreSQL with its lock waits bounded and retried).
+func ApplyMigration(ctx context.Context, db *DB, m Migration) error {
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return db.applyRetrying(ctx, conn, m)
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -9,6 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 //go:embed migrations
@@ -139,35 +143,87 @@ func (db *DB) Migrate(ctx context.Context) error {
 		if applied[m.Version] {
 			continue
 		}
-		tx, err := conn.BeginTx(ctx, nil)
-		if err != nil {
+		if err := db.applyRetrying(ctx, conn, m); err != nil {
 			return err
 		}
-		// Look again inside the migration's own transaction: on SQLite the
-		// in-process write lock does not exclude another process (or another
-		// handle) on the same file, but BEGIN IMMEDIATE does, so a version
-		// another migrator applied since the read above is seen here.
-		var done int
-		if err := tx.QueryRowContext(ctx, db.dialect.Rebind("SELECT COUNT(*) FROM schema_migrations WHERE version = ?"), m.Version).Scan(&done); err != nil {
+	}
+	return nil
+}
+
+// Migration lock waits. On PostgreSQL a migration that alters a table needs
+// that table's exclusive lock while the previous release's processes serve
+// (a rolling upgrade): waiting for it queues every later statement on the
+// table behind the migration, and a migration that locks two tables the
+// serving processes also touch can deadlock with one of their transactions,
+// which PostgreSQL resolves by aborting one side. So each migration's lock
+// waits are bounded by migrationLockTimeout, and a migration that loses a
+// deadlock or runs out of lock wait is rolled back whole (nothing of it
+// stays) and tried again, up to migrationTries times with a growing pause.
+const (
+	migrationLockTimeout = "2s"
+	migrationTries       = 10
+)
+
+// applyRetrying applies m, trying again while it fails only for lock
+// contention with other sessions (lockContention).
+func (db *DB) applyRetrying(ctx context.Context, conn *sql.Conn, m Migration) error {
+	for attempt := 1; ; attempt++ {
+		err := db.apply(ctx, conn, m)
+		if err == nil || attempt == migrationTries || !lockContention(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		}
+	}
+}
+
+// lockContention reports whether err is PostgreSQL giving up a lock: a
+// deadlock it broke (40P01) or a lock wait past lock_timeout (55P03).
+func lockContention(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40P01" || pg.Code == "55P03")
+}
+
+// apply runs one migration in its own transaction, unless another migrator
+// recorded it first.
+func (db *DB) apply(ctx context.Context, conn *sql.Conn, m Migration) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if db.dialect == Postgres {
+		if _, err := tx.ExecContext(ctx, "SET LOCAL lock_timeout = '"+migrationLockTimeout+"'"); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %s: %w", m.Name, err)
 		}
-		if done > 0 {
-			tx.Rollback()
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %s: %w", m.Name, err)
-		}
-		if _, err := tx.ExecContext(ctx, db.dialect.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
-			m.Version, m.Name, Micros(db.Now())); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("record migration %s: %w", m.Name, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("commit migration %s: %w", m.Name, err)
-		}
+	}
+	// Look again inside the migration's own transaction: on SQLite the
+	// in-process write lock does not exclude another process (or another
+	// handle) on the same file, but BEGIN IMMEDIATE does, so a version
+	// another migrator applied since the read above is seen here.
+	var done int
+	if err := tx.QueryRowContext(ctx, db.dialect.Rebind("SELECT COUNT(*) FROM schema_migrations WHERE version = ?"), m.Version).Scan(&done); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	if done > 0 {
+		tx.Rollback()
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	if _, err := tx.ExecContext(ctx, db.dialect.Rebind("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"),
+		m.Version, m.Name, Micros(db.Now())); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("record migration %s: %w", m.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit migration %s: %w", m.Name, err)
 	}
 	return nil
 }
