@@ -28,6 +28,8 @@ for r in $(seq 1 "$rounds"); do
     out=$(PAYD_BIN=$bin "$here/creates.sh" sqlite "$C" "$T")
     line "$r" sqlite_creates "$name" "$(echo "$out" | awk '/^Requests\/sec/{print $2}')" req/s
     line "$r" sqlite_creates_wrong "$name" "$(echo "$out" | awk -F': ' '/answers other than 201/{split($2, a, " "); print a[1]}')" answers
+    line "$r" sqlite_creates_per_commit "$name" "$(echo "$out" | awk '/units per commit/{print $NF}')" units
+    line "$r" sqlite_create_cpu "$name" "$(echo "$out" | awk '/payd CPU per create/{print $5}')" us
     out=$(PAYD_BIN=$bin "$here/pairs.sh" postgres "$C" "$T")
     read -r pps p99 wrong <<<"$(echo "$out" | awk '/^pairs /{for(i=1;i<=NF;i++){if($i=="pairs/s")p=$(i+1); if($i=="pair_p99_ms")q=$(i+1)}} /^wrong answers/{w=$3} END{print p, q, w}')"
     line "$r" postgres_pairs "$name" "$pps" pairs/s
