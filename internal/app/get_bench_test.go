@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/payd/payd/internal/app"
+	"github.com/payd/payd/internal/app/apptest"
 	"github.com/payd/payd/internal/merchants"
 	"github.com/payd/payd/internal/store/storetest"
 )
@@ -25,16 +26,7 @@ import (
 func BenchmarkGetIntent(b *testing.B) {
 	for _, eng := range storetest.Engines() {
 		b.Run(string(eng), func(b *testing.B) {
-			cfg, err := app.ConfigFromEnv(func(string) string { return "" })
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg.Addr = "127.0.0.1:0"
-			cfg.PublicURL = "http://127.0.0.1:0"
-			cfg.DatabaseURL = storetest.MigratedURL(b, eng)
-			cfg.RateLimit = 0
-			cfg.PublicRateLimit = 0
-			cfg.SecretsKey = strings.Repeat("5a", 32)
+			cfg := apptest.BaseConfig(b, eng)
 			m := &app.Main{Config: cfg, Out: io.Discard, Logger: app.NewLogger(io.Discard, "warn")}
 			if err := m.Run(context.Background()); err != nil {
 				b.Fatal(err)

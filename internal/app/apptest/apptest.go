@@ -49,8 +49,11 @@ func ForEachEngine(t *testing.T, fn func(t *testing.T, e *Env), opts ...Option) 
 	}
 }
 
-// Start runs payd on engine with a fresh database and one merchant.
-func Start(t testing.TB, engine storetest.Engine, opts ...Option) *Env {
+// BaseConfig is payd's configuration from an empty environment on a loopback
+// port over a fresh, migrated database of engine, with the rate limits off
+// and a fixed secrets key: what Start runs with before its sandbox timings,
+// and what a benchmark of the whole API starts from.
+func BaseConfig(t testing.TB, engine storetest.Engine) app.Config {
 	t.Helper()
 	cfg, err := app.ConfigFromEnv(func(string) string { return "" })
 	if err != nil {
@@ -61,10 +64,17 @@ func Start(t testing.TB, engine storetest.Engine, opts ...Option) *Env {
 	cfg.DatabaseURL = storetest.MigratedURL(t, engine)
 	cfg.RateLimit = 0
 	cfg.PublicRateLimit = 0
+	cfg.SecretsKey = strings.Repeat("5a", 32)
+	return cfg
+}
+
+// Start runs payd on engine with a fresh database and one merchant.
+func Start(t testing.TB, engine storetest.Engine, opts ...Option) *Env {
+	t.Helper()
+	cfg := BaseConfig(t, engine)
 	cfg.SandboxTimeoutDelay = 50 * time.Millisecond
 	cfg.SandboxPushDelay = 100 * time.Millisecond
 	cfg.WebhookRetrySchedule = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
-	cfg.SecretsKey = strings.Repeat("5a", 32)
 	for _, o := range opts {
 		o(&cfg)
 	}
