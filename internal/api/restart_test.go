@@ -76,35 +76,47 @@ func TestDatabaseRestartMidLoad(t *testing.T) {
 // TestReadWhileDatabaseDown (PostgreSQL): a GET whose read finds the
 // database down (connections cut, new ones refused) answers 503
 // database_unavailable with Retry-After, not 500: it changed nothing, and a
-// retry once the database is back answers.
+// retry once the database is back answers. Both reads a GET makes are
+// played: QueryRow, and QueryRowByKey (the by-key read of one object, which
+// on PostgreSQL reads through pgx on a connection of its own).
 func TestReadWhileDatabaseDown(t *testing.T) {
-	p, db, _, key, s := proxiedAPI(t, "Read while down")
-	s.HandleClaimed("GET /v1/test/read", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
-		var n int
-		if err := db.QueryRow(r.Context(), "SELECT COUNT(*) FROM merchants").Scan(&n); err != nil {
-			return err
-		}
-		api.WriteJSON(w, http.StatusOK, map[string]int{"merchants": n})
-		return nil
-	})
-	get := func() *httptest.ResponseRecorder {
-		req := httptest.NewRequest("GET", "/v1/test/read", nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		w := httptest.NewRecorder()
-		s.ServeHTTP(w, req)
-		return w
-	}
-	if w := get(); w.Code != http.StatusOK {
-		t.Fatalf("before: %d %s", w.Code, w.Body)
-	}
-	p.Down()
-	w := get()
-	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), `"database_unavailable"`) || w.Header().Get("Retry-After") != "1" {
-		t.Errorf("while down: %d %s (Retry-After %q), want 503 database_unavailable with Retry-After: 1", w.Code, w.Body, w.Header().Get("Retry-After"))
-	}
-	p.Up()
-	if w := get(); w.Code != http.StatusOK {
-		t.Errorf("once up again: %d %s", w.Code, w.Body)
+	for _, read := range []struct {
+		name string
+		row  func(db *store.DB, ctx context.Context, q string) store.Row
+	}{
+		{"QueryRow", func(db *store.DB, ctx context.Context, q string) store.Row { return db.QueryRow(ctx, q) }},
+		{"QueryRowByKey", func(db *store.DB, ctx context.Context, q string) store.Row { return db.QueryRowByKey(ctx, q) }},
+	} {
+		t.Run(read.name, func(t *testing.T) {
+			p, db, _, key, s := proxiedAPI(t, "Read while down")
+			s.HandleClaimed("GET /v1/test/read", func(w http.ResponseWriter, r *http.Request, cl store.Claim) error {
+				var n int
+				if err := read.row(db, r.Context(), "SELECT COUNT(*) FROM merchants").Scan(&n); err != nil {
+					return err
+				}
+				api.WriteJSON(w, http.StatusOK, map[string]int{"merchants": n})
+				return nil
+			})
+			get := func() *httptest.ResponseRecorder {
+				req := httptest.NewRequest("GET", "/v1/test/read", nil)
+				req.Header.Set("Authorization", "Bearer "+key)
+				w := httptest.NewRecorder()
+				s.ServeHTTP(w, req)
+				return w
+			}
+			if w := get(); w.Code != http.StatusOK {
+				t.Fatalf("before: %d %s", w.Code, w.Body)
+			}
+			p.Down()
+			w := get()
+			if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), `"database_unavailable"`) || w.Header().Get("Retry-After") != "1" {
+				t.Errorf("while down: %d %s (Retry-After %q), want 503 database_unavailable with Retry-After: 1", w.Code, w.Body, w.Header().Get("Retry-After"))
+			}
+			p.Up()
+			if w := get(); w.Code != http.StatusOK {
+				t.Errorf("once up again: %d %s", w.Code, w.Body)
+			}
+		})
 	}
 }
 
